@@ -1,0 +1,121 @@
+"""Shared fixtures: a private redis-server on a temp unix socket, an isolated twin environment, the real
+model, and real RQ workers run in burst mode as subprocesses (nothing mocked)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from twin.activity import Activity
+from twin.settings import Settings, load_settings
+from twin.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> str:
+    """Start a private `redis-server` (no TCP port) for the session; yield its `unix://` URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    tmp = tmp_path_factory.mktemp("redis")
+    sock = tmp / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
+                             "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    url = f"unix://{sock}?db=0"
+    while time.monotonic() < deadline:
+        try:
+            if sock.exists() and Redis.from_url(url).ping():
+                break
+        except Exception:  # noqa: BLE001 - still starting
+            pass
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("redis-server did not start")
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture
+def redis(redis_server) -> Redis:
+    """A client of the private server, emptied before each test."""
+    client = Redis.from_url(redis_server)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
+    """An isolated twin: data, config and runtime dirs under tmp_path, the private Redis, zero flush delay.
+    Set through `TWIN_…` variables so worker subprocesses see the same settings."""
+    env = {
+        "TWIN_DATA_DIR": str(tmp_path / "data"),
+        "TWIN_CONFIG_DIR": str(tmp_path / "config"),
+        "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
+        "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"),
+        "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
+        "TWIN_REDIS_URL": redis_server,
+        "TWIN_EMBED_FLUSH_DELAY_S": "0",
+        "TWIN_EMBED_RESCHEDULE_S": "0",
+        "TWIN_EMBED_THREADS": "1",
+    }
+    for key in [k for k in os.environ if k.startswith("TWIN_")]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    Redis.from_url(redis_server).flushall()
+    return load_settings()
+
+
+@pytest.fixture
+def store(twin_env) -> Store:
+    """The isolated twin's store, opened."""
+    s = Store(twin_env.db_path).open()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def activity(store, twin_env) -> Activity:
+    """The diary of the isolated twin's being."""
+    return Activity(store, twin_env.being)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real local model, loaded once per session."""
+    from twin.embedder import LocalEmbedder
+
+    model = LocalEmbedder(threads=1)
+    model.open()
+    return model
+
+
+def run_worker(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
+    """Run a real worker (`python -m workers ROLE --burst`) with the current environment until its queue
+    is empty; fail the test on a non-zero exit."""
+    proc = subprocess.run([sys.executable, "-m", "workers", role, "--burst"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout_s)
+    if proc.returncode != 0:
+        pytest.fail(f"worker {role} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def drain() -> None:
+    """Run the learn worker, then the embedding worker, each in burst mode (learn jobs enqueue flushes)."""
+    run_worker("learn")
+    run_worker("embed")

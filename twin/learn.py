@@ -1,0 +1,122 @@
+"""`learn()`: the one path every source uses to teach the twin (seed 001), and `forget()`.
+
+Text is turned into candidate memories by the extractor, each is deduplicated by its content hash
+within the being (DESIGN.md invariant 2: an exact duplicate reinforces the existing memory instead of
+inserting) and stored in one transaction. Embedding happens later, in batches (seed 000): the new
+memories are simply rows without a vector until the embedding worker flushes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from twin.activity import Activity
+from twin.extractor import MAX_PER_CALL, Candidate, extract
+from twin.memory import Memory, content_sha256, utc_now
+from twin.store import Store
+
+OFFLINE_CONFIDENCE = 0.6
+"""Provenance confidence of a memory written by the offline extractor (rules, no model)."""
+
+
+@dataclass
+class LearnResult:
+    """What one `learn()` call did: ids of new memories, of reinforced ones, and of ones it removed."""
+
+    created: list[int] = field(default_factory=list)
+    reinforced: list[int] = field(default_factory=list)
+    removed: list[int] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when memories were created or removed (the embedder or index has work)."""
+        return bool(self.created or self.removed)
+
+
+def source_type(source: str) -> str:
+    """`'email:abc'` → `'email'`; `'muse'` → `'muse'`."""
+    return source.split(":", 1)[0]
+
+
+def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
+                      result: LearnResult, now: str) -> None:
+    provenance = {"source_type": source_type(source), "captured_from": ref or source,
+                  "confidence": OFFLINE_CONFIDENCE}
+    for cand in candidates:
+        existing = store.find_by_sha(being, content_sha256(cand.content))
+        if existing is not None:
+            store.reinforce(existing.id, now)
+            result.reinforced.append(existing.id)
+        else:
+            result.created.append(store.insert_memory(being, cand.kind, cand.content, source, cand.importance,
+                                                      cand.tags, created_at=now, provenance=provenance))
+
+
+def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
+          *, limit: int = MAX_PER_CALL) -> LearnResult:
+    """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`.
+
+    `source` follows DESIGN.md (`'muse'`, `'file:<path>'`, `'email:<threadId>'`, …); `ref` is where
+    the text was captured from (kept in provenance). Writes one activity line unless `activity` is
+    None (callers that summarise many calls, like the files connector, pass None). Never raises on
+    odd text; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
+    """
+    result = LearnResult()
+    candidates = extract(text, limit=limit)
+    with store.transaction():
+        _store_candidates(store, being, candidates, source, ref, result, utc_now())
+    if activity is not None and (result.created or result.reinforced):
+        line = f"Learned {len(result.created)} thing(s) from {source_type(source)}"
+        if result.reinforced:
+            line += f" and reinforced {len(result.reinforced)}"
+        activity.record("learned", line + ".")
+    return result
+
+
+def learn_document(store: Store, being: str, text: str, source: str, title: str, max_memories: int,
+                   ref: str | None = None) -> LearnResult:
+    """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) with those of `text`.
+
+    The text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
+    per file). Memories the new text still yields keep their ids (no re-embedding); the others of
+    this source are deleted (row, FTS, vector; the index is scrubbed at its next checkpoint).
+    """
+    result = LearnResult()
+    candidates = extract(text, document_title=title, limit=max_memories)
+    wanted = {content_sha256(c.content) for c in candidates}
+    now = utc_now()
+    with store.transaction():
+        for mid in store.ids_by_source(being, source):
+            memory = store.get(mid)
+            if memory is not None and memory.content_sha256 not in wanted:
+                store.conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
+                result.removed.append(mid)
+        kept = {m.content_sha256 for m in store.get_many(store.ids_by_source(being, source)).values()}
+        fresh = [c for c in candidates if content_sha256(c.content) not in kept]
+        for start in range(0, len(fresh), MAX_PER_CALL):
+            _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now)
+    return result
+
+
+def forget_source(store: Store, being: str, source: str) -> list[int]:
+    """Delete every memory of `being` whose source is `source` (a file that is gone). Returns their ids."""
+    ids = store.ids_by_source(being, source)
+    store.delete_memories(ids)
+    return ids
+
+
+def forget(store: Store, activity: Activity | None, memory_ids: list[int]) -> list[int]:
+    """Hard-forget memories by id (DESIGN.md invariant 5): row, FTS entry and vector go now; the index
+    writer scrubs the vector bytes before its next checkpoint. The activity line names ids, never text.
+    Returns the ids that existed."""
+    existing = list(store.get_many(memory_ids))
+    store.delete_memories(existing)
+    if activity is not None and existing:
+        activity.record("forgot", f"Forgot {len(existing)} memory(ies): " + ", ".join(f"#{i}" for i in existing) + ".")
+    return existing
+
+
+def as_memories(store: Store, ids: list[int]) -> list[Memory]:
+    """The memories for `ids` that still exist, in the order of `ids`."""
+    found = store.get_many(ids)
+    return [found[i] for i in ids if i in found]

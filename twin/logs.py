@@ -1,0 +1,43 @@
+"""Logging for entry points only (STYLE.md 10): one line per record, journald priorities under systemd.
+
+Under systemd (`JOURNAL_STREAM` or `INVOCATION_ID` set) each line starts with `<N>` so journald sets
+PRIORITY (DEBUG 7, INFO 6, WARNING 4, ERROR 3, CRITICAL 2; LIBRARY_NOTES §7) and tracebacks are
+folded onto the same line, so one record is one journal entry.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
+
+
+def under_systemd() -> bool:
+    """True when stdout goes to the journal of a systemd unit."""
+    return bool(os.environ.get("JOURNAL_STREAM") or os.environ.get("INVOCATION_ID"))
+
+
+class OneLineFormatter(logging.Formatter):
+    """Formats a record, folding newlines (tracebacks) into ` | ` and, under systemd, prefixing `<N>`."""
+
+    def __init__(self, journal: bool):
+        fmt = "%(name)s: %(message)s" if journal else "%(asctime)s %(levelname)s %(name)s: %(message)s"
+        super().__init__(fmt, datefmt="%Y-%m-%dT%H:%M:%S")
+        self.journal = journal
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record).replace("\r", "").replace("\n", " | ")
+        return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.journal else text
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Send every logger to stdout, one line per record; quiet RQ's per-job chatter to WARNING."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(OneLineFormatter(journal=under_systemd()))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("rq.worker", "rq.scheduler", "rq.queue", "rq.job"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))

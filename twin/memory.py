@@ -1,0 +1,96 @@
+"""The memory: the atomic unit of what the twin knows (seed 000; fields per DESIGN.md "The memory")."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+
+KINDS = ("fact", "episode", "preference", "relationship", "document", "insight")
+SENSITIVITIES = ("public", "internal", "private", "sensitive")
+STATUSES = ("active", "superseded")
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def utc_now() -> str:
+    """The current time as UTC ISO-8601 with seconds and a `Z` suffix, e.g. `2026-11-30T08:12:03Z`."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> datetime:
+    """Parse an ISO-8601 time (`Z` or an offset; a naive value is taken as UTC) into an aware UTC datetime.
+
+    Raises `ValueError` for text that is not ISO-8601.
+    """
+    parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """An aware datetime as UTC ISO-8601 `YYYY-MM-DDTHH:MM:SSZ`."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def normalise_content(content: str) -> str:
+    """The identity form of a memory's content: Unicode NFKC, case-folded, whitespace collapsed and trimmed.
+
+    DESIGN.md invariant 2 ("idempotent ingest").
+    """
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", content).casefold()).strip()
+
+
+def content_sha256(content: str) -> str:
+    """Hex SHA-256 of `normalise_content(content)` encoded as UTF-8 (lone surrogates replaced)."""
+    return hashlib.sha256(normalise_content(content).encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass
+class Memory:
+    """One memory row, as stored in SQLite and exported as JSON lines.
+
+    `content` is one third-person sentence; times are UTC ISO-8601 strings; `importance` is 0..1;
+    `provenance` holds `source_type`, `captured_from` and `confidence` (0..1).
+    """
+
+    id: int
+    being_id: str
+    kind: str
+    content: str
+    source: str
+    importance: float
+    tags: list[str] = field(default_factory=list)
+    created_at: str = ""
+    last_accessed: str | None = None
+    hits: int = 0
+    sensitivity: str = "private"
+    provenance: dict = field(default_factory=dict)
+    status: str = "active"
+    superseded_by: int | None = None
+    content_sha256: str = ""
+
+    def to_dict(self) -> dict:
+        """Every field, JSON-serialisable (the export line format)."""
+        return asdict(self)
+
+
+@dataclass
+class Recalled:
+    """One recall result: the memory and its scores (all 0..1; `score` is the final blended score)."""
+
+    memory: Memory
+    score: float
+    keyword: float
+    vector: float
+    recency: float
+
+    def to_dict(self) -> dict:
+        """The memory's fields plus `score`, `keyword`, `vector` and `recency`, rounded to 4 places."""
+        out = self.memory.to_dict()
+        out.update(score=round(self.score, 4), keyword=round(self.keyword, 4),
+                   vector=round(self.vector, 4), recency=round(self.recency, 4))
+        return out

@@ -1,0 +1,149 @@
+"""Hybrid recall (seed 000): FTS5 bm25 and cosine similarity, fused, then blended with importance and recency.
+
+score = (1 − w_imp − w_rec) · (w_kw · keyword + (1 − w_kw) · vector) + w_imp · importance + w_rec · recency
+
+keyword = bm25 of the candidate / best bm25 of the query (0..1); vector = cosine similarity clipped
+to 0..1; recency = 0.5 ^ (age_days / half_life_days). Defaults (seed 000): w_kw 0.5, w_imp 0.18,
+w_rec 0.12, half-life 45 days; all are settings. Without an embedder recall is keyword-only.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from twin.embedder import Embedder
+from twin.memory import Memory, Recalled, format_time, parse_time
+from twin.store import Store
+from twin.vectors import IndexReader
+
+log = logging.getLogger(__name__)
+
+LIMIT_MAX = 200
+"""At most this many results per call (seed 000: "capped at 200 per call")."""
+
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its "
+    "me my of on or our so than that the their them then there these they this to was we were what when where "
+    "which who whom why will with would you your about any all am also just more most no not now only other "
+    "some such too very".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: the OR of the query's non-stopword terms, each quoted (so no user text
+    is read as FTS syntax). None when nothing is left to match."""
+    terms = []
+    for word in _WORD.findall(text.casefold()):
+        if word not in STOPWORDS and word not in terms:
+            terms.append(word)
+    return " OR ".join(f'"{t}"' for t in terms[:32]) or None
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Recall weights and the recency half-life (days); defaults per seed 000."""
+
+    keyword: float = 0.5
+    importance: float = 0.18
+    recency: float = 0.12
+    half_life_days: float = 45.0
+
+
+class Recall:
+    """Recall over one store. `embedder` and `reader` may be None (keyword-only recall, degraded).
+
+    Read-mostly: only `touch=True` writes (`last_accessed`, `hits` of the returned memories).
+    """
+
+    def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
+                 weights: Weights = Weights(), candidates: int = 50):
+        self.store, self.embedder, self.reader = store, embedder, reader
+        self.weights, self.candidates = weights, candidates
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def keyword_only(self) -> bool:
+        """True when recall cannot use vectors (no embedder configured or no index reader)."""
+        return self.embedder is None or self.reader is None
+
+    def close(self) -> None:
+        """Stop the keyword-search thread."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _keyword(self, being: str, query: str, before: str | None) -> dict[int, float]:
+        match = fts_query(query)
+        if match is None:
+            return {}
+        try:
+            rows = self.store.fts_search(being, match, self.candidates, before=before)
+        except sqlite3.OperationalError as exc:
+            log.warning("recall: keyword search failed (%s)", exc)
+            return {}
+        best = max((-rank for _, rank in rows), default=0.0)
+        return {mid: (-rank / best if best > 0 else 0.0) for mid, rank in rows}
+
+    def _vector(self, query: str, k: int) -> dict[int, float]:
+        if self.keyword_only:
+            return {}
+        self.reader.refresh()
+        vector = self.embedder.embed([query])[0]
+        return {mid: max(0.0, sim) for mid, sim in self.reader.search(vector, k)}
+
+    def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
+               as_of: str | None = None, touch: bool = True) -> list[Recalled]:
+        """The memories of `being` that best answer `query`, best first.
+
+        `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC ISO-8601) drops older
+        memories; `as_of` (UTC ISO-8601) measures recency from that moment and ignores memories created
+        after it (for replaying a moment in evaluation). Superseded memories are never returned.
+        Raises `ValueError` for an unparsable `since`/`as_of`.
+        """
+        limit = max(1, min(int(limit), LIMIT_MAX))
+        now = parse_time(as_of) if as_of else datetime.now(UTC)
+        before = format_time(now) if as_of else None
+        since_t = format_time(parse_time(since)) if since else None
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
+        # keyword search runs in a thread while the query is embedded (both release the GIL)
+        keyword_future = self._pool.submit(self._keyword, being, query, before)
+        extra = 4 if (kind or since or as_of) else 1
+        vector = self._vector(query, max(self.candidates, limit) * extra)
+        keyword = keyword_future.result()
+        memories = self.store.get_many(set(keyword) | set(vector))
+        results = []
+        for mid, memory in memories.items():
+            if not self._admissible(memory, being, kind, since_t, before):
+                continue
+            results.append(self._score(memory, keyword.get(mid, 0.0), vector.get(mid, 0.0), now))
+        results.sort(key=lambda r: (-r.score, -r.memory.id))
+        results = results[:limit]
+        if touch and results:
+            self.store.touch([r.memory.id for r in results], format_time(datetime.now(UTC)))
+        return results
+
+    @staticmethod
+    def _admissible(memory: Memory, being: str, kind: str | None, since: str | None, before: str | None) -> bool:
+        if memory.being_id != being or memory.status != "active":
+            return False
+        if kind and memory.kind != kind:
+            return False
+        if since and memory.created_at < since:
+            return False
+        return not (before and memory.created_at > before)
+
+    def _score(self, memory: Memory, keyword: float, vector: float, now: datetime) -> Recalled:
+        w = self.weights
+        age_days = max(0.0, (now - parse_time(memory.created_at)).total_seconds() / 86400)
+        recency = 0.5 ** (age_days / w.half_life_days)
+        fused = w.keyword * keyword + (1 - w.keyword) * vector
+        if self.keyword_only:
+            fused = keyword
+        score = (1 - w.importance - w.recency) * fused + w.importance * memory.importance + w.recency * recency
+        return Recalled(memory=memory, score=score, keyword=keyword, vector=vector, recency=recency)

@@ -1,0 +1,131 @@
+"""Named, transactional migrations of the SQLite store (STYLE.md: sqlite-utils migrations).
+
+Each migration is a name and a tuple of statements, applied in one transaction and recorded in
+`schema_migrations`; a migration already recorded is skipped, so `migrate()` is idempotent.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from twin.exceptions import StoreError
+from twin.memory import KINDS, SENSITIVITIES, STATUSES, utc_now
+
+
+def _in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
+INITIAL = (
+    f"""CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN {_in(KINDS)}),
+        content TEXT NOT NULL,
+        source TEXT NOT NULL,
+        importance REAL NOT NULL DEFAULT 0.4 CHECK (importance BETWEEN 0 AND 1),
+        tags TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        last_accessed TEXT,
+        hits INTEGER NOT NULL DEFAULT 0,
+        sensitivity TEXT NOT NULL DEFAULT 'private' CHECK (sensitivity IN {_in(SENSITIVITIES)}),
+        provenance TEXT NOT NULL DEFAULT '{{}}',
+        status TEXT NOT NULL DEFAULT 'active' CHECK (status IN {_in(STATUSES)}),
+        superseded_by INTEGER REFERENCES memories(id) ON DELETE SET NULL,
+        content_sha256 TEXT NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX memories_identity ON memories (being_id, content_sha256)",
+    "CREATE INDEX memories_by_source ON memories (being_id, source)",
+    "CREATE INDEX memories_by_created ON memories (being_id, created_at)",
+    """CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, content='memories', content_rowid='id', tokenize='unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+    END""",
+    """CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END""",
+    """CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
+    END""",
+    # One vector per memory; `seq` grows with every write and is the readers' catch-up watermark.
+    """CREATE TABLE memory_embeddings (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL UNIQUE REFERENCES memories(id) ON DELETE CASCADE,
+        model_id TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    # Deleted vectors the index writer must scrub from the index before its next checkpoint.
+    """CREATE TABLE index_tombstones (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL
+    )""",
+    """CREATE TRIGGER memory_embeddings_tombstone AFTER DELETE ON memory_embeddings BEGIN
+        INSERT INTO index_tombstones (memory_id) VALUES (old.memory_id);
+    END""",
+    """CREATE TABLE activity (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL
+    )""",
+    """CREATE TABLE cursors (
+        connector TEXT NOT NULL,
+        being_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (connector, being_id, key)
+    )""",
+    """CREATE TABLE files_manifest (
+        being_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('indexed', 'skipped')),
+        reason TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (being_id, path)
+    )""",
+)
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("0001_initial", INITIAL),
+)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return the names applied.
+
+    `conn` must be in autocommit mode (`isolation_level=None`). Raises `StoreError` when a
+    migration fails (its transaction is rolled back) or the database has migrations this code
+    does not know (written by a newer twin).
+    """
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+    unknown = done - {name for name, _ in MIGRATIONS}
+    if unknown:
+        raise StoreError(f"the database has migrations this twin does not know: {sorted(unknown)}; upgrade twin")
+    applied = []
+    for name, statements in MIGRATIONS:
+        if name in done:
+            continue
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")  # another process applied it while we waited for the lock
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, utc_now()))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StoreError(f"migration {name} failed: {exc}") from exc
+        applied.append(name)
+    return applied

@@ -1,0 +1,183 @@
+"""Settings: `TWIN_…` environment variables, an env file for secrets, and the TOML config file.
+
+Precedence, highest first: init arguments, environment (`TWIN_…`), the env file
+(`~/.config/twin/env`, for secrets), the TOML file (`~/.config/twin/twin.toml`, or `TWIN_CONFIG`),
+then the defaults below. Paths follow XDG (DESIGN.md "Running it"). Every default states its unit
+and where it comes from; `config/twin.example.toml` documents each one for owners.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from twin.exceptions import SettingsError
+
+ENV_PREFIX = "TWIN_"
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value else Path.home() / fallback
+
+
+def default_config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/twin`, else `~/.config/twin`."""
+    return _xdg("XDG_CONFIG_HOME", ".config") / "twin"
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/twin`, else `~/.local/share/twin`: the SQLite store, index and Redis AOF."""
+    return _xdg("XDG_DATA_HOME", ".local/share") / "twin"
+
+
+def default_runtime_dir() -> Path:
+    """`$XDG_RUNTIME_DIR/twin`, else `<data dir>/run`: the private Redis socket and the pid file."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / "twin" if runtime else default_data_dir() / "run"
+
+
+def config_file_path() -> Path:
+    """The TOML config file: `TWIN_CONFIG` if set, else `<config dir>/twin.toml` (may not exist)."""
+    explicit = os.environ.get(f"{ENV_PREFIX}CONFIG")
+    return Path(explicit).expanduser() if explicit else default_config_dir() / "twin.toml"
+
+
+class Settings(BaseSettings):
+    """Every setting of twin, validated at start-up.
+
+    Raises `pydantic.ValidationError` on construction with a bad value; entry points use
+    `load_settings()`, which turns that into one `SettingsError` line.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", env_file_encoding="utf-8", validate_default=True
+    )
+
+    # -- identity and paths --------------------------------------------------------------
+    being: str = Field("owner", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
+                       description="The being whose memories this daemon keeps.")
+    config_dir: Path = Field(default_factory=default_config_dir)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    runtime_dir: Path = Field(default_factory=default_runtime_dir)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    # -- Redis (the bus) -------------------------------------------------------------------
+    redis_url: str | None = Field(None, description="External Redis; unset = start a private redis-server.")
+    redis_server_bin: str = "redis-server"
+
+    # -- embedding (seed 000 batching; LIBRARY_NOTES §8) -----------------------------------
+    embed_backend: Literal["local", "none"] = "local"
+    embed_threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = min(4, cores).")
+    embed_batch_max: int = Field(96, ge=1, le=1024, description="Memories per embedding call (seed 000: 96).")
+    embed_flush_delay_s: float = Field(0.6, ge=0, le=60, description="Flush delay after the first pending memory.")
+    embed_reschedule_s: float = Field(0.2, ge=0, le=60, description="Pause between flushes while more remain.")
+
+    # -- index (LIBRARY_NOTES §2) ----------------------------------------------------------
+    index_m: int = Field(16, ge=4, le=64)
+    index_ef_construction: int = Field(200, ge=16, le=2000)
+    index_ef_search: int = Field(64, ge=64, le=2000, description="Query ef; hnswlib's default of 10 misses too much.")
+    index_checkpoint_s: float = Field(30.0, ge=1, le=3600, description="Seconds between checkpoints while dirty.")
+
+    # -- recall (seed 000; tuned on shared eval) -------------------------------------------
+    recall_keyword_weight: float = Field(0.5, ge=0, le=1, description="Keyword share of the fused score.")
+    recall_importance_weight: float = Field(0.18, ge=0, le=1)
+    recall_recency_weight: float = Field(0.12, ge=0, le=1)
+    recall_half_life_days: float = Field(45.0, gt=0, le=3650)
+    recall_candidates: int = Field(50, ge=10, le=1000, description="Candidates taken from each of FTS and index.")
+
+    # -- files connector -------------------------------------------------------------------
+    files_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list)
+    files_max_bytes: int = Field(2_000_000, ge=1, description="Larger files are skipped (bytes, uncompressed).")
+    files_max_memories: int = Field(36, ge=1, le=1000, description="Memories kept per file (3 calls of 12).")
+    files_poll_delay_ms: int = Field(2000, ge=100, description="Polling interval when inotify watches run out.")
+
+    # -- supervisor ------------------------------------------------------------------------
+    restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")
+    stop_grace_s: float = Field(20.0, ge=1, description="How long workers may finish their job on SIGTERM.")
+
+    @field_validator("files_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        """Accept a list, or a string of paths separated by ':' or ',' (as in `TWIN_FILES_ROOTS=a:b`)."""
+        if isinstance(value, str):
+            return [p for p in value.replace(",", ":").split(":") if p.strip()]
+        return value
+
+    @field_validator("files_roots")
+    @classmethod
+    def _expand_roots(cls, roots: list[Path]) -> list[Path]:
+        return [Path(os.path.expanduser(str(r))).resolve() for r in roots]
+
+    @field_validator("config_dir", "data_dir", "runtime_dir")
+    @classmethod
+    def _expand(cls, path: Path) -> Path:
+        return Path(os.path.expanduser(str(path)))
+
+    @model_validator(mode="after")
+    def _weights_leave_room(self) -> Settings:
+        if self.recall_importance_weight + self.recall_recency_weight >= 1:
+            raise ValueError("recall_importance_weight + recall_recency_weight must be below 1")
+        return self
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite store: `<data dir>/twin.db`."""
+        return self.data_dir / "twin.db"
+
+    @property
+    def index_path(self) -> Path:
+        """The hnswlib checkpoint: `<data dir>/index/memories.hnsw` (a sidecar, rebuilt when missing)."""
+        return self.data_dir / "index" / "memories.hnsw"
+
+    @property
+    def redis_socket(self) -> Path:
+        """The private redis-server's unix socket (used only when `redis_url` is unset)."""
+        return self.runtime_dir / "redis.sock"
+
+    @property
+    def effective_redis_url(self) -> str:
+        """`redis_url`, or the private server's `unix://` URL."""
+        return self.redis_url or f"unix://{self.redis_socket}?db=0"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
+        return init_settings, env_settings, dotenv_settings, toml
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read and validate settings from every source.
+
+    The env file is `TWIN_ENV_FILE` or `<config dir>/env`. Raises `SettingsError` with one line
+    naming the first bad setting (as its `TWIN_…` variable) and the problem; entry points print it
+    and exit 2 (issue 2: "not a traceback").
+    """
+    env_file = os.environ.get(f"{ENV_PREFIX}ENV_FILE") or str(default_config_dir() / "env")
+    try:
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "settings"
+        name = f"{ENV_PREFIX}{field.split('.')[0].upper()}" if err["loc"] else "settings"
+        raise SettingsError(f"invalid setting {name}: {err['msg']} (got {err.get('input')!r})") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc

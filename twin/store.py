@@ -1,0 +1,292 @@
+"""The SQLite store: the single source of truth (DESIGN.md invariant 1).
+
+One database file in WAL mode with a busy timeout. Every process opens its own `Store`; writes are
+short transactions. Memories, their FTS5 mirror (kept by triggers), embeddings as float32 blobs,
+index tombstones, activity, connector cursors and the files manifest all live here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from twin.exceptions import StoreError
+from twin.memory import Memory, content_sha256, utc_now
+from twin.schema import migrate
+
+BUSY_TIMEOUT_MS = 15_000
+"""How long a writer waits for another process's transaction (milliseconds)."""
+
+_COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
+            "sensitivity, provenance, status, superseded_by, content_sha256")
+
+
+def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
+    (mid, being, kind, content, source, importance, tags, created, accessed, hits,
+     sensitivity, provenance, status, superseded_by, sha) = row
+    return Memory(id=mid, being_id=being, kind=kind, content=content, source=source, importance=importance,
+                  tags=json.loads(tags), created_at=created, last_accessed=accessed, hits=hits,
+                  sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
+                  superseded_by=superseded_by, content_sha256=sha)
+
+
+def secure_dir(path: Path) -> Path:
+    """Create `path` (and parents) and make it 0700: the data dir is never world-readable (invariant 8)."""
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+class Store:
+    """A connection to the store at `path`. `open()` connects and migrates; `close()` releases.
+
+    Not thread-safe across threads writing at once; each process or thread opens its own `Store`
+    (the recall reader uses one connection from one thread at a time).
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def open(self) -> Store:
+        """Open (creating the file 0600 and its directory 0700) and apply migrations.
+
+        Raises `StoreError` when the file cannot be opened, is not a database, or fails to migrate.
+        """
+        try:
+            secure_dir(self.path.parent)
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            migrate(conn)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+        self._conn = conn
+        return self
+
+    def close(self) -> None:
+        """Close the connection; safe to call twice."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Store:
+        return self.open() if self._conn is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open connection. Raises `StoreError` before `open()`."""
+        if self._conn is None:
+            raise StoreError("store used before open()")
+        return self._conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any exception (which is re-raised)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- memories -------------------------------------------------------------------------------
+    def find_by_sha(self, being: str, sha: str) -> Memory | None:
+        """The memory of `being` whose `content_sha256` is `sha`, or None."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE being_id = ? AND content_sha256 = ?",
+                                (being, sha)).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def insert_memory(self, being: str, kind: str, content: str, source: str, importance: float,
+                      tags: Iterable[str] = (), created_at: str | None = None, sensitivity: str = "private",
+                      provenance: dict | None = None, last_accessed: str | None = None, hits: int = 0,
+                      status: str = "active", superseded_by: int | None = None) -> int:
+        """Insert one memory (its FTS row follows by trigger) and return its id.
+
+        Raises `sqlite3.IntegrityError` if the same normalised content exists for `being` (callers
+        check `find_by_sha` first, inside the same transaction) or a field is out of range.
+        """
+        cur = self.conn.execute(
+            "INSERT INTO memories (being_id, kind, content, source, importance, tags, created_at, last_accessed,"
+            " hits, sensitivity, provenance, status, superseded_by, content_sha256)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (being, kind, content, source, float(importance), json.dumps(list(tags), ensure_ascii=False),
+             created_at or utc_now(), last_accessed, hits, sensitivity, json.dumps(provenance or {}),
+             status, superseded_by, content_sha256(content)))
+        return int(cur.lastrowid)
+
+    def reinforce(self, memory_id: int, now: str, step: float = 0.1) -> None:
+        """Duplicate reinforcement (seed 000): importance + `step` capped at 1, `last_accessed` = now, hits + 1."""
+        self.conn.execute("UPDATE memories SET importance = MIN(1.0, importance + ?), last_accessed = ?,"
+                          " hits = hits + 1 WHERE id = ?", (step, now, memory_id))
+
+    def touch(self, memory_ids: Iterable[int], now: str) -> None:
+        """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, in one transaction."""
+        ids = [(now, int(i)) for i in memory_ids]
+        if ids:
+            with self.transaction() as conn:
+                conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1 WHERE id = ?", ids)
+
+    def get(self, memory_id: int) -> Memory | None:
+        """One memory by id (any status), or None."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def get_many(self, memory_ids: Iterable[int]) -> dict[int, Memory]:
+        """Memories by id; ids that no longer exist are simply absent from the result."""
+        ids = list({int(i) for i in memory_ids})
+        out: dict[int, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                out[row[0]] = _row_to_memory(row)
+        return out
+
+    def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
+                      before: str | None = None, include_superseded: bool = False) -> list[Memory]:
+        """Memories of `being`, newest first; `since`/`before` bound `created_at` (UTC ISO-8601)."""
+        where, args = ["being_id = ?"], [being]
+        if kind:
+            where.append("kind = ?")
+            args.append(kind)
+        if since:
+            where.append("created_at >= ?")
+            args.append(since)
+        if before:
+            where.append("created_at <= ?")
+            args.append(before)
+        if not include_superseded:
+            where.append("status = 'active'")
+        sql = f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?"
+        return [_row_to_memory(r) for r in self.conn.execute(sql, (*args, int(limit)))]
+
+    def ids_by_source(self, being: str, source: str) -> list[int]:
+        """Ids of the memories of `being` whose source is exactly `source`."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND source = ?",
+                                                (being, source))]
+
+    def delete_memories(self, memory_ids: Iterable[int]) -> int:
+        """Hard-delete memories: row, FTS entry (trigger) and embedding (cascade; a tombstone tells the
+        index writer to scrub the vector). Returns how many existed. DESIGN.md invariant 5."""
+        ids = [(int(i),) for i in memory_ids]
+        with self.transaction() as conn:
+            before = conn.total_changes
+            conn.executemany("DELETE FROM memories WHERE id = ?", ids)
+            return conn.total_changes - before if ids else 0
+
+    def fts_search(self, being: str, match: str, limit: int, before: str | None = None) -> list[tuple[int, float]]:
+        """FTS5 candidates as `(id, bm25)` (bm25 is negative; lower is better), active memories only.
+
+        `match` is an FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError`
+        on a malformed query.
+        """
+        sql = ("SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
+               " WHERE memories_fts MATCH ? AND m.being_id = ? AND m.status = 'active'")
+        args: list = [match, being]
+        if before:
+            sql += " AND m.created_at <= ?"
+            args.append(before)
+        sql += " ORDER BY rank LIMIT ?"
+        return [(r[0], r[1]) for r in self.conn.execute(sql, (*args, int(limit)))]
+
+    def counts(self, being: str) -> dict[str, int]:
+        """`{memories, active, embedded, pending_embedding, by kind…}` for `being` (read-only)."""
+        total, active = self.conn.execute("SELECT COUNT(*), SUM(status = 'active') FROM memories WHERE being_id = ?",
+                                          (being,)).fetchone()
+        embedded = self.conn.execute("SELECT COUNT(*) FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id"
+                                     " WHERE m.being_id = ?", (being,)).fetchone()[0]
+        out = {"memories": total, "active": active or 0, "embedded": embedded}
+        for kind, n in self.conn.execute("SELECT kind, COUNT(*) FROM memories WHERE being_id = ? GROUP BY kind",
+                                         (being,)):
+            out[f"kind_{kind}"] = n
+        return out
+
+    # -- embeddings -----------------------------------------------------------------------------
+    def pending_embeddings(self, model_id: str, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` `(id, content)` of memories with no vector of `model_id`, oldest first (all beings)."""
+        return self.conn.execute(
+            "SELECT m.id, m.content FROM memories m LEFT JOIN memory_embeddings e"
+            " ON e.memory_id = m.id AND e.model_id = ? WHERE e.memory_id IS NULL ORDER BY m.id LIMIT ?",
+            (model_id, int(limit))).fetchall()
+
+    def count_pending_embeddings(self, model_id: str) -> int:
+        """How many memories have no vector of `model_id` yet."""
+        return self.conn.execute("SELECT COUNT(*) FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
+                                 " AND e.model_id = ? WHERE e.memory_id IS NULL", (model_id,)).fetchone()[0]
+
+    def save_embeddings(self, memory_ids: list[int], vectors: np.ndarray, model_id: str) -> None:
+        """Store `(n, dim) float32` vectors for `memory_ids` in one transaction, replacing older vectors
+        (a replaced vector gets a new `seq`, so readers catch up). Ids deleted meanwhile are skipped."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        now = utc_now()
+        with self.transaction() as conn:
+            for mid, vec in zip(memory_ids, vectors, strict=True):
+                conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (mid,))
+                conn.execute("INSERT INTO memory_embeddings (memory_id, model_id, dim, vector, created_at)"
+                             " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+                             (mid, model_id, vec.shape[0], vec.tobytes(), now, mid))
+
+    def embeddings_after(self, seq: int, model_id: str, limit: int = 10_000) -> list[tuple[int, int, bytes]]:
+        """`(seq, memory_id, float32 bytes)` of vectors of `model_id` with `seq` > `seq`, in seq order."""
+        return self.conn.execute("SELECT seq, memory_id, vector FROM memory_embeddings WHERE seq > ? AND model_id = ?"
+                                 " ORDER BY seq LIMIT ?", (seq, model_id, int(limit))).fetchall()
+
+    def embedding_count(self, model_id: str) -> int:
+        """How many vectors of `model_id` are stored."""
+        return self.conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE model_id = ?",
+                                 (model_id,)).fetchone()[0]
+
+    def max_embedding_seq(self) -> int:
+        """The highest `seq` ever written (0 for none); the watermark a fresh index is complete to."""
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memory_embeddings'").fetchone()
+        return int(row[0]) if row else 0
+
+    def tombstones(self, limit: int = 100_000) -> list[tuple[int, int]]:
+        """`(seq, memory_id)` of deleted vectors the index writer has not scrubbed yet."""
+        return self.conn.execute("SELECT seq, memory_id FROM index_tombstones ORDER BY seq LIMIT ?",
+                                 (limit,)).fetchall()
+
+    def clear_tombstones(self, up_to_seq: int) -> None:
+        """Drop tombstones with seq ≤ `up_to_seq` (after the checkpoint that scrubbed them is on disk)."""
+        self.conn.execute("DELETE FROM index_tombstones WHERE seq <= ?", (up_to_seq,))
+
+    def live_embedding_ids(self, memory_ids: Iterable[int]) -> set[int]:
+        """The subset of `memory_ids` that still have a stored vector."""
+        ids = [int(i) for i in memory_ids]
+        found: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT memory_id FROM memory_embeddings WHERE memory_id IN ({marks})", chunk))
+        return found
+
+    # -- cursors --------------------------------------------------------------------------------
+    def get_cursor(self, connector: str, being: str, key: str) -> str | None:
+        """A connector's saved cursor value, or None."""
+        row = self.conn.execute("SELECT value FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
+                                (connector, being, key)).fetchone()
+        return row[0] if row else None
+
+    def set_cursor(self, connector: str, being: str, key: str, value: str) -> None:
+        """Save a connector's cursor; call only after its items are on the queue (invariant 3)."""
+        self.conn.execute("INSERT INTO cursors (connector, being_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)"
+                          " ON CONFLICT (connector, being_id, key) DO UPDATE SET value = excluded.value,"
+                          " updated_at = excluded.updated_at", (connector, being, key, value, utc_now()))

@@ -1,0 +1,74 @@
+"""The bus: what connectors and the CLI put on Redis for the workers (DESIGN.md "Shape").
+
+Queues hold only work in flight (invariant 1); every job is idempotent, so at-least-once delivery
+is safe. Jobs are named in `workers.jobs.JOBS`; enqueueing an unknown name raises `KeyError`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from redis import Redis
+from rq import Queue, Retry
+
+LEARN_QUEUE = "twin-learn"
+EMBED_QUEUE = "twin-embed"
+FLUSH_FLAG = "twin:embed:flush-pending"
+"""Set (with the time of the first pending memory) while an embedding flush is queued; seed 000's batching."""
+FLUSH_FLAG_TTL_S = 120
+LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
+"""Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (workers.main)."""
+JOB_TIMEOUT_S = 600
+
+
+class Bus:
+    """Enqueues twin's jobs on `redis` (a client built by the caller; nothing connects in `__init__`)."""
+
+    def __init__(self, redis: Redis):
+        self.redis = redis
+        self.learn_queue = Queue(LEARN_QUEUE, connection=redis)
+        self.embed_queue = Queue(EMBED_QUEUE, connection=redis)
+
+    def _learn(self, name: str, **kwargs: object) -> str:
+        from workers.jobs import JOBS  # the registry imports the core; keep `import workers.bus` light
+
+        job = self.learn_queue.enqueue(JOBS[name], kwargs=kwargs, retry=LEARN_RETRY, job_timeout=JOB_TIMEOUT_S,
+                                       result_ttl=0, failure_ttl=30 * 86400, description=f"{name}")
+        return job.id
+
+    def push_text(self, being: str, text: str, source: str, ref: str | None = None) -> str:
+        """Queue `text` for `learn()`; returns the job id. Raises `redis.ConnectionError` when Redis is down."""
+        return self._learn("learn_text", being=being, text=text, source=source, ref=ref)
+
+    def push_document(self, being: str, source: str, text: str, title: str, max_memories: int) -> str:
+        """Queue a whole document whose memories replace the ones of `source` (a file)."""
+        return self._learn("learn_document", being=being, source=source, text=text, title=title,
+                           max_memories=max_memories)
+
+    def push_forget_source(self, being: str, source: str) -> str:
+        """Queue the removal of every memory of `source` (a file that is gone)."""
+        return self._learn("forget_source", being=being, source=source)
+
+    def notify_embed(self) -> bool:
+        """Ask the embedding worker to flush pending memories: enqueues one flush unless one is already
+        queued (seed 000: flush 600 ms after the first pending memory). Returns True if it enqueued."""
+        from workers.jobs import JOBS
+
+        if not self.redis.set(FLUSH_FLAG, repr(time.time()), nx=True, ex=FLUSH_FLAG_TTL_S):
+            return False
+        self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
+        return True
+
+    def request_checkpoint(self) -> None:
+        """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget)."""
+        from workers.jobs import JOBS
+
+        self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
+
+    def depths(self) -> dict[str, int]:
+        """Queued and failed job counts per queue (read-only)."""
+        out = {}
+        for queue in (self.learn_queue, self.embed_queue):
+            out[f"{queue.name}"] = queue.count
+            out[f"{queue.name}-failed"] = queue.failed_job_registry.count
+        return out

@@ -1,0 +1,44 @@
+"""What a worker process hands its jobs: settings and clients built once in `workers.main` (STYLE.md 2).
+
+A job reads it with `current()`; it is set once per process, never at import.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+
+from redis import Redis
+
+from twin.activity import Activity
+from twin.embedder import Embedder
+from twin.settings import Settings
+from twin.store import Store
+from twin.vectors import IndexWriter
+
+
+@dataclass
+class WorkerContext:
+    """Per-process clients. `store` is None in the forking learn worker (each job opens its own, since
+    a SQLite connection must not cross a fork); the embedding worker fills `store`, `embedder`, `writer`."""
+
+    settings: Settings
+    redis: Redis
+    store: Store | None = None
+    embedder: Embedder | None = None
+    writer: IndexWriter | None = None
+    activity: Activity | None = None
+    stats: dict = field(default_factory=dict)
+
+
+_current: contextvars.ContextVar[WorkerContext] = contextvars.ContextVar("twin_worker_context")
+
+
+def install(ctx: WorkerContext) -> None:
+    """Make `ctx` the context of this process's jobs."""
+    _current.set(ctx)
+
+
+def current() -> WorkerContext:
+    """The context installed by `workers.main`. Raises `LookupError` outside a twin worker."""
+    return _current.get()

@@ -1,0 +1,128 @@
+"""The job registry (STYLE.md 4): every job a twin worker runs, by name. Jobs are idempotent.
+
+Learn jobs run in the forking learn worker; `embed_flush` and `index_checkpoint` only in the single
+embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from twin.activity import Activity
+from twin.embedder import Embedder
+from twin.learn import forget_source as _forget_source
+from twin.learn import learn
+from twin.learn import learn_document as _learn_document
+from twin.store import Store
+from workers.bus import FLUSH_FLAG, Bus
+from workers.context import current
+
+log = logging.getLogger(__name__)
+
+
+class BadInput(Exception):
+    """The job's input can never succeed (e.g. not text); the job is set aside, not retried."""
+
+
+def _with_store(fn):
+    ctx = current()
+    store = Store(ctx.settings.db_path).open()
+    try:
+        return fn(ctx, store)
+    finally:
+        store.close()
+
+
+def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:
+    """`learn()` one text, then ask for an embedding flush. Returns `{created, reinforced}` counts."""
+    if not isinstance(text, str):
+        raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
+
+    def run(ctx, store):
+        result = learn(store, Activity(store, being), being, text, source, ref)
+        if result.created:
+            Bus(ctx.redis).notify_embed()
+        return {"created": len(result.created), "reinforced": len(result.reinforced)}
+
+    return _with_store(run)
+
+
+def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
+    """Replace one document's memories (files connector); the connector writes the summary activity line."""
+    if not isinstance(text, str):
+        raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
+
+    def run(ctx, store):
+        result = _learn_document(store, being, text, source, title, max_memories)
+        bus = Bus(ctx.redis)
+        if result.created:
+            bus.notify_embed()
+        if result.removed:
+            bus.request_checkpoint()
+        return {"created": len(result.created), "reinforced": len(result.reinforced), "removed": len(result.removed)}
+
+    return _with_store(run)
+
+
+def forget_source(being: str, source: str) -> dict:
+    """Remove every memory of a source (a gone file) and ask the index writer to scrub and checkpoint."""
+
+    def run(ctx, store):
+        ids = _forget_source(store, being, source)
+        if ids:
+            Bus(ctx.redis).request_checkpoint()
+        return {"removed": len(ids)}
+
+    return _with_store(run)
+
+
+def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float) -> int:
+    """Embed every memory without a vector, at most `batch_max` per call with `pause_s` between calls
+    (seed 000: 96 per call, rescheduled 200 ms later while any remain); vectors go to SQLite first,
+    then into the index. Returns how many were embedded."""
+    done = 0
+    while batch := store.pending_embeddings(embedder.model_id, batch_max):
+        ids = [mid for mid, _ in batch]
+        vectors = embedder.embed([content for _, content in batch])
+        store.save_embeddings(ids, vectors, embedder.model_id)
+        writer.catch_up()
+        done += len(batch)
+        if len(batch) < batch_max:
+            break
+        time.sleep(pause_s)
+    return done
+
+
+def embed_flush() -> dict:
+    """Wait until 600 ms after the first pending memory was announced, then flush (embedding worker only)."""
+    ctx = current()
+    settings = ctx.settings
+    announced = ctx.redis.get(FLUSH_FLAG)
+    if announced:
+        wait = float(announced) + settings.embed_flush_delay_s - time.time()
+        if wait > 0:
+            time.sleep(min(wait, settings.embed_flush_delay_s))
+    ctx.redis.delete(FLUSH_FLAG)  # from here on a new memory enqueues a new flush
+    n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s)
+    ctx.stats["embedded"] = ctx.stats.get("embedded", 0) + n
+    if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
+        ctx.writer.checkpoint()
+    return {"embedded": n}
+
+
+def index_checkpoint() -> dict:
+    """Catch up, scrub forgotten vectors and write a checkpoint if anything changed (embedding worker only)."""
+    ctx = current()
+    ctx.writer.catch_up()
+    return {"written": ctx.writer.checkpoint()}
+
+
+JOBS = {
+    "learn_text": learn_text,
+    "learn_document": learn_document,
+    "forget_source": forget_source,
+    "embed_flush": embed_flush,
+    "index_checkpoint": index_checkpoint,
+}
+"""Every job by name; `Bus` enqueues only these."""

@@ -1,0 +1,119 @@
+"""Worker processes: `learn` (forking RQ `Worker`, runs the scheduler) and `embed` (one `SimpleWorker`
+that loads the model once and is the only writer of the index; LIBRARY_NOTES §1 recommendation)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+from rq import SimpleWorker, Worker
+
+from twin.activity import Activity
+from twin.embedder import make_embedder
+from twin.exceptions import SettingsError, TwinError
+from twin.index import VectorIndex
+from twin.logs import configure_logging
+from twin.settings import Settings, load_settings
+from twin.store import Store
+from twin.vectors import IndexWriter
+from workers.bus import EMBED_QUEUE, LEARN_QUEUE
+from workers.context import WorkerContext, install
+from workers.jobs import BadInput, flush_pending
+
+log = logging.getLogger("twin.worker")
+
+MAINTENANCE_INTERVAL_S = 60
+"""RQ maintenance (abandoned-job cleanup) every minute instead of 10 (LIBRARY_NOTES §1)."""
+
+
+def connect_redis(settings: Settings) -> Redis:
+    """A Redis client for `settings` that retries transient connection errors with capped backoff."""
+    return Redis.from_url(settings.effective_redis_url, retry=Retry(ExponentialBackoff(cap=5, base=0.2), 8),
+                          retry_on_error=[RedisConnectionError, RedisTimeoutError], health_check_interval=30)
+
+
+def set_aside_bad_input(job, exc_type, exc_value, tb) -> bool:
+    """RQ exception handler: log one line; a `BadInput` job goes to the failed registry without retries."""
+    if exc_type is not None and issubclass(exc_type, BadInput):
+        job.retries_left = 0
+        log.error("worker: set aside job %s (%s): %s", job.id, job.description, exc_value)
+    else:
+        log.error("worker: job %s (%s) failed, %s retries left: %s: %s", job.id, job.description,
+                  job.retries_left, getattr(exc_type, "__name__", exc_type), exc_value)
+    return True
+
+
+def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
+    """The learn worker: fork per job (a crash or hang in one input kills only that job)."""
+    install(WorkerContext(settings=settings, redis=redis))
+    worker = Worker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
+                    exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+    worker.work(burst=burst, with_scheduler=not burst, logging_level=settings.log_level)
+    return 0
+
+
+def open_writer(settings: Settings, store: Store, model_id: str, dim: int, activity: Activity) -> IndexWriter:
+    """Open the index writer for `model_id`: load or rebuild the checkpoint, catch up, scrub, checkpoint."""
+    index = VectorIndex(settings.index_path, dim, model_id, m=settings.index_m,
+                        ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
+    writer = IndexWriter(store, index, activity)
+    writer.open()
+    return writer
+
+
+def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
+    """The embedding worker: load the model once, open the index, embed what is pending, then serve jobs.
+
+    Teardown (a final checkpoint) is in `finally`, so a SIGTERM (warm stop: the job in hand finishes)
+    always leaves a fresh checkpoint.
+    """
+    store = Store(settings.db_path).open()
+    activity = Activity(store, settings.being)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    writer = None
+    try:
+        if embedder is not None:
+            embedder.open()
+            writer = open_writer(settings, store, embedder.model_id, embedder.dim, activity)
+            pending = flush_pending(store, embedder, writer, settings.embed_batch_max, settings.embed_reschedule_s)
+            if pending:
+                log.info("embed: embedded %d memories pending since the last run", pending)
+                writer.checkpoint()
+        install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
+                              activity=activity))
+        worker = SimpleWorker([EMBED_QUEUE], connection=redis, name=f"twin-embed-{os.getpid()}",
+                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+        worker.work(burst=burst, logging_level=settings.log_level)
+    finally:
+        if writer is not None:
+            writer.catch_up()
+            writer.checkpoint()
+        store.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
+    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser.add_argument("role", choices=("learn", "embed"))
+    parser.add_argument("--burst", action="store_true", help="exit when the queue is empty (tests)")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"twin: {exc}", flush=True)
+        return 2
+    configure_logging(settings.log_level)
+    os.umask(0o077)
+    redis = connect_redis(settings)
+    try:
+        return (run_learn if args.role == "learn" else run_embed)(settings, redis, args.burst)
+    except TwinError as exc:
+        log.error("worker %s: %s", args.role, exc)
+        return 1
