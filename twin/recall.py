@@ -10,8 +10,10 @@ w_rec 0.12, half-life 45 days; all are settings. Without an embedder recall is k
 from __future__ import annotations
 
 import logging
+import math
 import re
 import sqlite3
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,14 +36,30 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: the OR of the query's non-stopword terms, each quoted (so no user text
-    is read as FTS syntax). None when nothing is left to match."""
-    terms = []
-    for word in _WORD.findall(text.casefold()):
+def fold(text: str) -> str:
+    """Case-fold and strip diacritics, as FTS5's `unicode61 remove_diacritics 2` tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def query_terms(text: str) -> list[str]:
+    """The query's distinct non-stopword terms in FTS form, in order, at most 32."""
+    terms: list[str] = []
+    for word in _WORD.findall(fold(text)):
         if word not in STOPWORDS and word not in terms:
             terms.append(word)
-    return " OR ".join(f'"{t}"' for t in terms[:32]) or None
+    return terms[:32]
+
+
+def fts_query(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression: the OR of `terms`, each quoted (so no user text is read as FTS syntax).
+    None when there is nothing to match."""
+    return " OR ".join(f'"{t.replace(chr(34), "")}"' for t in terms) or None
+
+
+def idf(documents: int, containing: int) -> float:
+    """BM25's inverse document frequency, always > 0: ln((N − n + 0.5) / (n + 0.5) + 1)."""
+    return math.log((documents - containing + 0.5) / (containing + 0.5) + 1)
 
 
 @dataclass(frozen=True)
@@ -78,16 +96,28 @@ class Recall:
             self._pool = None
 
     def _keyword(self, being: str, query: str, before: str | None) -> dict[int, float]:
-        match = fts_query(query)
+        """Keyword scores 0..1: bm25 relative to the best candidate × the IDF-weighted share of the query's
+        terms the memory contains, so a memory matching only a common word of a longer query scores low
+        (a query word no memory contains lowers every keyword score, leaving the ranking to meaning)."""
+        terms = query_terms(query)
+        match = fts_query(terms)
         if match is None:
             return {}
         try:
             rows = self.store.fts_search(being, match, self.candidates, before=before)
+            documents, counts = self.store.term_document_counts(terms) if rows else (0, {})
         except sqlite3.OperationalError as exc:
             log.warning("recall: keyword search failed (%s)", exc)
             return {}
-        best = max((-rank for _, rank in rows), default=0.0)
-        return {mid: (-rank / best if best > 0 else 0.0) for mid, rank in rows}
+        weights = {t: idf(documents, counts.get(t, 0)) for t in terms}
+        total = sum(weights.values()) or 1.0
+        best = max((-rank for _, rank, _ in rows), default=0.0)
+        scores = {}
+        for mid, rank, content in rows:
+            words = set(_WORD.findall(fold(content)))
+            share = sum(w for t, w in weights.items() if t in words) / total
+            scores[mid] = (-rank / best if best > 0 else 0.0) * share
+        return scores
 
     def _vector(self, query: str, k: int) -> dict[int, float]:
         if self.keyword_only:
@@ -147,3 +177,31 @@ class Recall:
             fused = keyword
         score = (1 - w.importance - w.recency) * fused + w.importance * memory.importance + w.recency * recency
         return Recalled(memory=memory, score=score, keyword=keyword, vector=vector, recency=recency)
+
+
+def open_recall(settings, store: Store) -> Recall:
+    """A ready `Recall` for `settings`: the local model (if configured and loadable) and an index reader.
+
+    Degrades to keyword-only recall, with one log line, when the backend is `none` or the model cannot
+    be loaded (seed 004: fail-soft; a broken embedder must not break recall).
+    """
+    from twin.embedder import make_embedder
+    from twin.exceptions import EmbedderError
+    from twin.index import VectorIndex
+
+    weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
+                      recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    reader = None
+    if embedder is not None:
+        try:
+            embedder.open()
+        except EmbedderError as exc:
+            log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
+            embedder = None
+    if embedder is not None:
+        index = VectorIndex(settings.index_path, embedder.dim, embedder.model_id, m=settings.index_m,
+                            ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
+        reader = IndexReader(store, index)
+        reader.open()
+    return Recall(store, embedder, reader, weights, settings.recall_candidates)

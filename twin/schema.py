@@ -39,6 +39,8 @@ INITIAL = (
     "CREATE INDEX memories_by_created ON memories (being_id, created_at)",
     """CREATE VIRTUAL TABLE memories_fts USING fts5(
         content, content='memories', content_rowid='id', tokenize='unicode61 remove_diacritics 2')""",
+    # per-term document counts, for the IDF-weighted share of the query a memory matches (recall.py)
+    "CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row')",
     """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts (rowid, content) VALUES (new.id, new.content);
     END""",

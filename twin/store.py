@@ -191,20 +191,32 @@ class Store:
             conn.executemany("DELETE FROM memories WHERE id = ?", ids)
             return conn.total_changes - before if ids else 0
 
-    def fts_search(self, being: str, match: str, limit: int, before: str | None = None) -> list[tuple[int, float]]:
-        """FTS5 candidates as `(id, bm25)` (bm25 is negative; lower is better), active memories only.
+    def fts_search(self, being: str, match: str, limit: int,
+                   before: str | None = None) -> list[tuple[int, float, str]]:
+        """FTS5 candidates as `(id, bm25, content)` (bm25 is negative; lower is better), active memories only.
 
         `match` is an FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError`
         on a malformed query.
         """
-        sql = ("SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
+        sql = ("SELECT m.id, bm25(memories_fts) AS rank, m.content FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
                " WHERE memories_fts MATCH ? AND m.being_id = ? AND m.status = 'active'")
         args: list = [match, being]
         if before:
             sql += " AND m.created_at <= ?"
             args.append(before)
         sql += " ORDER BY rank LIMIT ?"
-        return [(r[0], r[1]) for r in self.conn.execute(sql, (*args, int(limit)))]
+        return self.conn.execute(sql, (*args, int(limit))).fetchall()
+
+    def term_document_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """`(documents, {term: documents containing it})` from the FTS5 vocabulary (all beings, read-only);
+        terms must already be in FTS form (case-folded, diacritics removed)."""
+        total = self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        counts = {t: 0 for t in terms}
+        for term in terms:
+            row = self.conn.execute("SELECT doc FROM memories_vocab WHERE term = ?", (term,)).fetchone()
+            if row:
+                counts[term] = row[0]
+        return total, counts
 
     def counts(self, being: str) -> dict[str, int]:
         """`{memories, active, embedded, pending_embedding, by kind…}` for `being` (read-only)."""

@@ -1,0 +1,228 @@
+"""`twin up`: the supervisor (DESIGN.md "Shape"; STYLE.md: rq's worker_pool).
+
+Starts the private Redis (unless `TWIN_REDIS_URL` is set), the two workers as child processes and the
+connectors as asyncio tasks; restarts a crashed child with capped exponential backoff; talks to
+systemd (READY, STATUS, WATCHDOG, STOPPING). Signal handlers only set the stop event; the teardown in
+`finally` stops the connectors, lets the workers finish the job in hand (SIGTERM = RQ warm stop; the
+embedding worker checkpoints the index on its way out), then stops Redis (which writes its AOF).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+
+from redis import Redis
+
+from connectors import CONNECTORS
+from daemon import systemd
+from daemon.redis_server import redis_argv
+from twin.activity import Activity
+from twin.settings import Settings
+from twin.store import Store, secure_dir
+from workers.bus import Bus
+from workers.main import connect_redis
+
+log = logging.getLogger("twin.supervisor")
+
+STABLE_AFTER_S = 60.0
+"""A child that ran this long before exiting restarts with the backoff reset to 1 s."""
+REDIS_START_TIMEOUT_S = 20.0
+STATUS_EVERY_S = 30.0
+
+
+class ChildStatus(enum.Enum):
+    """Where a supervised child process is in its life."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    BACKOFF = "backoff"
+    STOPPED = "stopped"
+
+
+@dataclass
+class Child:
+    """One supervised process: its command, its current process and its restart history."""
+
+    name: str
+    argv: list[str]
+    proc: asyncio.subprocess.Process | None = None
+    status: ChildStatus = ChildStatus.STOPPED
+    restarts: int = 0
+    started_at: float = 0.0
+    backoff_s: float = 1.0
+    task: asyncio.Task | None = field(default=None, repr=False)
+
+
+def child_env() -> dict[str, str]:
+    """The children's environment: ours without `NOTIFY_SOCKET`/`WATCHDOG_*` (only the supervisor may
+    notify; LIBRARY_NOTES §7), with unbuffered output for the journal."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Supervisor:
+    """Runs twin until SIGTERM/SIGINT. Construct with settings; `run()` does everything and returns the exit code."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.stop = asyncio.Event()
+        self.children: dict[str, Child] = {}
+        self.store: Store | None = None
+        self.activity: Activity | None = None
+        self.redis: Redis | None = None
+
+    # -- children -------------------------------------------------------------------------------
+    async def _spawn(self, child: Child) -> None:
+        child.status = ChildStatus.STARTING
+        child.proc = await asyncio.create_subprocess_exec(*child.argv, env=child_env(), stdin=asyncio.subprocess.DEVNULL)
+        child.started_at = time.monotonic()
+        child.status = ChildStatus.RUNNING
+        log.info("supervisor: started %s (pid %d)", child.name, child.proc.pid)
+
+    async def _keep_alive(self, child: Child) -> None:
+        """Restart `child` whenever it exits until stopping; backoff 1 s doubling to `restart_backoff_max_s`."""
+        while not self.stop.is_set():
+            await self._spawn(child)
+            code = await child.proc.wait()
+            if self.stop.is_set():
+                break
+            ran_s = time.monotonic() - child.started_at
+            child.backoff_s = 1.0 if ran_s > STABLE_AFTER_S else min(child.backoff_s * 2,
+                                                                     self.settings.restart_backoff_max_s)
+            child.restarts += 1
+            child.status = ChildStatus.BACKOFF
+            self.activity.record("error", f"The {child.name} process exited (code {code}) after {ran_s:.0f} s; "
+                                          f"restarting it in {child.backoff_s:.0f} s.")
+            try:
+                await asyncio.wait_for(self.stop.wait(), timeout=child.backoff_s)
+            except TimeoutError:
+                pass
+        child.status = ChildStatus.STOPPED
+
+    def _start_child(self, name: str, argv: list[str]) -> Child:
+        child = Child(name=name, argv=argv)
+        self.children[name] = child
+        child.task = asyncio.create_task(self._keep_alive(child), name=f"child-{name}")
+        return child
+
+    async def _stop_child(self, child: Child, grace_s: float) -> None:
+        proc = child.proc
+        if proc is None or proc.returncode is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=grace_s)
+        except TimeoutError:
+            log.warning("supervisor: %s did not stop within %.0f s; killing it", child.name, grace_s)
+            proc.kill()
+            await proc.wait()
+
+    # -- redis ----------------------------------------------------------------------------------
+    async def _start_redis(self) -> None:
+        if self.settings.redis_url:
+            return
+        self._start_child("redis", redis_argv(self.settings))
+        deadline = time.monotonic() + REDIS_START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                if await asyncio.to_thread(Redis.from_url(self.settings.effective_redis_url).ping):
+                    return
+            except Exception:  # noqa: BLE001 - not up yet
+                await asyncio.sleep(0.1)
+        raise RuntimeError(f"the private redis-server did not answer on {self.settings.redis_socket} "
+                           f"within {REDIS_START_TIMEOUT_S:.0f} s")
+
+    # -- periodic ---------------------------------------------------------------------------------
+    def _healthy(self) -> bool:
+        try:
+            return bool(self.redis.ping())
+        except Exception:  # noqa: BLE001 - any failure means unhealthy
+            return False
+
+    async def _heartbeat(self) -> None:
+        """WATCHDOG=1 every WATCHDOG_USEC/2 while healthy, STATUS every 30 s, and a checkpoint request every
+        `index_checkpoint_s` (the embedding worker writes only if something changed)."""
+        watchdog_s = systemd.watchdog_interval_s()
+        step = min(x for x in (watchdog_s, STATUS_EVERY_S, self.settings.index_checkpoint_s) if x)
+        last_status = last_checkpoint = time.monotonic()
+        bus = Bus(self.redis)
+        while not self.stop.is_set():
+            try:
+                await asyncio.wait_for(self.stop.wait(), timeout=step)
+                break
+            except TimeoutError:
+                pass
+            healthy = await asyncio.to_thread(self._healthy)
+            if watchdog_s and healthy:
+                systemd.notify("WATCHDOG=1")
+            now = time.monotonic()
+            if now - last_status >= STATUS_EVERY_S:
+                systemd.notify(f"STATUS={await asyncio.to_thread(self.status_line)}")
+                last_status = now
+            if healthy and now - last_checkpoint >= self.settings.index_checkpoint_s:
+                await asyncio.to_thread(bus.request_checkpoint)
+                last_checkpoint = now
+
+    def status_line(self) -> str:
+        """A one-line summary for systemd's STATUS (memories, pending embeddings, children)."""
+        counts = self.store.counts(self.settings.being)
+        children = ", ".join(f"{c.name} {c.status.value}" for c in self.children.values())
+        return f"{counts['memories']} memories, {counts['embedded']} embedded; {children}"
+
+    # -- main -------------------------------------------------------------------------------------
+    async def run(self) -> int:
+        """Start everything, wait for SIGTERM/SIGINT, stop everything. Returns 0 on a clean stop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop.set)
+        secure_dir(self.settings.data_dir)
+        self.store = Store(self.settings.db_path).open()
+        self.activity = Activity(self.store, self.settings.being)
+        connector_tasks: list[asyncio.Task] = []
+        try:
+            await self._start_redis()
+            self.redis = connect_redis(self.settings)
+            for role in ("learn", "embed"):
+                self._start_child(f"{role} worker", [sys.executable, "-m", "workers", role])
+            bus = Bus(self.redis)
+            if self.settings.files_roots:
+                connector = CONNECTORS["files"](self.settings, self.store, bus, self.activity)
+                connector_tasks.append(asyncio.create_task(connector.run(self.stop), name="connector-files"))
+            heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
+            systemd.notify("READY=1", f"STATUS={self.status_line()}")
+            self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers, "
+                                           f"Redis {'external' if self.settings.redis_url else 'private'}.")
+            await self.stop.wait()
+            await heartbeat
+        finally:
+            await self._shutdown(connector_tasks)
+        return 0
+
+    async def _shutdown(self, connector_tasks: list[asyncio.Task]) -> None:
+        self.stop.set()
+        systemd.notify("STOPPING=1")
+        log.info("supervisor: stopping")
+        for task in connector_tasks:  # connectors see the stop event and return after their current push
+            try:
+                await asyncio.wait_for(task, timeout=self.settings.stop_grace_s)
+            except TimeoutError:
+                task.cancel()
+            except Exception:  # noqa: BLE001 - a connector's crash must not stop the teardown
+                log.exception("supervisor: connector failed while stopping")
+        workers = [c for name, c in self.children.items() if name != "redis"]
+        await asyncio.gather(*(self._stop_child(c, self.settings.stop_grace_s) for c in workers))
+        if "redis" in self.children:
+            await self._stop_child(self.children["redis"], self.settings.stop_grace_s)
+        for child in self.children.values():
+            if child.task is not None:
+                await child.task
+        self.activity.record("system", "twin stopped cleanly.")
+        self.store.close()

@@ -1,0 +1,291 @@
+"""The `twin` command line (argparse): run the daemon, teach, recall, read, forget, inspect, move memories.
+
+Read commands take `--json`. An invalid setting prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from twin import __version__
+from twin.activity import Activity
+from twin.exceptions import SettingsError, TwinError
+from twin.memory import KINDS, parse_time
+from twin.settings import Settings, load_settings
+from twin.store import Store
+
+
+def _print_json(value: object) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=None))
+
+
+def _bus(settings: Settings):
+    """A Bus when Redis answers within a second, else None (the daemon picks the work up when it runs)."""
+    from redis import Redis
+
+    from workers.bus import Bus
+
+    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=2)
+    try:
+        client.ping()
+    except Exception:  # noqa: BLE001 - any failure means "not reachable"
+        return None
+    return Bus(client)
+
+
+# -- commands ---------------------------------------------------------------------------------
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    """Run the supervisor in the foreground (what systemd runs)."""
+    import asyncio
+    import os
+
+    from daemon.supervisor import Supervisor
+    from twin.logs import configure_logging
+
+    if args.files:
+        settings.files_roots = [p.expanduser().resolve() for p in args.files]
+    configure_logging(settings.log_level)
+    os.umask(0o077)
+    return asyncio.run(Supervisor(settings).run())
+
+
+def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
+    """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it."""
+    from twin.learn import as_memories, learn
+
+    with Store(settings.db_path) as store:
+        result = learn(store, Activity(store, settings.being), settings.being, args.text, args.source)
+        bus = _bus(settings)
+        if bus is not None and result.created:
+            bus.notify_embed()
+        created = as_memories(store, result.created)
+        reinforced = as_memories(store, result.reinforced)
+    if args.json:
+        _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced]})
+        return 0
+    for m in created:
+        print(f"learned   #{m.id} {m.kind}: {m.content}")
+    for m in reinforced:
+        print(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
+    if not created and not reinforced:
+        print("nothing memorable found in that text")
+    return 0
+
+
+def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
+    """Answer QUERY with the best-matching memories (hybrid recall)."""
+    from twin.recall import open_recall
+
+    with Store(settings.db_path) as store:
+        recall = open_recall(settings, store)
+        try:
+            results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
+                                    as_of=args.as_of, touch=args.as_of is None)
+        finally:
+            recall.close()
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+        return 0
+    if recall.keyword_only:
+        print("(keyword-only recall: no embedder)", file=sys.stderr)
+    for r in results:
+        m = r.memory
+        print(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+    if not results:
+        print("nothing found")
+    return 0
+
+
+def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
+    """List memories newest first (everything is readable: seed 000 "read all of it")."""
+    with Store(settings.db_path) as store:
+        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, include_superseded=args.all)
+    if args.json:
+        _print_json([m.to_dict() for m in rows])
+        return 0
+    for m in rows:
+        print(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]")
+    return 0
+
+
+def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
+    """Hard-forget memories by id; the index is scrubbed at the daemon's next checkpoint."""
+    from twin.learn import forget
+
+    with Store(settings.db_path) as store:
+        gone = forget(store, Activity(store, settings.being), args.ids)
+    bus = _bus(settings)
+    if bus is not None and gone:
+        bus.request_checkpoint()
+    missing = sorted(set(args.ids) - set(gone))
+    for mid in gone:
+        print(f"forgot #{mid}")
+    for mid in missing:
+        print(f"no memory #{mid}", file=sys.stderr)
+    return 1 if missing else 0
+
+
+def cmd_activity(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the newest diary lines; `--follow` keeps printing new ones until interrupted."""
+    with Store(settings.db_path) as store:
+        diary = Activity(store, settings.being)
+        last = 0
+        while True:
+            lines = diary.recent(args.n if last == 0 else 1000, after_id=last)
+            for line in lines:
+                if args.json:
+                    _print_json(line.__dict__)
+                else:
+                    print(f"{line.at}  {line.text}", flush=True)
+                last = line.id
+            if not args.follow:
+                return 0
+            try:
+                time.sleep(1)
+            except KeyboardInterrupt:
+                return 0
+
+
+def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    """Counts, embedding backlog, queue depths, index state and degraded modes."""
+    from twin.health import status
+
+    with Store(settings.db_path) as store:
+        report = status(settings, store, _bus(settings))
+    if args.json:
+        _print_json(report)
+        return 0
+    for key, value in report.items():
+        if key == "degraded":
+            for line in value:
+                print(f"degraded: {line}")
+        else:
+            print(f"{key}: {value}")
+    return 0
+
+
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    """Seed 004's self-check: vectors exist, a paraphrase ranks its memory first, the index matches SQLite."""
+    from twin.health import doctor
+
+    with Store(settings.db_path) as store:
+        checks = doctor(settings, store)
+    ok = all(c["ok"] for c in checks)
+    if args.json:
+        _print_json({"ok": ok, "checks": checks})
+    else:
+        for c in checks:
+            print(f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}: {c['detail']}")
+    return 0 if ok else 1
+
+
+def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
+    """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
+    from twin.transfer import export_memories
+
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        with Store(settings.db_path) as store:
+            n = export_memories(store, settings.being, out)
+    finally:
+        if args.output:
+            out.close()
+    print(f"exported {n} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
+    """Read memories from JSON lines through the dedup path; bad lines are reported and skipped."""
+    from twin.transfer import import_memories
+
+    source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
+    try:
+        with Store(settings.db_path) as store:
+            report = import_memories(store, Activity(store, settings.being), settings.being, source)
+    finally:
+        if args.input != "-":
+            source.close()
+    bus = _bus(settings)
+    if bus is not None and report["created"]:
+        bus.notify_embed()
+    print(f"imported {report['created']} new, reinforced {report['reinforced']}, skipped {report['skipped']}")
+    for problem in report["problems"][:20]:
+        print(f"  {problem}", file=sys.stderr)
+    return 0
+
+
+# -- parser -----------------------------------------------------------------------------------
+def _time(value: str) -> str:
+    try:
+        parse_time(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree of every `twin` command."""
+    parser = argparse.ArgumentParser(prog="twin", description="A personal memory daemon.")
+    parser.add_argument("--version", action="version", version=f"twin {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=func.__doc__)
+        p.set_defaults(func=func)
+        return p
+
+    from pathlib import Path
+
+    p = add("up", cmd_up, "run the daemon in the foreground")
+    p.add_argument("--files", type=Path, action="append", help="a folder to learn from (repeatable)")
+    p = add("learn", cmd_learn, "learn from TEXT now")
+    p.add_argument("text")
+    p.add_argument("--source", default="muse")
+    p.add_argument("--json", action="store_true")
+    p = add("recall", cmd_recall, "recall memories by meaning")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--since", type=_time)
+    p.add_argument("--as-of", dest="as_of", type=_time, help="replay recall at this UTC time")
+    p.add_argument("--json", action="store_true")
+    p = add("memories", cmd_memories, "list memories, newest first")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--all", action="store_true", help="include superseded memories")
+    p.add_argument("--json", action="store_true")
+    p = add("forget", cmd_forget, "forget memories by id")
+    p.add_argument("ids", type=int, nargs="+")
+    p = add("activity", cmd_activity, "the activity diary")
+    p.add_argument("-n", type=int, default=60)
+    p.add_argument("--follow", "-f", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p = add("status", cmd_status, "counts, queues, index and degraded modes")
+    p.add_argument("--json", action="store_true")
+    p = add("doctor", cmd_doctor, "self-check that the memory loop is closed")
+    p.add_argument("--json", action="store_true")
+    p = add("export", cmd_export, "write all memories as JSON lines")
+    p.add_argument("--output", "-o")
+    p = add("import", cmd_import, "read memories from JSON lines")
+    p.add_argument("input", help="a JSON-lines file, or - for stdin")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting."""
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"twin: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return args.func(settings, args)
+    except TwinError as exc:
+        print(f"twin: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0

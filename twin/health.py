@@ -1,0 +1,140 @@
+"""`twin status` and `twin doctor` (seed 004: "a self-check that proves the loop is closed").
+
+Both are read-only except that `doctor` loads the model and searches.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import numpy as np
+
+from twin.embedder import make_embedder
+from twin.exceptions import EmbedderError
+from twin.settings import Settings
+from twin.store import Store
+
+PROBE_MEMORY = "Owner is allergic to penicillin."
+PROBE_QUERY = "which antibiotic must doctors never give me?"
+PROBE_NOISE = ("Owner's bike has a flat tyre.", "The meeting moved to Thursday afternoon.",
+               "Owner bought a new pair of hiking boots.", "Berlin has many public libraries.")
+DOCTOR_SAMPLE = 20
+"""Stored memories the doctor recalls by their own text to check that each comes back first."""
+
+
+def index_state(settings: Settings) -> dict:
+    """What the checkpoint metadata says: `{state, watermark, count, deleted, age_s}`; state is `missing`
+    or `unreadable` when there is no usable metadata (the embedding worker rebuilds it)."""
+    meta_path = settings.index_path.with_name(settings.index_path.name + ".json")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        return {"state": "missing"}
+    except (OSError, ValueError):
+        return {"state": "unreadable"}
+    return {"state": "checkpointed", "model": meta.get("model_id"), "watermark": meta.get("watermark"),
+            "vectors": meta.get("count", 0) - len(meta.get("deleted", [])), "deleted": len(meta.get("deleted", [])),
+            "age_s": round(time.time() - meta_path.stat().st_mtime)}
+
+
+def status(settings: Settings, store: Store, bus) -> dict:
+    """Counts, embedding backlog, queue depths, index state, manifest counts and degraded modes (read-only).
+
+    `bus` is a `workers.bus.Bus` or None when Redis is not reachable.
+    """
+    counts = store.counts(settings.being)
+    report: dict = {"being": settings.being, "memories": counts["memories"], "active": counts["active"],
+                    "embedded": counts["embedded"]}
+    report["by_kind"] = {k[5:]: v for k, v in counts.items() if k.startswith("kind_")}
+    degraded = []
+    if settings.embed_backend == "none":
+        degraded.append("keyword-only recall: TWIN_EMBED_BACKEND=none (set it to 'local' for recall by meaning)")
+    else:
+        from twin.embedder import LocalEmbedder
+
+        report["pending_embedding"] = store.count_pending_embeddings(LocalEmbedder.model_id)
+    report["index"] = index_state(settings)
+    if report["index"]["state"] != "checkpointed" and settings.embed_backend != "none":
+        degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
+                        "embedding worker rebuilds it")
+    if bus is None:
+        degraded.append(f"Redis not reachable at {settings.effective_redis_url}: is `twin up` running?")
+    else:
+        report["queues"] = bus.depths()
+    manifest = dict(store.conn.execute("SELECT state, COUNT(*) FROM files_manifest WHERE being_id = ? GROUP BY state",
+                                       (settings.being,)).fetchall())
+    report["files"] = {"roots": [str(r) for r in settings.files_roots], "indexed": manifest.get("indexed", 0),
+                       "skipped": manifest.get("skipped", 0)}
+    report["data_dir"] = str(settings.data_dir)
+    report["degraded"] = degraded
+    return report
+
+
+def _check(name: str, ok: bool, detail: str) -> dict:
+    return {"check": name, "ok": bool(ok), "detail": detail}
+
+
+def doctor(settings: Settings, store: Store) -> list[dict]:
+    """Run the self-checks and return `[{check, ok, detail}]`:
+
+    1. every memory has a vector of the current model;
+    2. the model ranks a paraphrase (no shared words) above unrelated sentences;
+    3. recall by a stored memory's own text returns that memory first, for a sample of memories (the chat
+       → index → SQLite loop is closed);
+    4. the checkpoint's labels match the stored vectors up to its watermark (no ghosts, none missing).
+    """
+    from twin.recall import open_recall
+
+    checks = []
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    if embedder is None:
+        return [_check("embedder", False, "TWIN_EMBED_BACKEND=none: recall is keyword-only")]
+    try:
+        embedder.open()
+    except EmbedderError as exc:
+        return [_check("embedder", False, str(exc))]
+    pending = store.count_pending_embeddings(embedder.model_id)
+    total = store.counts(settings.being)["memories"]
+    checks.append(_check("embeddings exist", pending == 0,
+                         f"{total - pending} of {total} memories have a vector"
+                         + ("" if pending == 0 else f"; {pending} pending (is the daemon running?)")))
+    vectors = embedder.embed([PROBE_QUERY, PROBE_MEMORY, *PROBE_NOISE])
+    sims = vectors[1:] @ vectors[0]
+    checks.append(_check("paraphrase ranks first", int(np.argmax(sims)) == 0,
+                         f"similarity {sims[0]:.2f} vs unrelated ≤ {sims[1:].max():.2f}"))
+    ids = [r[0] for r in store.conn.execute(
+        "SELECT m.id FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id"
+        " WHERE m.being_id = ? AND m.status = 'active'", (settings.being,))]
+    sample = random.Random(0).sample(ids, min(DOCTOR_SAMPLE, len(ids)))
+    recall = open_recall(settings, store)
+    try:
+        hits = 0
+        for mid in sample:
+            memory = store.get(mid)
+            found = recall.recall(settings.being, memory.content, limit=5, touch=False)
+            hits += any(r.memory.content_sha256 == memory.content_sha256 for r in found[:1])
+        checks.append(_check("recall finds stored memories", not sample or hits >= 0.9 * len(sample),
+                             f"{hits} of {len(sample)} sampled memories recalled first by their own text"))
+        checks.append(_index_check(store, recall))
+    finally:
+        recall.close()
+    return checks
+
+
+def _index_check(store: Store, recall) -> dict:
+    reader = recall.reader
+    if reader is None or not reader.loaded:
+        return _check("index matches SQLite", False, "no usable checkpoint (the embedding worker rebuilds it)")
+    index = reader.index
+    labels = index.live_labels()
+    stored = {r[0] for r in store.conn.execute("SELECT memory_id FROM memory_embeddings WHERE seq <= ?",
+                                               (index.watermark,))}
+    every = {r[0] for r in store.conn.execute("SELECT memory_id FROM memory_embeddings")}
+    pending_scrub = {r[1] for r in store.tombstones()}
+    ghosts = labels - every - pending_scrub
+    missing = stored - labels
+    ok = not ghosts and not missing
+    return _check("index matches SQLite", ok, f"{len(labels)} vectors in the checkpoint; {len(missing)} missing, "
+                                              f"{len(ghosts)} not in SQLite, {len(pending_scrub)} awaiting scrub")

@@ -1,0 +1,100 @@
+"""Export and import of memories as JSON lines, losslessly, for backups and migrations.
+
+One line per memory with every field of `Memory` (ids, times as UTC ISO-8601, tags, provenance,
+sensitivity, status). Import goes through the dedup path (an existing identical memory is reinforced,
+not duplicated) and the memories are embedded by the usual batched flush.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TextIO
+
+from twin.activity import Activity
+from twin.memory import KINDS, SENSITIVITIES, STATUSES, content_sha256, format_time, parse_time, utc_now
+from twin.store import Store
+
+
+def export_memories(store: Store, being: str, out: TextIO) -> int:
+    """Write every memory of `being` (all statuses), oldest first, one JSON object per line. Returns the count."""
+    n = 0
+    for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
+        out.write(json.dumps(memory.to_dict(), ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def _validated(row: dict) -> dict:
+    """Check and normalise one imported object; raises `ValueError` naming the bad field."""
+    content = row.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise ValueError("content must be a non-empty string")
+    kind = row.get("kind", "fact")
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {KINDS}")
+    importance = float(row.get("importance", 0.4))
+    if not 0 <= importance <= 1:
+        raise ValueError(f"importance {importance} is outside 0..1")
+    sensitivity = row.get("sensitivity") or ("sensitive" if row.get("sensitive") is True else "private")
+    if sensitivity not in SENSITIVITIES:
+        raise ValueError(f"sensitivity {sensitivity!r} is not one of {SENSITIVITIES}")
+    status = row.get("status", "active")
+    if status not in STATUSES:
+        raise ValueError(f"status {status!r} is not one of {STATUSES}")
+    tags = row.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValueError("tags must be a list of strings")
+    created = format_time(parse_time(row["created_at"])) if row.get("created_at") else utc_now()
+    accessed = format_time(parse_time(row["last_accessed"])) if row.get("last_accessed") else None
+    provenance = row.get("provenance") if isinstance(row.get("provenance"), dict) else {}
+    return {"kind": kind, "content": content.strip(), "source": str(row.get("source") or "import"),
+            "importance": importance, "tags": tags, "created_at": created, "last_accessed": accessed,
+            "hits": int(row.get("hits") or 0), "sensitivity": sensitivity, "provenance": provenance,
+            "status": status}
+
+
+def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str]) -> dict:
+    """Import JSON-lines memories into `being`. Returns `{created, reinforced, skipped, problems, ids}`
+    where `ids` maps each line number to the memory id it became (new or reinforced).
+
+    A bad line (not JSON, a missing or out-of-range field) is skipped and listed in `problems`; the rest
+    is imported. `superseded_by` is kept only when it refers to a memory imported in the same run.
+    """
+    report = {"created": 0, "reinforced": 0, "skipped": 0, "problems": [], "ids": {}}
+    old_to_new: dict[int, int] = {}
+    superseded: list[tuple[int, int]] = []
+    now = utc_now()
+    with store.transaction():
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                if not isinstance(raw, dict):
+                    raise ValueError("not a JSON object")
+                row = _validated(raw)
+            except (ValueError, KeyError, TypeError) as exc:
+                report["skipped"] += 1
+                report["problems"].append(f"line {number}: {exc}")
+                continue
+            existing = store.find_by_sha(being, content_sha256(row["content"]))
+            if existing is not None:
+                store.reinforce(existing.id, now)
+                report["reinforced"] += 1
+                mid = existing.id
+            else:
+                mid = store.insert_memory(being, **row)
+                report["created"] += 1
+                if isinstance(raw.get("superseded_by"), int):
+                    superseded.append((mid, raw["superseded_by"]))
+            report["ids"][number] = mid
+            if isinstance(raw.get("id"), int):
+                old_to_new[raw["id"]] = mid
+        for mid, old_target in superseded:
+            if old_target in old_to_new:
+                store.conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (old_to_new[old_target], mid))
+    if activity is not None:
+        activity.record("learned", f"Imported {report['created']} memories ({report['reinforced']} already known, "
+                                   f"{report['skipped']} bad lines skipped).")
+    return report
