@@ -54,7 +54,7 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     install(WorkerContext(settings=settings, redis=redis))
     worker = Worker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
                     exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-    worker.work(burst=burst, with_scheduler=not burst, logging_level=settings.log_level)
+    worker.work(burst=burst, with_scheduler=not burst, logging_level="WARNING")
     return 0
 
 
@@ -89,7 +89,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
                               activity=activity))
         worker = SimpleWorker([EMBED_QUEUE], connection=redis, name=f"twin-embed-{os.getpid()}",
                               exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-        worker.work(burst=burst, logging_level=settings.log_level)
+        worker.work(burst=burst, logging_level="WARNING")
     finally:
         if writer is not None:
             writer.catch_up()

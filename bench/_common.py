@@ -1,0 +1,249 @@
+"""Helpers shared by the bench scripts: paths, timing statistics, /proc memory readings, tables, JSON output.
+
+Bench scripts are run as `.venv/bin/python bench/NAME.py`, so this directory is on `sys.path` and they
+import this module as `_common`. Nothing here touches the core's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+OUT_DIR = BENCH_DIR / "out"
+"""Figures (`NAME.json`) and caches go here; git-ignored."""
+CACHE_DIR = OUT_DIR / "cache"
+DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
+"""`../shared/eval` relative to the repo root (the shared eval set)."""
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0..100) by linear interpolation; NaN for no values."""
+    if not values:
+        return float("nan")
+    xs = sorted(values)
+    k = (len(xs) - 1) * p / 100
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def summary_ms(seconds: Sequence[float]) -> dict:
+    """`{n, p50_ms, p90_ms, p99_ms, mean_ms, max_ms}` of durations given in seconds."""
+    ms = [s * 1000 for s in seconds]
+    return {"n": len(ms), "p50_ms": percentile(ms, 50), "p90_ms": percentile(ms, 90), "p99_ms": percentile(ms, 99),
+            "mean_ms": sum(ms) / len(ms) if ms else float("nan"), "max_ms": max(ms) if ms else float("nan")}
+
+
+def timed(fn, *args, **kwargs) -> tuple[float, object]:
+    """`(elapsed seconds, result)` of one call, by `time.perf_counter`."""
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - start, result
+
+
+# -- /proc memory -------------------------------------------------------------------------------
+def proc_status_kb(pid: int | str = "self") -> dict[str, int]:
+    """`VmRSS`, `VmHWM` (peak RSS), `RssAnon`, `RssFile` in KiB from `/proc/PID/status`; {} if the process is gone."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
+                    out[key] = int(value.split()[0])
+    except (FileNotFoundError, ProcessLookupError):
+        return {}
+    return out
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's VmHWM to its current RSS (`echo 5 > /proc/self/clear_refs`, Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def proc_cmdline(pid: int) -> str:
+    """The command line of `pid` joined by spaces ('' if gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def proc_children(pid: int) -> list[int]:
+    """Direct children of `pid` (via `/proc/PID/task/*/children`)."""
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids += [int(x) for x in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def proc_tree(pid: int) -> list[int]:
+    """`pid` and all its descendants, parents first."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo += proc_children(p)
+    return out
+
+
+def proc_cpu_s(pid: int) -> dict[str, float]:
+    """`{self_s, children_s}`: user+system CPU seconds of `pid` and of its reaped children (/proc/PID/stat)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return {"self_s": float("nan"), "children_s": float("nan")}
+    fields = raw[raw.rindex(")") + 2:].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    utime, stime, cutime, cstime = (int(fields[i]) for i in (11, 12, 13, 14))
+    return {"self_s": (utime + stime) / tick, "children_s": (cutime + cstime) / tick}
+
+
+def mib(kb: float | None) -> float:
+    """KiB -> MiB (NaN for None)."""
+    return float("nan") if kb is None else kb / 1024
+
+
+# -- output -------------------------------------------------------------------------------------
+def fmt(value: object, digits: int = 2) -> str:
+    """A table cell: floats with `digits` decimals, None as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:,.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], digits: int = 2, title: str | None = None) -> str:
+    """A plain-text table, first column left-aligned, the rest right-aligned."""
+    cells = [[fmt(c, digits) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
+
+    out = [title, "=" * len(title)] if title else []
+    out += [line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in cells]
+    return "\n".join(out)
+
+
+def machine() -> dict:
+    """Where the figures were measured: CPU count, model name, Python, platform, git commit (read-only)."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"cpus": os.cpu_count(), "cpu": cpu, "python": sys.version.split()[0], "platform": platform.platform(),
+            "commit": commit, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "loadavg_at_end": os.getloadavg()}
+
+
+def load_note() -> str:
+    """One line on the 1-minute load average; the machine may be shared, which makes timings noisy."""
+    load1 = os.getloadavg()[0]
+    busy = " (busy: other processes compete for the cores; timings are noisy)" \
+        if load1 > 0.5 * (os.cpu_count() or 1) else ""
+    return f"load average {load1:.2f} on {os.cpu_count()} cores{busy}"
+
+
+def write_json(name: str, figures: dict) -> Path:
+    """Write `figures` (plus machine info) to `bench/out/NAME.json`; returns the path."""
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUT_DIR / f"{name}.json"
+    path.write_text(json.dumps({"bench": name, "machine": machine(), **figures}, indent=2, ensure_ascii=False,
+                               default=str) + "\n")
+    return path
+
+
+def bench_env(data: Path, run: Path, config: Path, redis_url: str | None, **extra: str) -> dict[str, str]:
+    """A process environment for an isolated twin: ours minus every `TWIN_…`, plus data/runtime/config dirs,
+    a config file and env file that do not exist (so only defaults apply), and `TWIN_REDIS_URL` if given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")}
+    env.update(TWIN_DATA_DIR=str(data), TWIN_RUNTIME_DIR=str(run), TWIN_CONFIG_DIR=str(config),
+               TWIN_CONFIG=str(config / "twin.toml"), TWIN_ENV_FILE=str(config / "env"),
+               XDG_CONFIG_HOME=str(config / "xdg"), PYTHONUNBUFFERED="1")
+    if redis_url:
+        env["TWIN_REDIS_URL"] = redis_url
+    env.update(extra)
+    return env
+
+
+# -- a private redis-server (as tests/conftest.py starts it) ------------------------------------
+def start_redis(workdir: Path, timeout_s: float = 10.0) -> tuple[subprocess.Popen, str]:
+    """Start `redis-server` on a unix socket in `workdir` (no TCP port, no persistence); return `(process, url)`.
+
+    Raises `RuntimeError` when redis-server is missing or does not answer within `timeout_s`.
+    """
+    import shutil
+
+    from redis import Redis
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    sock = workdir / "redis.sock"
+    proc = subprocess.Popen([binary, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
+                             "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"unix://{sock}?db=0"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # still starting
+            if sock.exists() and Redis.from_url(url).ping():
+                return proc, url
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
+
+
+def stop_process(proc: subprocess.Popen, grace_s: float = 30.0) -> int | None:
+    """SIGTERM `proc` (one we started), wait up to `grace_s`, then SIGKILL; returns its exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode
+
+
+def proc_pss_kb(pid: int) -> int | None:
+    """Proportional set size (KiB) from `/proc/PID/smaps_rollup`: shared pages split between their users, so PSS
+    values of several processes add up without double counting. None when unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None

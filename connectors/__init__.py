@@ -1,0 +1,12 @@
+"""Connectors: asyncio tasks that turn a source into queued learn jobs (DESIGN.md "Shape"; STYLE.md 3-4).
+
+`CONNECTORS` is the one explicit registry; the supervisor builds each by name with
+`(settings, store, bus, activity)` and runs `await connector.run(stop)`. An unknown name raises `KeyError`.
+"""
+
+from __future__ import annotations
+
+from connectors.files import FilesConnector
+
+CONNECTORS = {"files": FilesConnector}
+"""Every connector by name."""

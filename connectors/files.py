@@ -1,0 +1,738 @@
+"""The files connector: learns from the text files under the owner's roots (DESIGN.md "Shape"; STYLE.md 3).
+
+Three parts:
+- fetch: `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows watchfiles events
+  (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
+- `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason);
+- push: `Bus.push_document` (the learn job replaces that file's memories) or `Bus.push_forget_source`
+  (a gone file). The manifest row, the connector's cursor, is written only after the push succeeded
+  (invariant 3), so a crash or an unreachable Redis loses nothing: the file is pushed again later.
+
+A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
+its row is not read again; same bytes under a new mtime only update the row. Every file skipped for a
+reason leaves one activity line and a `skipped` row, so a restart does not report it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import errno
+import hashlib
+import itertools
+import logging
+import os
+import re
+import stat
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import watchfiles
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from twin import manifest
+from twin.manifest import ManifestEntry
+from twin.settings import Settings
+
+if TYPE_CHECKING:
+    from twin.activity import Activity
+    from twin.store import Store
+    from workers.bus import Bus
+
+log = logging.getLogger(__name__)
+
+KINDS_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".txt": "markdown", "": "sniff", ".rst": "rst",
+                   ".org": "org", ".html": "html", ".htm": "html", ".tex": "tex", ".csv": "data", ".json": "data",
+                   ".log": "data"}
+"""Text-like files by suffix (after a `.gz`); `""` (README, NEWS) is read only if it sniffs as text. The
+kind picks the title rule (`markdown` also serves `.txt` and extensionless files). Other suffixes are ignored."""
+DEFAULT_MAX_BYTES: int = Settings.model_fields["files_max_bytes"].default
+"""`to_text`'s bound when called without one: the setting's default (bytes, uncompressed)."""
+SNIFF_BYTES = 8192
+"""Bytes examined for NULs (binary) and, for extensionless files, for valid UTF-8."""
+TITLE_MAX_CHARS = 200
+"""Longest title kept for a document's memories (characters)."""
+RETRY_MIN_S = 1.0
+RETRY_MAX_S = 60.0
+"""Backoff between retries while Redis is unreachable: doubles from 1 s, capped at 60 s."""
+WATCH_DEBOUNCE_MS = 1600
+"""watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""
+IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
+IGNORED_NAMES = tuple(re.compile(p) for p in watchfiles.DefaultFilter.ignore_entity_patterns)
+"""Directory names and file-name patterns never read (watchfiles' defaults); hidden names are ignored too."""
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+# -- to_text: pure ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Document:
+    """The text to learn from one file and the title its memories keep as context."""
+
+    text: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a file is not learned. `report=False` means "not a text file after all" (empty, or an extensionless
+    file that is not UTF-8 text): ignored silently, with no activity line and no manifest row."""
+
+    reason: str
+    report: bool = True
+
+
+def text_kind(path: Path) -> str | None:
+    """The kind of a text-like file name (see `KINDS_BY_SUFFIX`), or None for a name the connector ignores."""
+    name = path.name.lower().removesuffix(".gz")
+    if not name or name.startswith("."):
+        return None
+    return KINDS_BY_SUFFIX.get(os.path.splitext(name)[1])
+
+
+def sniffs_as_text(head: bytes) -> bool:
+    """True when `head` (the first bytes of a file) has no NUL byte and is valid UTF-8 (a cut last character
+    is allowed): the rule for extensionless files such as README."""
+    if b"\x00" in head[:SNIFF_BYTES]:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head[:SNIFF_BYTES], final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def gunzip_bounded(raw: bytes, max_bytes: int) -> bytes | Skip:
+    """Decompress gzip `raw` (every member) without ever holding more than `max_bytes` + 1 bytes of output,
+    so a gzip bomb costs at most that much memory. Returns `Skip("too large")` past the limit and
+    `Skip("corrupt gzip")` for bytes that are not a complete gzip stream."""
+    out = bytearray()
+    data = raw
+    while data:
+        decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            out += decomp.decompress(data, max_bytes + 1 - len(out))
+        except zlib.error:
+            return Skip("corrupt gzip")
+        if len(out) > max_bytes:
+            return Skip("too large")
+        if not decomp.eof:
+            return Skip("corrupt gzip")
+        data = decomp.unused_data
+        if not data.strip(b"\x00"):  # trailing padding after the last member
+            break
+    return bytes(out)
+
+
+def decode_text(raw: bytes) -> str | Skip:
+    """Bytes -> str: UTF-8 with BOM, UTF-16 with BOM, else strict UTF-8. `Skip("binary")` when NUL bytes
+    appear (in the first 8 KB or after decoding), `Skip("undecodable")` when none of these decodes it."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                text = raw[len(bom):].decode("utf-8") if codec == "utf-8" else raw.decode(codec)
+            except UnicodeDecodeError:
+                return Skip("undecodable")
+            break
+    else:
+        if b"\x00" in raw[:SNIFF_BYTES]:
+            return Skip("binary")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return Skip("undecodable")
+    return Skip("binary") if "\x00" in text else text
+
+
+class _HTMLText(HTMLParser):
+    """Collects an HTML page's visible text (script, style and the like dropped), its <title> and first <h1>."""
+
+    HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object"})
+    BLOCKS = frozenset({"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "section", "article", "header",
+                        "footer", "nav", "aside", "main", "pre", "blockquote", "hr", "dt", "dd", "figcaption",
+                        "h1", "h2", "h3", "h4", "h5", "h6", "title"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: list[str] = []
+        self.h1: list[str] = []
+        self._hidden = 0
+        self._in: str | None = None  # "title" or "h1" while inside one
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in self.HIDDEN:
+            self._hidden += 1
+        elif tag == "title" or (tag == "h1" and not self.h1):
+            self._in = tag
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self._hidden = max(0, self._hidden - 1)
+        elif tag == self._in:
+            self._in = None
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._hidden:
+            return
+        if self._in == "title":
+            self.title.append(data)
+            return
+        if self._in == "h1":
+            self.h1.append(data)
+        self.parts.append(data)
+
+
+def _squeeze(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def html_to_text(html: str) -> tuple[str, str | None]:
+    """`(visible text, title)` of an HTML page with the stdlib parser: one line per block, whitespace collapsed,
+    script/style dropped; the title is `<title>`, else the first `<h1>`, else None."""
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    title = _squeeze(" ".join(parser.title)) or _squeeze(" ".join(parser.h1))
+    return _squeeze("".join(parser.parts)), title or None
+
+
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_RST_UNDERLINE = re.compile(r"^([=\-~^*#+\"'`:._])\1{2,}\s*$")
+_ORG_TITLE = re.compile(r"^#\+title:[ \t]*(.+)$", re.IGNORECASE | re.MULTILINE)
+_ORG_HEADING = re.compile(r"^\*+[ \t]+(.+)$", re.MULTILINE)
+_TEX_TITLE = re.compile(r"\\(?:title|chapter|section)\*?\{([^{}\n]+)\}")
+_FRONT_TITLE = re.compile(r"^title:[ \t]*[\"']?(.+?)[\"']?[ \t]*$", re.MULTILINE)
+
+
+def _markdown_title(text: str) -> str | None:
+    lines = text.split("\n")
+    if lines and lines[0].strip() == "---":  # YAML front matter
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() in ("---", "...")), None)
+        if end is not None:
+            match = _FRONT_TITLE.search("\n".join(lines[1:end]))
+            if match:
+                return match.group(1)
+            lines = lines[end + 1:]
+    for i, line in enumerate(lines):
+        if match := _ATX.match(line):
+            return match.group(1)
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and not line.startswith("    ") and _UNDERLINE.match(nxt) and not _UNDERLINE.match(line):
+            return line.strip()
+    return None
+
+
+def _rst_title(text: str) -> str | None:
+    lines = text.split("\n")
+    for line, nxt in itertools.pairwise(lines):
+        title = line.strip()
+        if title and not _RST_UNDERLINE.match(line) and _RST_UNDERLINE.match(nxt) and len(nxt.strip()) >= len(title):
+            return title
+    return None
+
+
+def _heading(kind: str, text: str) -> str | None:
+    if kind in ("markdown", "sniff"):
+        return _markdown_title(text)
+    if kind == "rst":
+        return _rst_title(text)
+    if kind == "org":
+        match = _ORG_TITLE.search(text) or _ORG_HEADING.search(text)
+        return match.group(1) if match else None
+    if kind == "tex":
+        match = _TEX_TITLE.search(text)
+        return match.group(1) if match else None
+    return None
+
+
+def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallback_title: str | None = None
+            ) -> Document | Skip:
+    """Turn the bytes of one file into the text to learn; pure (no I/O).
+
+    `path` decides the kind (by suffix, `.gz` meaning gzip-compressed text); `raw` are the bytes on disk;
+    `max_bytes` bounds the text in bytes, uncompressed (gzip is decompressed in a bounded way); the title is
+    the first markdown/rst/org/LaTeX heading or HTML <title>, else `fallback_title`, else the file name
+    without `.gz`. Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a
+    silent `Skip` (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
+    """
+    kind = text_kind(path)
+    if kind is None:
+        return Skip("not a text file", report=False)
+    if path.name.lower().endswith(".gz"):
+        data = gunzip_bounded(raw, max_bytes)
+        if isinstance(data, Skip):
+            return data
+        raw = data
+    if len(raw) > max_bytes:
+        return Skip("too large")
+    if kind == "sniff" and not sniffs_as_text(raw):
+        return Skip("not text", report=False)
+    text = decode_text(raw)
+    if isinstance(text, Skip):
+        return Skip(text.reason, report=kind != "sniff")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    title = None
+    if kind == "html":
+        text, title = html_to_text(text)
+    else:
+        title = _heading(kind, text)
+    text = text.strip()
+    if not text:
+        return Skip("empty", report=False)
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    title = " ".join((title or fallback_title or name).split())
+    return Document(text, title[:TITLE_MAX_CHARS])
+
+
+# -- fetch: blocking I/O, run in threads ------------------------------------------------------------------------
+class PathFilter:
+    """Which paths the connector looks at: inside a root, with no hidden (`.x`) or ignored directory (.git,
+    node_modules, … as watchfiles' DefaultFilter) between the root and the name, no ignored name pattern
+    (editor backups), and not inside twin's own directories (data, config: secrets, runtime). Also serves as
+    the watchfiles `watch_filter`. Paths are absolute strings; no I/O."""
+
+    def __init__(self, roots: Iterable[Path], ignore_paths: Iterable[Path]):
+        self.roots = sorted({str(r) for r in roots}, key=len, reverse=True)
+        self.ignore_paths = tuple(str(p).rstrip(os.sep) for p in ignore_paths)
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        return self.accepts(path)
+
+    def root_of(self, path: str) -> str | None:
+        """The innermost root that holds `path` (or is `path`), or None."""
+        return next((r for r in self.roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
+
+    def accepts(self, path: str) -> bool:
+        """True when the connector should look at `path` (see the class docstring)."""
+        if any(path == p or path.startswith(p + os.sep) for p in self.ignore_paths):
+            return False
+        root = self.root_of(path)
+        if root is None:
+            return False
+        parts = [p for p in path[len(root):].split(os.sep) if p]
+        if any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
+            return False
+        return not parts or not any(r.search(parts[-1]) for r in IGNORED_NAMES)
+
+
+@dataclass
+class Listing:
+    """What `walk()` found: candidate files with their `lstat`, and paths skipped as a whole with a reason."""
+
+    files: list[tuple[Path, os.stat_result]] = field(default_factory=list)
+    skipped: list[tuple[Path, os.stat_result | None, str]] = field(default_factory=list)
+
+
+def _unreadable(exc: OSError, what: str = "unreadable") -> str:
+    reasons = {errno.ENOENT: "broken symlink", errno.ELOOP: "symlink loop", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied"}
+    return f"{what}: {reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()}"
+
+
+def _link(path: Path, st: os.stat_result, listing: Listing, accept: PathFilter) -> None:
+    try:
+        target = os.stat(path)
+    except OSError as exc:
+        if text_kind(path):
+            listing.skipped.append((path, st, _unreadable(exc)))
+        return
+    if stat.S_ISDIR(target.st_mode):
+        listing.skipped.append((path, st, "symlink to a directory, not followed"))
+    elif text_kind(path) and accept.root_of(os.path.realpath(path)) is None:
+        listing.skipped.append((path, st, "symlink to a file outside the roots"))
+    # a symlink to a file inside a root is left out: that file is read once, under its own path
+
+
+def walk(top: Path, accept: PathFilter) -> Listing:
+    """List `top` (one file, or a directory tree) without following directory symlinks; blocking.
+
+    A missing `top`, or one reached through a symlinked directory, gives an empty listing. Unreadable
+    directories, symlinks to directories (never followed, so no loops), broken or looping symlinks and
+    symlinks to files outside the roots are listed as skipped; a symlink to a file inside a root is left
+    out (that file is read under its own path); names `text_kind` does not know are left out.
+    """
+    listing = Listing()
+    try:
+        st = os.lstat(top)
+    except (FileNotFoundError, NotADirectoryError):
+        return listing
+    except OSError as exc:
+        listing.skipped.append((top, None, _unreadable(exc)))
+        return listing
+    if accept.root_of(str(top)) != str(top) and os.path.realpath(top.parent) != str(top.parent):
+        return listing
+    pending: list[tuple[Path, os.stat_result]] = [(top, st)]
+    while pending:
+        path, st = pending.pop()
+        if stat.S_ISLNK(st.st_mode):
+            _link(path, st, listing, accept)
+        elif not stat.S_ISDIR(st.st_mode):
+            if text_kind(path):
+                listing.files.append((path, st))
+        else:
+            try:
+                with os.scandir(path) as entries:  # d_type first: no stat for names never read (photos, …)
+                    found = [e for e in entries if (e.is_symlink() or e.is_dir(follow_symlinks=False)
+                                                    or text_kind(Path(e.name))) and accept.accepts(e.path)]
+            except OSError as exc:
+                listing.skipped.append((path, st, _unreadable(exc, "unreadable directory")))
+                continue
+            for entry in sorted(found, key=lambda e: e.name, reverse=True):
+                try:
+                    pending.append((Path(entry.path), entry.stat(follow_symlinks=False)))
+                except OSError:
+                    continue  # vanished meanwhile: its row, if any, is gone
+    return listing
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One file as read: size (bytes on disk), mtime_ns, hex SHA-256 of its bytes (`""` when not read)
+    and what `to_text` made of it."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    result: Document | Skip
+
+
+def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str) -> Seen:
+    """Read and hash one file (at most `max_bytes` + 1 bytes, never following a symlink, never blocking on a
+    FIFO) and run `to_text`; blocking. Never raises for the file's sake: unreadable, not a regular file or
+    too large (`st_size` > `max_bytes`) come back as a `Skip`."""
+    def skip(reason: str, size: int = st.st_size, mtime_ns: int = st.st_mtime_ns) -> Seen:
+        return Seen(size, mtime_ns, "", Skip(reason))
+
+    if not stat.S_ISREG(st.st_mode):
+        return skip("unreadable: not a regular file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return skip(_unreadable(exc))
+    with open(fd, "rb") as fh:
+        fst = os.fstat(fh.fileno())
+        if not stat.S_ISREG(fst.st_mode):
+            return skip("unreadable: not a regular file")
+        try:
+            if fst.st_size > max_bytes:
+                silent = text_kind(path) == "sniff" and not path.name.lower().endswith(".gz") \
+                    and not sniffs_as_text(fh.read(SNIFF_BYTES))
+                return Seen(fst.st_size, fst.st_mtime_ns, "", Skip("not text", False) if silent else Skip("too large"))
+            raw = fh.read(max_bytes + 1)
+        except OSError as exc:
+            return skip(_unreadable(exc), fst.st_size, fst.st_mtime_ns)
+    digest = hashlib.sha256(raw).hexdigest()
+    result = to_text(path, raw, max_bytes=max_bytes, fallback_title=fallback_title)
+    return Seen(fst.st_size, fst.st_mtime_ns, digest, result)
+
+
+def canonical(paths: Iterable[str], accept: PathFilter) -> list[tuple[Path, Path]]:
+    """Event paths as sorted `(path, root)` pairs, each under its real parent directory, keeping those `accept`
+    takes; blocking. watchfiles follows directory symlinks and may report a file only through the link
+    (`root/up/root/x.md` for `root/x.md`, seen with watchfiles 1.3), so the real path is what is synced."""
+    found: dict[str, str] = {}
+    for raw in paths:
+        real = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
+        root = accept.root_of(real)
+        if root is not None and accept.accepts(real):
+            found[real] = root
+    return sorted((Path(p), Path(r)) for p, r in found.items())
+
+
+def fallback_title(path: Path, root: Path) -> str:
+    """The path relative to its root without `.gz` (`rsync/README.gz` -> "rsync/README"): the title of a
+    document with no heading, so each sentence keeps its context."""
+    rel = path.name if path == root else path.relative_to(root).as_posix()
+    return rel[:-3] if rel.lower().endswith(".gz") else rel
+
+
+def _unchanged(entry: ManifestEntry, st: os.stat_result) -> bool:
+    """Same size and mtime as the row: not read again. Unreadable files are retried (a chmod keeps the mtime)."""
+    retry = entry.state == "skipped" and (entry.reason or "").startswith("unreadable")
+    return not retry and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
+
+
+def is_watch_limit(exc: OSError) -> bool:
+    """True for watchfiles' `OSError: OS file watch limit reached` (inotify `max_user_watches`; LIBRARY_NOTES §3)."""
+    return "watch limit" in str(exc).lower() or exc.errno == errno.ENOSPC
+
+
+async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
+    """Sleep `delay_s` seconds or until `stop` is set; True when `stop` is set."""
+    try:
+        await asyncio.wait_for(stop.wait(), delay_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+# -- the connector: compare with the manifest, push, then save the row ------------------------------------------
+@dataclass
+class Tally:
+    """What one pass did (the start-up scan, a live batch, a retry). `deferred` counts pushes left for a retry;
+    `blocked` is set once a push failed in this pass, so the rest is deferred without trying."""
+
+    new: int = 0
+    changed: int = 0
+    gone: int = 0
+    skipped: int = 0
+    deferred: int = 0
+    blocked: bool = False
+
+    @property
+    def any(self) -> bool:
+        """True when the pass changed something worth a summary line."""
+        return bool(self.new or self.changed or self.gone or self.skipped)
+
+
+class FilesConnector:
+    """Learns from the text files under `settings.files_roots` for `settings.being`.
+
+    `run(stop)` scans every root against the manifest (`scan_once`), then follows changes with watchfiles
+    until `stop` is set. Pushes go through `bus` (a sync Redis client, called in a thread); while Redis is
+    unreachable the affected files wait in memory and are retried with capped backoff, their rows untouched.
+    The store and the activity diary are used from the event loop's thread only.
+    """
+
+    name = "files"
+
+    def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.activity = activity
+        self.being = settings.being
+        self.roots = list(dict.fromkeys(settings.files_roots))
+        own = (settings.data_dir, settings.config_dir, settings.runtime_dir)  # real paths: ~/.config may be a link
+        self.filter = PathFilter(self.roots, [Path(os.path.realpath(p)) for p in own])
+        self.unreachable = False
+        """True while Redis is unreachable (logged once when it flips each way)."""
+        self._retry: dict[Path, Path] = {}
+        self._retry_wanted = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def waiting(self) -> int:
+        """How many files wait for Redis to be pushed."""
+        return len(self._retry)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Watch, scan, then follow changes until `stop` is set; a retry task pushes what waited for Redis.
+
+        The watcher is set up before the scan starts (its events wait for the scan), so nothing changed
+        during the scan is missed. Raises only on a bug: file and Redis errors are logged and the loop goes on.
+        """
+        self._stop = stop
+        watch = asyncio.create_task(self._watch(stop), name="files-watch")
+        retry = None
+        try:
+            await asyncio.sleep(0)  # the watch task creates its inotify watches up to its first await
+            await self.scan_once()
+            retry = asyncio.create_task(self._retry_loop(stop), name="files-retry")
+            await watch
+        finally:
+            for task in (watch, retry):
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(*(t for t in (watch, retry) if t is not None), return_exceptions=True)
+
+    async def scan_once(self) -> Tally:
+        """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
+        then write the summary line ("Files: 340 indexed (4 new, 1 changed, 0 gone, 3 skipped)."). A missing
+        root gets one activity line and its rows are kept (an unmounted disk is not a deletion)."""
+        tally = Tally()
+        async with self._lock:
+            for root in self.roots:
+                if not await asyncio.to_thread(root.is_dir):
+                    self.activity.record("indexed_file", f"Files: root {root} is missing; left as it was.")
+                    continue
+                await self._sync(root, root, tally)
+        self._summary(tally, always=True)
+        return tally
+
+    # -- one pass over a path ------------------------------------------------------------------------------------
+    async def _sync(self, top: Path, root: Path, tally: Tally) -> None:
+        """Bring the rows of `top` (a file or a tree under `root`) in line with the disk."""
+        listing = await asyncio.to_thread(walk, top, self.filter)
+        rows = manifest.paths(self.store, self.being, top)
+        seen: set[str] = set()
+        for path, st, reason in listing.skipped:
+            seen.add(str(path))
+            size, mtime_ns = (st.st_size, st.st_mtime_ns) if st else (0, 0)
+            await self._handle(path, root, rows.get(str(path)), Seen(size, mtime_ns, "", Skip(reason)), tally)
+        for path, st in listing.files:
+            if self._stop is not None and self._stop.is_set():
+                return
+            seen.add(str(path))
+            entry = rows.get(str(path))
+            if entry is not None and _unchanged(entry, st) and path not in self._retry:
+                continue
+            try:
+                found = await asyncio.to_thread(read_file, path, st, self.settings.files_max_bytes,
+                                                fallback_title(path, root))
+            except Exception:  # a bug for one file must not stop the scan (STYLE.md 9: loop boundary)
+                log.exception("files: reading %s failed; going on", path)
+                continue
+            await self._handle(path, root, entry, found, tally)
+        for key, entry in rows.items():
+            if key not in seen:
+                await self._handle(Path(key), root, entry, None, tally)
+
+    async def _handle(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen | None,
+                      tally: Tally) -> None:
+        """Apply one file's final state (`found` None: gone); a failure is logged and the pass goes on."""
+        self._retry.pop(path, None)
+        try:
+            result = found.result if found is not None else None
+            if result is None or (isinstance(result, Skip) and not result.report):
+                if entry is not None:
+                    await self._gone(path, root, entry, tally)
+            elif isinstance(result, Skip):
+                await self._skip(path, root, entry, found, result.reason, tally)
+            else:
+                await self._index(path, root, entry, found, result, tally)
+        except Exception:  # loop boundary (STYLE.md 9)
+            log.exception("files: handling %s failed; going on", path)
+
+    async def _index(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, doc: Document,
+                     tally: Tally) -> None:
+        row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "indexed")
+        if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
+            manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
+            return
+        if not await self._push(path, root, tally, self.bus.push_document, self.being, f"file:{path}", doc.text,
+                                doc.title, self.settings.files_max_memories):
+            return
+        manifest.upsert(self.store, self.being, row)
+        if entry is not None and entry.state == "indexed":
+            tally.changed += 1
+        else:
+            tally.new += 1
+
+    async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
+                    tally: Tally) -> None:
+        forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
+        if forget and not await self._push(path, root, tally, self.bus.push_forget_source, self.being, f"file:{path}"):
+            return
+        same_file = (entry is not None and entry.sha256 == found.sha256 if found.sha256
+                     else entry is not None and (entry.size, entry.mtime_ns) == (found.size, found.mtime_ns))
+        if not (entry is not None and entry.state == "skipped" and entry.reason == reason and same_file):
+            self.activity.record("indexed_file", f"Files: skipped {path} ({reason}).")
+            tally.skipped += 1
+        manifest.upsert(self.store, self.being,
+                        ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason))
+
+    async def _gone(self, path: Path, root: Path, entry: ManifestEntry, tally: Tally) -> None:
+        if entry.state == "indexed":
+            if not await self._push(path, root, tally, self.bus.push_forget_source, self.being, f"file:{path}"):
+                return
+            tally.gone += 1
+        manifest.delete(self.store, self.being, path)
+
+    async def _push(self, path: Path, root: Path, tally: Tally, push: Callable[..., str], *args: object) -> bool:
+        """Run one Bus push in a thread. On `redis` ConnectionError/TimeoutError (after the client's own retries)
+        the file waits for a retry and False is returned: the caller must not save its row (invariant 3)."""
+        if not tally.blocked:
+            try:
+                await asyncio.to_thread(push, *args)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                tally.blocked = True
+                if not self.unreachable:
+                    self.unreachable = True
+                    log.warning("files: Redis is unreachable (%s); changes wait and are retried", exc)
+            else:
+                if self.unreachable:
+                    self.unreachable = False
+                    log.info("files: Redis is reachable again; pushing what waited")
+                return True
+        self._retry[path] = root
+        self._retry_wanted.set()
+        tally.deferred += 1
+        return False
+
+    def _summary(self, tally: Tally, always: bool) -> None:
+        if always or tally.any:
+            indexed = manifest.counts(self.store, self.being)["indexed"]
+            self.activity.record("indexed_file", f"Files: {indexed} indexed ({tally.new} new, {tally.changed} changed,"
+                                                 f" {tally.gone} gone, {tally.skipped} skipped).")
+        if tally.deferred:
+            log.info("files: %d file(s) wait for Redis", len(self._retry))
+
+    # -- live ----------------------------------------------------------------------------------------------------
+    async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        """One watchfiles batch: each path's final state is what `lstat` says now (events are unordered)."""
+        tally = Tally(blocked=self.unreachable)  # while unreachable, only the retry task probes Redis
+        paths = await asyncio.to_thread(canonical, {path for _, path in changes}, self.filter)
+        async with self._lock:
+            for path, root in paths:
+                await self._sync(path, root, tally)
+        self._summary(tally, always=False)
+
+    async def _watch(self, stop: asyncio.Event) -> None:
+        """Follow changes until `stop`; on the inotify watch limit switch to polling once (LIBRARY_NOTES §3);
+        on another watch error wait (capped backoff), rescan and watch again."""
+        polling = False
+        delay_s = RETRY_MIN_S
+        while not stop.is_set():
+            roots = [r for r in self.roots if r.is_dir()]  # no await before awatch: see run()
+            if not roots:
+                log.info("files: no root to watch")
+                await stop.wait()
+                return
+            try:
+                async for changes in watchfiles.awatch(
+                        *roots, watch_filter=self.filter, stop_event=stop, debounce=WATCH_DEBOUNCE_MS,
+                        force_polling=polling or None, poll_delay_ms=self.settings.files_poll_delay_ms,
+                        ignore_permission_denied=True):
+                    delay_s = RETRY_MIN_S
+                    try:
+                        await self._on_changes(changes)
+                    except Exception:  # loop boundary (STYLE.md 9): the next batch or scan catches up
+                        log.exception("files: a batch of %d change(s) failed; going on", len(changes))
+                return
+            except OSError as exc:
+                if not polling and is_watch_limit(exc):
+                    log.warning("files: OS file watch limit reached; polling every %d ms instead",
+                                self.settings.files_poll_delay_ms)
+                    polling = True
+                    continue
+                log.warning("files: watching stopped (%s); rescanning in %.0f s", exc, delay_s)
+            if await _sleep_unless(stop, delay_s):
+                return
+            delay_s = min(delay_s * 2, RETRY_MAX_S)
+            await self.scan_once()
+
+    async def _retry_loop(self, stop: asyncio.Event) -> None:
+        """Push the files that waited for Redis: after 1 s, doubling to at most 60 s while Redis stays away."""
+        delay_s = RETRY_MIN_S
+        while not stop.is_set():
+            if not self._retry:
+                delay_s = RETRY_MIN_S
+                self._retry_wanted.clear()
+                waits = [asyncio.create_task(stop.wait()), asyncio.create_task(self._retry_wanted.wait())]
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in waits:
+                        task.cancel()
+                continue
+            if await _sleep_unless(stop, delay_s):
+                return
+            tally = Tally()
+            async with self._lock:
+                for path, root in sorted(self._retry.items()):
+                    await self._sync(path, root, tally)
+            self._summary(tally, always=False)
+            delay_s = RETRY_MIN_S if not self._retry else min(delay_s * 2, RETRY_MAX_S)

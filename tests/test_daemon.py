@@ -1,0 +1,204 @@
+"""The supervisor for real: `twin up` as a subprocess with its own private redis-server, real workers and
+the files connector; SIGTERM under load, kill -9 of the embedding worker, sd_notify, bad settings."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from twin.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPICS = ["sailing", "pottery", "chess openings", "sourdough baking", "birdwatching", "rust programming",
+          "jazz piano", "alpine hiking", "bookbinding", "home roasting coffee"]
+
+
+@pytest.fixture
+def daemon_env(tmp_path, monkeypatch) -> dict:
+    """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}
+    env.update({
+        "TWIN_DATA_DIR": str(tmp_path / "data"),
+        "TWIN_CONFIG_DIR": str(tmp_path / "config"),
+        "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
+        "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"),
+        "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
+        "TWIN_FILES_ROOTS": str(tmp_path / "docs"),
+        "TWIN_EMBED_THREADS": "1",
+        "TWIN_STOP_GRACE_S": "15",
+        "PYTHONUNBUFFERED": "1",
+    })
+    (tmp_path / "docs").mkdir()
+    return env
+
+
+def write_docs(folder: Path, n: int) -> list[Path]:
+    paths = []
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        path = folder / f"note-{i:03d}.md"
+        path.write_text(f"# Notes on {topic} {i}\n\nThis note number {i} collects what was learned about {topic}. "
+                        f"The practice of {topic} needs patience and steady hands, said the teacher in week {i}. "
+                        f"A good guide to {topic} explains the basics before the advanced material.\n")
+        paths.append(path)
+    return paths
+
+
+def start(env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
+def memory_count(env: dict) -> int:
+    db = Path(env["TWIN_DATA_DIR"]) / "twin.db"
+    if not db.exists():
+        return 0
+    with Store(db) as store:
+        return store.counts("owner")["memories"]
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+
+def settled(env: dict, files: int):
+    """True once every file is in the manifest and every memory has a vector."""
+    db = Path(env["TWIN_DATA_DIR"]) / "twin.db"
+    if not db.exists():
+        return False
+    with Store(db) as store:
+        indexed = store.conn.execute("SELECT COUNT(*) FROM files_manifest WHERE state = 'indexed'").fetchone()[0]
+        counts = store.counts("owner")
+        sources = store.conn.execute("SELECT COUNT(DISTINCT source) FROM memories").fetchone()[0]
+    return indexed == files and sources == files and counts["memories"] == counts["embedded"] > 0 and counts
+
+
+def stop(proc: subprocess.Popen, timeout_s: float = 60) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout_s)
+
+
+def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_env, tmp_path):
+    paths = write_docs(tmp_path / "docs", 60)
+    log = tmp_path / "daemon.log"
+    proc = start(daemon_env, log)
+    db = Path(daemon_env["TWIN_DATA_DIR"]) / "twin.db"
+    wait_for(lambda: memory_count(daemon_env) > 0, 60, "the first memories")
+    assert stop(proc) == 0, log.read_text()  # SIGTERM while files are still being learned and embedded
+    text = log.read_text()
+    assert "twin stopped cleanly." in text and "Traceback" not in text
+
+    proc = start(daemon_env, log)
+    try:
+        counts = wait_for(lambda: settled(daemon_env, len(paths)), 180, "all files learned and embedded")
+        with Store(db) as store:
+            per_file = dict(store.conn.execute("SELECT source, COUNT(*) FROM memories GROUP BY source").fetchall())
+            learned_lines = store.conn.execute("SELECT COUNT(*) FROM activity WHERE text LIKE 'Files:%'").fetchone()[0]
+        assert set(per_file) == {f"file:{p}" for p in paths}
+        assert all(n >= 2 for n in per_file.values())
+    finally:
+        assert stop(proc) == 0
+
+    # a third start re-learns nothing unchanged
+    proc = start(daemon_env, log)
+    try:
+        wait_for(lambda: "0 new, 0 changed, 0 gone" in log.read_text().split("twin is up")[-1], 60, "the rescan line")
+        time.sleep(2)
+        with Store(db) as store:
+            assert store.counts("owner") == counts
+    finally:
+        assert stop(proc) == 0
+    assert learned_lines >= 1
+
+
+def _children(pid: int) -> dict[int, str]:
+    out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return {int(line.split(None, 1)[0]): line.split(None, 1)[1] for line in out.strip().splitlines()}
+
+
+def test_killed_embedding_worker_is_restarted_and_nothing_is_lost(daemon_env, tmp_path):
+    paths = write_docs(tmp_path / "docs", 40)
+    log = tmp_path / "daemon.log"
+    proc = start(daemon_env, log)
+    try:
+        embed_pid = wait_for(lambda: next((p for p, a in _children(proc.pid).items() if "workers embed" in a), None),
+                             30, "the embedding worker")
+        db = Path(daemon_env["TWIN_DATA_DIR"]) / "twin.db"
+        wait_for(lambda: memory_count(daemon_env) > 0, 60, "memories")
+        os.kill(embed_pid, signal.SIGKILL)
+        wait_for(lambda: any("workers embed" in a for p, a in _children(proc.pid).items() if p != embed_pid),
+                 30, "a new embedding worker")
+        wait_for(lambda: settled(daemon_env, len(paths)), 180, "everything embedded after the restart")
+        with Store(db) as store:
+            lines = [r[0] for r in store.conn.execute("SELECT text FROM activity")]
+        assert any("embed worker process exited (code -9)" in line for line in lines), lines
+    finally:
+        assert stop(proc) == 0
+
+
+def test_sd_notify_ready_and_stopping(daemon_env, tmp_path):
+    sock_path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(60)
+    env = dict(daemon_env, NOTIFY_SOCKET=str(sock_path))
+    proc = start(env, tmp_path / "daemon.log")
+    try:
+        first = sock.recv(4096).decode()
+        assert "READY=1" in first and "STATUS=" in first
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        messages = []
+        while "STOPPING=1" not in " ".join(messages):
+            messages.append(sock.recv(4096).decode())
+        assert proc.wait(60) == 0
+        sock.close()
+
+
+@pytest.mark.parametrize("env_extra, expected", [
+    ({"TWIN_INDEX_EF_SEARCH": "5"}, "TWIN_INDEX_EF_SEARCH"),
+    ({"TWIN_EMBED_BACKEND": "gpt"}, "TWIN_EMBED_BACKEND"),
+    ({"TWIN_RECALL_RECENCY_WEIGHT": "lots"}, "TWIN_RECALL_RECENCY_WEIGHT"),
+])
+def test_invalid_setting_is_one_line_and_exit_2(daemon_env, env_extra, expected):
+    for command in (["status"], ["up"]):
+        proc = subprocess.run([sys.executable, "-m", "twin", *command], cwd=ROOT, env=dict(daemon_env, **env_extra),
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0] and "Traceback" not in lines[0], lines
+
+
+def test_invalid_toml_and_setting_in_toml(daemon_env, tmp_path):
+    config = Path(daemon_env["TWIN_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("index_ef_search = 3\n")
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "TWIN_INDEX_EF_SEARCH" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    config.write_text("this is = not [toml\n")
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "config file" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_missing_redis_server_says_which_package(daemon_env):
+    env = dict(daemon_env, TWIN_REDIS_SERVER_BIN="redis-server-not-here")
+    proc = subprocess.run([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "apt-get install redis-server" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr

@@ -1,0 +1,415 @@
+"""The files connector with real parts: real files in temp dirs, the private Redis, real RQ burst workers,
+real SQLite and the real model. Nothing is mocked."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+import traceback
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from conftest import drain
+from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from rq import Queue
+
+from connectors import CONNECTORS
+from connectors.files import Document, FilesConnector, PathFilter, Skip, is_watch_limit, to_text
+from twin import manifest
+from twin.activity import Activity
+from twin.manifest import ManifestEntry
+from twin.settings import Settings
+from twin.store import Store
+from workers.bus import LEARN_QUEUE, Bus
+
+NOTES = ("# Garden notes\n\nThe garden shed holds the blue bicycle and two red kayaks.\n"
+         "Tomatoes go into the north bed every April after the last frost.\n")
+NOTES_V2 = ("# Garden notes\n\nThe garden shed now stores a green canoe and the lawnmower.\n"
+            "Tomatoes go into the north bed every April after the last frost.\n")
+README = b"rsync copies files between machines over ssh quickly.\nIt sends only the differences between files.\n"
+PAGE = (b"<html><head><title>Trip to Lisbon</title><style>p {color: red}</style></head><body>"
+        b"<h1>Lisbon</h1><p>The hotel near Alfama had a rooftop terrace with a view of the river.</p>"
+        b"<script>var secret = 'quokka';</script></body></html>")
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+def make(settings, store, redis, activity, root: Path, **update) -> FilesConnector:
+    """A connector over `root` with `update` applied to the test settings."""
+    return FilesConnector(settings.model_copy(update={"files_roots": [root], **update}), store, Bus(redis), activity)
+
+
+def lines(activity) -> list[str]:
+    return [line.text for line in activity.recent(1000)]
+
+
+def memories(store, being: str, path: Path) -> list[int]:
+    return store.ids_by_source(being, f"file:{path}")
+
+
+def fts_hits(store, word: str) -> list[int]:
+    return [r[0] for r in store.conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (word,))]
+
+
+def learn_jobs(redis) -> int:
+    return Queue(LEARN_QUEUE, connection=redis).count
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    path = (tmp_path / "notes").resolve()
+    path.mkdir()
+    return path
+
+
+async def wait_for(predicate, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail("condition not met before the deadline")
+        await asyncio.sleep(0.05)
+
+
+def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
+    """A second private redis-server on a unix socket in `directory` (for the Redis-down test)."""
+    sock = directory / "r.sock"
+    proc = subprocess.Popen([shutil.which("redis-server"), "--port", "0", "--unixsocket", str(sock), "--save", "",
+                             "--appendonly", "no", "--dir", str(directory)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"unix://{sock}?db=0"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if sock.exists() and Redis.from_url(url).ping():
+                return proc, url
+        except Exception:  # noqa: BLE001, S110 - still starting
+            pass
+        time.sleep(0.02)
+    proc.kill()
+    pytest.fail("second redis-server did not start")
+
+
+# -- to_text: pure -----------------------------------------------------------------------------------------------
+def test_registry():
+    assert CONNECTORS["files"] is FilesConnector
+    with pytest.raises(KeyError):
+        CONNECTORS["fax"]
+
+
+def test_markdown_title_and_fallback():
+    doc = to_text(Path("n.md"), NOTES.encode())
+    assert doc == Document(NOTES.strip(), "Garden notes")
+    assert to_text(Path("n.md"), b"Intro\n=====\n\nSome text.").title == "Intro"
+    assert to_text(Path("n.md"), b"---\ntitle: From front matter\n---\n# H\nbody").title == "From front matter"
+    assert to_text(Path("x.rst"), b"=====\nRst T\n=====\n\nbody").title == "Rst T"
+    assert to_text(Path("x.org"), b"#+TITLE: Org T\n* Head\nbody").title == "Org T"
+    assert to_text(Path("log.txt"), b"plain text line", fallback_title="logs/log.txt").title == "logs/log.txt"
+
+
+def test_gzip_text_title_is_the_relative_path():
+    doc = to_text(Path("README.gz"), gzip.compress(README), fallback_title="rsync/README")
+    assert doc == Document(README.decode().strip(), "rsync/README")
+    assert to_text(Path("changelog.md.gz"), gzip.compress(b"# Changes\n\nv2 fixed it.")).title == "Changes"
+    assert to_text(Path("a.txt.gz"), b"not gzip at all") == Skip("corrupt gzip")
+
+
+def test_html_to_text():
+    doc = to_text(Path("trip.html"), PAGE)
+    assert doc.title == "Trip to Lisbon"
+    assert "rooftop terrace" in doc.text and "Lisbon" in doc.text
+    assert "quokka" not in doc.text and "color" not in doc.text
+
+
+def test_encodings():
+    assert to_text(Path("u.txt"), "Grüße aus Köln, sagte sie.".encode("utf-16")).text == "Grüße aus Köln, sagte sie."
+    assert to_text(Path("u.txt"), b"\xef\xbb\xbfBOM text here").text == "BOM text here"
+    assert to_text(Path("bin.txt"), b"PK\x03\x04\x00\x00binary") == Skip("binary")
+    assert to_text(Path("latin.txt"), "café crème".encode("latin-1")) == Skip("undecodable")
+    assert to_text(Path("big.txt"), b"x" * 101, max_bytes=100) == Skip("too large")
+    assert to_text(Path("empty.md"), b" \n\t") == Skip("empty", report=False)
+    # extensionless files are read only when they sniff as text; otherwise ignored silently
+    assert to_text(Path("NEWS"), b"Version 2 adds a dark theme.").title == "NEWS"
+    assert to_text(Path("prog"), b"\x7fELF\x02\x01\x00\x00") == Skip("not text", report=False)
+    assert to_text(Path("photo.jpg"), b"anything").report is False
+
+
+def test_gzip_bomb_is_bounded():
+    bomb = gzip.compress(b"\0" * 64_000_000, compresslevel=9)
+    assert len(bomb) < 200_000
+    tracemalloc.start()
+    try:
+        result = to_text(Path("bomb.txt.gz"), bomb, max_bytes=1_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result == Skip("too large")
+    assert peak < 8_000_000, peak
+
+
+def test_manifest_paths_and_counts(store):
+    for path, state in (("/a/b", "indexed"), ("/a/b/c.md", "indexed"), ("/a/bc.md", "skipped"), ("/x.md", "indexed")):
+        manifest.upsert(store, "owner", ManifestEntry(path, 1, 2, "s", state, None if state == "indexed" else "binary"))
+    assert set(manifest.paths(store, "owner", Path("/a/b"))) == {"/a/b", "/a/b/c.md"}
+    assert manifest.counts(store, "owner") == {"indexed": 3, "skipped": 1}
+    assert manifest.delete(store, "owner", "/a/b") and not manifest.delete(store, "owner", "/a/b")
+    assert manifest.get(store, "owner", "/a/bc.md").reason == "binary"
+    with pytest.raises(ValueError):
+        manifest.upsert(store, "owner", ManifestEntry("/y", 1, 2, "s", "maybe"))
+
+
+def test_watch_limit_is_recognised():
+    assert is_watch_limit(OSError("OS file watch limit reached. about [Errno 28] No space left on device"))
+    assert not is_watch_limit(FileNotFoundError(2, "No such file or directory"))
+
+
+def test_filter_ignores_hidden_and_twin_dirs(root):
+    f = PathFilter([root], [root / "twin-data"])
+    assert f.accepts(str(root / "a" / "b.md")) and f.accepts(str(root))
+    for bad in (".git/HEAD", "x/.env", "twin-data/twin.db", "node_modules/x.md", "n.md~", "/elsewhere/a.md"):
+        assert not f.accepts(str(root / bad)), bad
+
+
+# -- the scan against the real queue and workers -----------------------------------------------------------------
+def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
+    being = twin_env.being
+    notes, readme, page = root / "notes.md", root / "rsync" / "README.gz", root / "trip.html"
+    readme.parent.mkdir()
+    notes.write_text(NOTES)
+    readme.write_bytes(gzip.compress(README))
+    page.write_bytes(PAGE)
+
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert (tally.new, tally.changed, tally.gone, tally.skipped) == (3, 0, 0, 0)
+    assert lines(activity)[-1] == "Files: 3 indexed (3 new, 0 changed, 0 gone, 0 skipped)."
+    drain()
+    for path in (notes, readme, page):
+        ids = memories(store, being, path)
+        assert ids, path
+        assert store.live_embedding_ids(ids) == set(ids), path  # embedded
+    readme_memories = [store.get(i).content for i in memories(store, being, readme)]
+    assert all(m.startswith("rsync/README: ") for m in readme_memories), readme_memories
+    assert fts_hits(store, "kayaks") and fts_hits(store, "terrace") and not fts_hits(store, "quokka")
+
+    notes.write_text(NOTES_V2)  # changed: the file's memories are replaced
+    page.unlink()  # gone: its memories are forgotten
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert (tally.new, tally.changed, tally.gone) == (0, 1, 1)
+    assert lines(activity)[-1] == "Files: 2 indexed (0 new, 1 changed, 1 gone, 0 skipped)."
+    drain()
+    assert not fts_hits(store, "kayaks") and fts_hits(store, "canoe")
+    ids = memories(store, being, notes)
+    assert ids and store.live_embedding_ids(ids) == set(ids)
+    assert memories(store, being, page) == [] and not fts_hits(store, "terrace")
+    assert manifest.get(store, being, page) is None
+    assert manifest.counts(store, being) == {"indexed": 2, "skipped": 0}
+
+
+def test_restart_relearns_nothing_unchanged(twin_env, store, activity, redis, root):
+    for i in range(5):
+        (root / f"n{i}.md").write_text(f"# Note {i}\n\nThe number {i} is written on the kitchen door.\n")
+    asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert learn_jobs(redis) == 5
+    before = manifest.paths(store, twin_env.being, root)
+
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # a restart
+    assert (tally.new, tally.changed, tally.skipped) == (0, 0, 0)
+    assert learn_jobs(redis) == 5
+    assert manifest.paths(store, twin_env.being, root) == before
+    assert lines(activity)[-1] == "Files: 5 indexed (0 new, 0 changed, 0 gone, 0 skipped)."
+
+    touched = root / "n0.md"  # new mtime, same bytes: only the row moves
+    os.utime(touched, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert (tally.new, tally.changed) == (0, 0) and learn_jobs(redis) == 5
+    assert manifest.get(store, twin_env.being, touched).mtime_ns == touched.stat().st_mtime_ns
+
+
+def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activity, redis, root):
+    emptied, binary = root / "emptied.md", root / "binary.txt"
+    emptied.write_text("The ladder is kept in the garage behind the door.")
+    binary.write_text("The fuse box is in the hallway cupboard.")
+    asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    emptied.write_text("")
+    binary.write_bytes(b"\x00\x01binary now")
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert (tally.gone, tally.skipped) == (1, 1)
+    jobs = [(job.description, job.kwargs["source"]) for job in Queue(LEARN_QUEUE, connection=redis).jobs]
+    assert jobs[2:] == [("forget_source", f"file:{binary}"), ("forget_source", f"file:{emptied}")]
+    assert manifest.get(store, twin_env.being, emptied) is None
+    assert manifest.get(store, twin_env.being, binary).state == "skipped"
+    assert lines(activity)[-1] == "Files: 0 indexed (0 new, 0 changed, 1 gone, 1 skipped)."
+
+
+def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activity, redis, root, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("A note that lives outside the roots.")
+    (root / "ok.md").write_text("# Fine\n\nThe spare key hangs behind the calendar.\n")
+    (root / "NEWS").write_text("Version 2 of the recipe uses less sugar.\n")
+    (root / "binary.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (root / "big.txt").write_text("long line of words. " * 200)
+    (root / "latin.txt").write_bytes("café crème brûlée".encode("latin-1"))
+    os.mkfifo(root / "pipe.txt")
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    (root / "a").symlink_to(".")  # a symlink loop
+    (root / "link.md").symlink_to(outside)
+    (root / "inside.md").symlink_to(root / "ok.md")  # read once, as ok.md
+    (root / "empty.txt").write_text("")  # silent
+    (root / "photo.jpg").write_bytes(b"\xff\xd8\xff")  # ignored
+    (root / "prog").write_bytes(b"\x7fELF\x02\x01\x00")  # extensionless binary: ignored
+    (root / "twin-data").mkdir()
+    (root / "twin-data" / "secret.txt").write_text("the data dir is never read")
+    conn = make(twin_env, store, redis, activity, root, files_max_bytes=1000, data_dir=root / "twin-data")
+
+    tally = asyncio.run(conn.scan_once())
+    expected = {"binary.txt": "binary", "big.txt": "too large", "latin.txt": "undecodable",
+                "pipe.txt": "unreadable: not a regular file", "dangling.md": "unreadable: broken symlink",
+                "a": "symlink to a directory, not followed", "link.md": "symlink to a file outside the roots"}
+    skips = [t for t in lines(activity) if t.startswith("Files: skipped")]
+    assert sorted(skips) == sorted(f"Files: skipped {root / name} ({why})." for name, why in expected.items())
+    assert (tally.new, tally.skipped) == (2, len(expected))
+    assert lines(activity)[-1] == f"Files: 2 indexed (2 new, 0 changed, 0 gone, {len(expected)} skipped)."
+    indexed = {p for p, e in manifest.paths(store, twin_env.being, root).items() if e.state == "indexed"}
+    assert indexed == {str(root / "ok.md"), str(root / "NEWS")}
+    assert manifest.get(store, twin_env.being, root / "big.txt").reason == "too large"
+
+    count = len(lines(activity))
+    tally = asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert tally.skipped == 0 and len(lines(activity)) == count + 1  # a restart reports nothing again
+    (root / "binary.txt").write_bytes(b"\x00changed binary")  # a changed file is reported again
+    asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert lines(activity)[-2] == f"Files: skipped {root / 'binary.txt'} (binary)."
+
+
+def _scan_as(uid: int, gid: int, root: Path, data: Path) -> list[str]:
+    """Run one scan in a forked child with the given ids (no exec: the interpreter may live in a private
+    directory); return the child's activity lines."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            os.close(read_fd)
+            for key in [k for k in os.environ if k.startswith("TWIN_")]:
+                del os.environ[key]
+            os.environ.update(TWIN_CONFIG=str(data / "twin.toml"), XDG_CONFIG_HOME=str(data), HOME=str(data))
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+            settings = Settings(data_dir=data, config_dir=data / "c", runtime_dir=data / "r", files_roots=[root],
+                                redis_url="unix:///nonexistent.sock")
+            child_store = Store(settings.db_path).open()
+            child_activity = Activity(child_store, settings.being)
+            connector = FilesConnector(settings, child_store, Bus(Redis.from_url(settings.redis_url)), child_activity)
+            asyncio.run(connector.scan_once())
+            os.write(write_fd, json.dumps([line.text for line in child_activity.recent()]).encode())
+            code = 0
+        except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        out = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return json.loads(out)
+
+
+def test_permission_denied_file_and_directory():
+    """chmod 000 binds only a non-root user: as root, the scan runs in a forked child as `nobody`."""
+    base = Path(tempfile.mkdtemp(prefix="twin-perm-")).resolve()
+    root, data = base / "root", base / "data"
+    try:
+        os.chmod(base, 0o755)
+        root.mkdir(mode=0o755)
+        (root / "secret.txt").write_text("nobody may read this")
+        os.chmod(root / "secret.txt", 0)
+        (root / "locked").mkdir()
+        (root / "locked" / "inner.md").write_text("inside a locked directory")
+        os.chmod(root / "locked", 0)
+        data.mkdir()
+        nobody = pwd.getpwnam("nobody")
+        if os.geteuid() == 0:
+            os.chown(data, nobody.pw_uid, nobody.pw_gid)
+        texts = _scan_as(nobody.pw_uid, nobody.pw_gid, root, data)
+        assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
+                                     f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
+        assert texts[2:] == ["Files: 0 indexed (0 new, 0 changed, 0 gone, 2 skipped)."]
+    finally:
+        if (root / "locked").exists():
+            os.chmod(root / "locked", 0o755)
+        shutil.rmtree(base)
+
+
+# -- live ----------------------------------------------------------------------------------------------------------
+def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, root):
+    being = twin_env.being
+    (root / "old.md").write_text("The bread maker lives in the top cupboard.")
+    (root / "a").symlink_to(".")  # watchfiles follows it: events may name root/a/... for root/...
+    conn = FilesConnector(twin_env.model_copy(update={"files_roots": [root, root.parent / "no-such-root"]}), store,
+                          Bus(redis), activity)
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(conn.run(stop))
+        await wait_for(lambda: any(t.startswith("Files: 1 indexed") for t in lines(activity)))
+        # no pause: the watcher was set up before the scan, so a file written right now is seen
+        fresh = root / "sub" / "fresh.md"
+        fresh.parent.mkdir()
+        fresh.write_text("The plumber comes on Friday at nine.")
+        await wait_for(lambda: manifest.get(store, being, fresh) is not None)
+        (root / "old.md").unlink()
+        await wait_for(lambda: manifest.get(store, being, root / "old.md") is None)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(scenario())
+    texts = lines(activity)
+    assert f"Files: root {root.parent / 'no-such-root'} is missing; left as it was." in texts
+    assert "Files: 1 indexed (1 new, 0 changed, 0 gone, 1 skipped)." in texts
+    assert "Files: 2 indexed (1 new, 0 changed, 0 gone, 0 skipped)." in texts
+    assert texts[-1] == "Files: 1 indexed (0 new, 0 changed, 1 gone, 0 skipped)."
+    assert learn_jobs(redis) == 3  # old.md, fresh.md, forget old.md
+
+
+def test_redis_down_saves_no_row_and_pushes_later(twin_env, store, activity, tmp_path, root):
+    server, url = start_redis(tmp_path)
+    client = Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=1, socket_timeout=2)
+    note = root / "later.md"
+    note.write_text("The boiler service is due in March.")
+    conn = FilesConnector(twin_env.model_copy(update={"files_roots": [root]}), store, Bus(client), activity)
+    try:
+        server.terminate()
+        server.wait(10)
+        tally = asyncio.run(conn.scan_once())
+        assert (tally.new, tally.deferred) == (0, 1) and conn.unreachable and conn.waiting == 1
+        assert manifest.get(store, twin_env.being, note) is None  # the cursor did not move
+
+        async def scenario() -> None:
+            nonlocal server
+            stop = asyncio.Event()
+            task = asyncio.create_task(conn.run(stop))
+            await wait_for(lambda: conn.waiting == 1 and lines(activity).count(
+                "Files: 0 indexed (0 new, 0 changed, 0 gone, 0 skipped).") == 2)
+            server, _ = start_redis(tmp_path)  # Redis is back: the retry task pushes it
+            await wait_for(lambda: manifest.get(store, twin_env.being, note) is not None)
+            stop.set()
+            await asyncio.wait_for(task, 10)
+
+        asyncio.run(scenario())
+        assert not conn.unreachable and conn.waiting == 0
+        assert Queue(LEARN_QUEUE, connection=Redis.from_url(url)).count == 1
+        assert lines(activity)[-1] == "Files: 1 indexed (1 new, 0 changed, 0 gone, 0 skipped)."
+    finally:
+        server.terminate()
+        server.wait(10)
