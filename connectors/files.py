@@ -3,31 +3,30 @@
 Three parts:
 - fetch: `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows watchfiles events
   (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
-- `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason);
+- `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
+  `connectors.file_text`;
 - push: `Bus.push_document` (the learn job replaces that file's memories) or `Bus.push_forget_source`
   (a gone file). The manifest row, the connector's cursor, is written only after the push succeeded
   (invariant 3), so a crash or an unreachable Redis loses nothing: the file is pushed again later.
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
 its row is not read again; same bytes under a new mtime only update the row. Every file skipped for a
-reason leaves one activity line and a `skipped` row, so a restart does not report it again.
+reason leaves one activity line and a `skipped` row, so a restart does not report it again. Files named
+like a `files_ignore` glob (LICENSE*, changelog*, …) are ignored silently, like an unknown suffix.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import errno
+import fnmatch
 import hashlib
-import itertools
 import logging
 import os
 import re
 import stat
-import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +34,7 @@ import watchfiles
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
 from twin import manifest
 from twin.manifest import ManifestEntry
 from twin.settings import Settings
@@ -46,17 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KINDS_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".txt": "markdown", "": "sniff", ".rst": "rst",
-                   ".org": "org", ".html": "html", ".htm": "html", ".tex": "tex", ".csv": "data", ".json": "data",
-                   ".log": "data"}
-"""Text-like files by suffix (after a `.gz`); `""` (README, NEWS) is read only if it sniffs as text. The
-kind picks the title rule (`markdown` also serves `.txt` and extensionless files). Other suffixes are ignored."""
-DEFAULT_MAX_BYTES: int = Settings.model_fields["files_max_bytes"].default
-"""`to_text`'s bound when called without one: the setting's default (bytes, uncompressed)."""
-SNIFF_BYTES = 8192
-"""Bytes examined for NULs (binary) and, for extensionless files, for valid UTF-8."""
-TITLE_MAX_CHARS = 200
-"""Longest title kept for a document's memories (characters)."""
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 60.0
 """Backoff between retries while Redis is unreachable: doubles from 1 s, capped at 60 s."""
@@ -65,234 +54,6 @@ WATCH_DEBOUNCE_MS = 1600
 IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
 IGNORED_NAMES = tuple(re.compile(p) for p in watchfiles.DefaultFilter.ignore_entity_patterns)
 """Directory names and file-name patterns never read (watchfiles' defaults); hidden names are ignored too."""
-_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-
-
-# -- to_text: pure ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Document:
-    """The text to learn from one file and the title its memories keep as context."""
-
-    text: str
-    title: str
-
-
-@dataclass(frozen=True)
-class Skip:
-    """Why a file is not learned. `report=False` means "not a text file after all" (empty, or an extensionless
-    file that is not UTF-8 text): ignored silently, with no activity line and no manifest row."""
-
-    reason: str
-    report: bool = True
-
-
-def text_kind(path: Path) -> str | None:
-    """The kind of a text-like file name (see `KINDS_BY_SUFFIX`), or None for a name the connector ignores."""
-    name = path.name.lower().removesuffix(".gz")
-    if not name or name.startswith("."):
-        return None
-    return KINDS_BY_SUFFIX.get(os.path.splitext(name)[1])
-
-
-def sniffs_as_text(head: bytes) -> bool:
-    """True when `head` (the first bytes of a file) has no NUL byte and is valid UTF-8 (a cut last character
-    is allowed): the rule for extensionless files such as README."""
-    if b"\x00" in head[:SNIFF_BYTES]:
-        return False
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head[:SNIFF_BYTES], final=False)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def gunzip_bounded(raw: bytes, max_bytes: int) -> bytes | Skip:
-    """Decompress gzip `raw` (every member) without ever holding more than `max_bytes` + 1 bytes of output,
-    so a gzip bomb costs at most that much memory. Returns `Skip("too large")` past the limit and
-    `Skip("corrupt gzip")` for bytes that are not a complete gzip stream."""
-    out = bytearray()
-    data = raw
-    while data:
-        decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        try:
-            out += decomp.decompress(data, max_bytes + 1 - len(out))
-        except zlib.error:
-            return Skip("corrupt gzip")
-        if len(out) > max_bytes:
-            return Skip("too large")
-        if not decomp.eof:
-            return Skip("corrupt gzip")
-        data = decomp.unused_data
-        if not data.strip(b"\x00"):  # trailing padding after the last member
-            break
-    return bytes(out)
-
-
-def decode_text(raw: bytes) -> str | Skip:
-    """Bytes -> str: UTF-8 with BOM, UTF-16 with BOM, else strict UTF-8. `Skip("binary")` when NUL bytes
-    appear (in the first 8 KB or after decoding), `Skip("undecodable")` when none of these decodes it."""
-    for bom, codec in _BOMS:
-        if raw.startswith(bom):
-            try:
-                text = raw[len(bom):].decode("utf-8") if codec == "utf-8" else raw.decode(codec)
-            except UnicodeDecodeError:
-                return Skip("undecodable")
-            break
-    else:
-        if b"\x00" in raw[:SNIFF_BYTES]:
-            return Skip("binary")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return Skip("undecodable")
-    return Skip("binary") if "\x00" in text else text
-
-
-class _HTMLText(HTMLParser):
-    """Collects an HTML page's visible text (script, style and the like dropped), its <title> and first <h1>."""
-
-    HIDDEN = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object"})
-    BLOCKS = frozenset({"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "section", "article", "header",
-                        "footer", "nav", "aside", "main", "pre", "blockquote", "hr", "dt", "dd", "figcaption",
-                        "h1", "h2", "h3", "h4", "h5", "h6", "title"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title: list[str] = []
-        self.h1: list[str] = []
-        self._hidden = 0
-        self._in: str | None = None  # "title" or "h1" while inside one
-
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        if tag in self.HIDDEN:
-            self._hidden += 1
-        elif tag == "title" or (tag == "h1" and not self.h1):
-            self._in = tag
-        if tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.HIDDEN:
-            self._hidden = max(0, self._hidden - 1)
-        elif tag == self._in:
-            self._in = None
-        if tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._hidden:
-            return
-        if self._in == "title":
-            self.title.append(data)
-            return
-        if self._in == "h1":
-            self.h1.append(data)
-        self.parts.append(data)
-
-
-def _squeeze(text: str) -> str:
-    lines = (" ".join(line.split()) for line in text.split("\n"))
-    return "\n".join(line for line in lines if line)
-
-
-def html_to_text(html: str) -> tuple[str, str | None]:
-    """`(visible text, title)` of an HTML page with the stdlib parser: one line per block, whitespace collapsed,
-    script/style dropped; the title is `<title>`, else the first `<h1>`, else None."""
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    title = _squeeze(" ".join(parser.title)) or _squeeze(" ".join(parser.h1))
-    return _squeeze("".join(parser.parts)), title or None
-
-
-_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_RST_UNDERLINE = re.compile(r"^([=\-~^*#+\"'`:._])\1{2,}\s*$")
-_ORG_TITLE = re.compile(r"^#\+title:[ \t]*(.+)$", re.IGNORECASE | re.MULTILINE)
-_ORG_HEADING = re.compile(r"^\*+[ \t]+(.+)$", re.MULTILINE)
-_TEX_TITLE = re.compile(r"\\(?:title|chapter|section)\*?\{([^{}\n]+)\}")
-_FRONT_TITLE = re.compile(r"^title:[ \t]*[\"']?(.+?)[\"']?[ \t]*$", re.MULTILINE)
-
-
-def _markdown_title(text: str) -> str | None:
-    lines = text.split("\n")
-    if lines and lines[0].strip() == "---":  # YAML front matter
-        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() in ("---", "...")), None)
-        if end is not None:
-            match = _FRONT_TITLE.search("\n".join(lines[1:end]))
-            if match:
-                return match.group(1)
-            lines = lines[end + 1:]
-    for i, line in enumerate(lines):
-        if match := _ATX.match(line):
-            return match.group(1)
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.strip() and not line.startswith("    ") and _UNDERLINE.match(nxt) and not _UNDERLINE.match(line):
-            return line.strip()
-    return None
-
-
-def _rst_title(text: str) -> str | None:
-    lines = text.split("\n")
-    for line, nxt in itertools.pairwise(lines):
-        title = line.strip()
-        if title and not _RST_UNDERLINE.match(line) and _RST_UNDERLINE.match(nxt) and len(nxt.strip()) >= len(title):
-            return title
-    return None
-
-
-def _heading(kind: str, text: str) -> str | None:
-    if kind in ("markdown", "sniff"):
-        return _markdown_title(text)
-    if kind == "rst":
-        return _rst_title(text)
-    if kind == "org":
-        match = _ORG_TITLE.search(text) or _ORG_HEADING.search(text)
-        return match.group(1) if match else None
-    if kind == "tex":
-        match = _TEX_TITLE.search(text)
-        return match.group(1) if match else None
-    return None
-
-
-def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallback_title: str | None = None
-            ) -> Document | Skip:
-    """Turn the bytes of one file into the text to learn; pure (no I/O).
-
-    `path` decides the kind (by suffix, `.gz` meaning gzip-compressed text); `raw` are the bytes on disk;
-    `max_bytes` bounds the text in bytes, uncompressed (gzip is decompressed in a bounded way); the title is
-    the first markdown/rst/org/LaTeX heading or HTML <title>, else `fallback_title`, else the file name
-    without `.gz`. Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a
-    silent `Skip` (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
-    """
-    kind = text_kind(path)
-    if kind is None:
-        return Skip("not a text file", report=False)
-    if path.name.lower().endswith(".gz"):
-        data = gunzip_bounded(raw, max_bytes)
-        if isinstance(data, Skip):
-            return data
-        raw = data
-    if len(raw) > max_bytes:
-        return Skip("too large")
-    if kind == "sniff" and not sniffs_as_text(raw):
-        return Skip("not text", report=False)
-    text = decode_text(raw)
-    if isinstance(text, Skip):
-        return Skip(text.reason, report=kind != "sniff")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    title = None
-    if kind == "html":
-        text, title = html_to_text(text)
-    else:
-        title = _heading(kind, text)
-    text = text.strip()
-    if not text:
-        return Skip("empty", report=False)
-    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    title = " ".join((title or fallback_title or name).split())
-    return Document(text, title[:TITLE_MAX_CHARS])
 
 
 # -- fetch: blocking I/O, run in threads ------------------------------------------------------------------------
@@ -300,11 +61,16 @@ class PathFilter:
     """Which paths the connector looks at: inside a root, with no hidden (`.x`) or ignored directory (.git,
     node_modules, … as watchfiles' DefaultFilter) between the root and the name, no ignored name pattern
     (editor backups), and not inside twin's own directories (data, config: secrets, runtime). Also serves as
-    the watchfiles `watch_filter`. Paths are absolute strings; no I/O."""
+    the watchfiles `watch_filter`. Paths are absolute strings; no I/O.
 
-    def __init__(self, roots: Iterable[Path], ignore_paths: Iterable[Path]):
+    `ignore_files` (the `files_ignore` setting) are case-sensitive `fnmatch` globs on a file's name; `walk()`
+    leaves such files out like an unknown suffix (see `learns`). They do not apply to directories, so
+    `accepts` and the watch filter let those names through; an event for one finds nothing to learn."""
+
+    def __init__(self, roots: Iterable[Path], ignore_paths: Iterable[Path], ignore_files: Iterable[str] = ()):
         self.roots = sorted({str(r) for r in roots}, key=len, reverse=True)
         self.ignore_paths = tuple(str(p).rstrip(os.sep) for p in ignore_paths)
+        self.ignore_files = tuple(ignore_files)
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         return self.accepts(path)
@@ -325,6 +91,11 @@ class PathFilter:
             return False
         return not parts or not any(r.search(parts[-1]) for r in IGNORED_NAMES)
 
+    def learns(self, path: Path) -> bool:
+        """True when a file named like `path` may be learned: `text_kind` knows its suffix and its name
+        matches none of the `ignore_files` globs (`debian/changelog.gz` matches `changelog*`)."""
+        return text_kind(path) is not None and not any(fnmatch.fnmatchcase(path.name, g) for g in self.ignore_files)
+
 
 @dataclass
 class Listing:
@@ -344,12 +115,12 @@ def _link(path: Path, st: os.stat_result, listing: Listing, accept: PathFilter) 
     try:
         target = os.stat(path)
     except OSError as exc:
-        if text_kind(path):
+        if accept.learns(path):
             listing.skipped.append((path, st, _unreadable(exc)))
         return
     if stat.S_ISDIR(target.st_mode):
         listing.skipped.append((path, st, "symlink to a directory, not followed"))
-    elif text_kind(path) and accept.root_of(os.path.realpath(path)) is None:
+    elif accept.learns(path) and accept.root_of(os.path.realpath(path)) is None:
         listing.skipped.append((path, st, "symlink to a file outside the roots"))
     # a symlink to a file inside a root is left out: that file is read once, under its own path
 
@@ -360,7 +131,8 @@ def walk(top: Path, accept: PathFilter) -> Listing:
     A missing `top`, or one reached through a symlinked directory, gives an empty listing. Unreadable
     directories, symlinks to directories (never followed, so no loops), broken or looping symlinks and
     symlinks to files outside the roots are listed as skipped; a symlink to a file inside a root is left
-    out (that file is read under its own path); names `text_kind` does not know are left out.
+    out (that file is read under its own path); file names `accept.learns` refuses (an unknown suffix, a
+    `files_ignore` glob) are left out, so a row for one counts as gone.
     """
     listing = Listing()
     try:
@@ -378,13 +150,13 @@ def walk(top: Path, accept: PathFilter) -> Listing:
         if stat.S_ISLNK(st.st_mode):
             _link(path, st, listing, accept)
         elif not stat.S_ISDIR(st.st_mode):
-            if text_kind(path):
+            if accept.learns(path):
                 listing.files.append((path, st))
         else:
             try:
                 with os.scandir(path) as entries:  # d_type first: no stat for names never read (photos, …)
                     found = [e for e in entries if (e.is_symlink() or e.is_dir(follow_symlinks=False)
-                                                    or text_kind(Path(e.name))) and accept.accepts(e.path)]
+                                                    or accept.learns(Path(e.name))) and accept.accepts(e.path)]
             except OSError as exc:
                 listing.skipped.append((path, st, _unreadable(exc, "unreadable directory")))
                 continue
@@ -515,7 +287,7 @@ class FilesConnector:
         self.being = settings.being
         self.roots = list(dict.fromkeys(settings.files_roots))
         own = (settings.data_dir, settings.config_dir, settings.runtime_dir)  # real paths: ~/.config may be a link
-        self.filter = PathFilter(self.roots, [Path(os.path.realpath(p)) for p in own])
+        self.filter = PathFilter(self.roots, [Path(os.path.realpath(p)) for p in own], settings.files_ignore)
         self.unreachable = False
         """True while Redis is unreachable (logged once when it flips each way)."""
         self._retry: dict[Path, Path] = {}

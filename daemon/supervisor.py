@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import logging
 import os
 import signal
@@ -125,6 +126,26 @@ class Supervisor:
             proc.kill()
             await proc.wait()
 
+    async def _keep_connector(self, name: str, bus: Bus) -> None:
+        """Run connector `name` until stopping; a crash is logged with its traceback, written to the diary
+        and the connector restarted with the same capped backoff as a child process."""
+        backoff_s = 1.0
+        while not self.stop.is_set():
+            started = time.monotonic()
+            try:
+                await CONNECTORS[name](self.settings, self.store, bus, self.activity).run(self.stop)
+                return
+            except Exception as exc:  # noqa: BLE001 - the loop boundary: log, back off, restart
+                log.exception("supervisor: connector %s crashed", name)
+                ran_s = time.monotonic() - started
+                backoff_s = 1.0 if ran_s > STABLE_AFTER_S else min(backoff_s * 2, self.settings.restart_backoff_max_s)
+                self.activity.record("error", f"The {name} connector failed ({type(exc).__name__}: {exc}); "
+                                              f"restarting it in {backoff_s:.0f} s.")
+            try:
+                await asyncio.wait_for(self.stop.wait(), timeout=backoff_s)
+            except TimeoutError:
+                pass
+
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
         if self.settings.redis_url:
@@ -194,8 +215,9 @@ class Supervisor:
                 self._start_child(f"{role} worker", [sys.executable, "-m", "workers", role])
             bus = Bus(self.redis)
             if self.settings.files_roots:
-                connector = CONNECTORS["files"](self.settings, self.store, bus, self.activity)
-                connector_tasks.append(asyncio.create_task(connector.run(self.stop), name="connector-files"))
+                self.store.set_cursor("files", self.settings.being, "roots",
+                                      json.dumps([str(r) for r in self.settings.files_roots]))
+                connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers, "

@@ -24,7 +24,8 @@ from redis.retry import Retry
 from rq import Queue
 
 from connectors import CONNECTORS
-from connectors.files import Document, FilesConnector, PathFilter, Skip, is_watch_limit, to_text
+from connectors.file_text import Document, Skip, to_text
+from connectors.files import FilesConnector, PathFilter, is_watch_limit
 from twin import manifest
 from twin.activity import Activity
 from twin.manifest import ManifestEntry
@@ -178,6 +179,16 @@ def test_filter_ignores_hidden_and_twin_dirs(root):
         assert not f.accepts(str(root / bad)), bad
 
 
+def test_filter_ignores_file_name_globs(root):
+    f = PathFilter([root], [], ["LICENSE*", "changelog*", "copyright"])
+    for name in ("LICENSE", "LICENSE.md", "changelog.gz", "changelog.Debian.gz", "copyright"):
+        assert not f.learns(root / "pkg" / name), name
+    for name in ("README", "notes.md", "license.md", "my-changelog.txt", "copyright.md", "photo.jpg"):
+        assert f.learns(root / name) == (name != "photo.jpg"), name  # case-sensitive, whole name
+    assert f.accepts(str(root / "changelog")) and f(None, str(root / "LICENSE"))  # directories are not matched
+    assert PathFilter([root], []).learns(root / "LICENSE")
+
+
 # -- the scan against the real queue and workers -----------------------------------------------------------------
 def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     being = twin_env.being
@@ -287,6 +298,42 @@ def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activi
     (root / "binary.txt").write_bytes(b"\x00changed binary")  # a changed file is reported again
     asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
     assert lines(activity)[-2] == f"Files: skipped {root / 'binary.txt'} (binary)."
+
+
+def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity, redis, root):
+    being = twin_env.being
+    readme, licence, changelog = root / "README", root / "LICENSE", root / "debian" / "changelog.gz"
+    changelog.parent.mkdir()
+    readme.write_bytes(README)
+    licence.write_text("Permission is hereby granted, free of charge, to any person obtaining a copy.\n")
+    changelog.write_bytes(gzip.compress(b"rsync (3.2.7-1) unstable; urgency=medium\n\n  * New upstream release.\n"))
+
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # the default globs
+    assert (tally.new, tally.skipped) == (1, 0) and learn_jobs(redis) == 1
+    assert set(manifest.paths(store, being, root)) == {str(readme)}  # no row, no activity line for the others
+    assert lines(activity) == ["Files: 1 indexed (1 new, 0 changed, 0 gone, 0 skipped)."]
+
+    tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=[]).scan_once())
+    assert (tally.new, tally.changed, tally.skipped) == (2, 0, 0) and learn_jobs(redis) == 3
+    assert set(manifest.paths(store, being, root)) == {str(readme), str(licence), str(changelog)}
+
+
+def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity, redis, root):
+    being = twin_env.being
+    notes, keep = root / "notes.md", root / "keep.md"
+    notes.write_text(NOTES)
+    keep.write_text("The spare key hangs behind the calendar.\n")
+    asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    drain()
+    assert memories(store, being, notes) and fts_hits(store, "kayaks")
+
+    tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=["notes*"]).scan_once())
+    assert (tally.new, tally.changed, tally.gone, tally.skipped) == (0, 0, 1, 0)
+    assert lines(activity)[-1] == "Files: 1 indexed (0 new, 0 changed, 1 gone, 0 skipped)."
+    assert manifest.get(store, being, notes) is None and manifest.get(store, being, keep).state == "indexed"
+    drain()
+    assert memories(store, being, notes) == [] and not fts_hits(store, "kayaks")
+    assert memories(store, being, keep)
 
 
 def _scan_as(uid: int, gid: int, root: Path, data: Path) -> list[str]:

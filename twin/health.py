@@ -63,10 +63,11 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append(f"Redis not reachable at {settings.effective_redis_url}: is `twin up` running?")
     else:
         report["queues"] = bus.depths()
-    manifest = dict(store.conn.execute("SELECT state, COUNT(*) FROM files_manifest WHERE being_id = ? GROUP BY state",
-                                       (settings.being,)).fetchall())
-    report["files"] = {"roots": [str(r) for r in settings.files_roots], "indexed": manifest.get("indexed", 0),
-                       "skipped": manifest.get("skipped", 0)}
+    from twin import manifest
+
+    roots = [str(r) for r in settings.files_roots] or json.loads(store.get_cursor("files", settings.being, "roots")
+                                                                  or "[]")
+    report["files"] = {"roots": roots, **manifest.counts(store, settings.being)}
     report["data_dir"] = str(settings.data_dir)
     report["degraded"] = degraded
     return report

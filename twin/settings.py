@@ -25,6 +25,9 @@ from pydantic_settings import (
 from twin.exceptions import SettingsError
 
 ENV_PREFIX = "TWIN_"
+DEFAULT_FILES_IGNORE = ("LICENSE*", "LICENCE*", "COPYING*", "copyright", "changelog*", "ChangeLog*", "CHANGELOG*",
+                        "*.lock")
+"""File names the files connector skips silently by default (case-sensitive `fnmatch` globs)."""
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -102,6 +105,9 @@ class Settings(BaseSettings):
     files_max_bytes: int = Field(2_000_000, ge=1, description="Larger files are skipped (bytes, uncompressed).")
     files_max_memories: int = Field(36, ge=1, le=1000, description="Memories kept per file (3 calls of 12).")
     files_poll_delay_ms: int = Field(2000, ge=100, description="Polling interval when inotify watches run out.")
+    files_ignore: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_FILES_IGNORE),
+        description="File-name globs never learned (licence texts and changelogs are boilerplate, not memories).")
 
     # -- supervisor ------------------------------------------------------------------------
     restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")
@@ -113,6 +119,14 @@ class Settings(BaseSettings):
         """Accept a list, or a string of paths separated by ':' or ',' (as in `TWIN_FILES_ROOTS=a:b`)."""
         if isinstance(value, str):
             return [p for p in value.replace(",", ":").split(":") if p.strip()]
+        return value
+
+    @field_validator("files_ignore", mode="before")
+    @classmethod
+    def _split_globs(cls, value: object) -> object:
+        """Accept a list, or a comma-separated string of globs (as in `TWIN_FILES_IGNORE=*.log,copyright`)."""
+        if isinstance(value, str):
+            return [g.strip() for g in value.split(",") if g.strip()]
         return value
 
     @field_validator("files_roots")

@@ -19,8 +19,8 @@ from twin.vectors import IndexWriter
 
 @dataclass
 class WorkerContext:
-    """Per-process clients. `store` is None in the forking learn worker (each job opens its own, since
-    a SQLite connection must not cross a fork); the embedding worker fills `store`, `embedder`, `writer`."""
+    """Per-process clients: each worker opens its own `store`; the embedding worker also fills `embedder`,
+    `writer` and `activity`."""
 
     settings: Settings
     redis: Redis

@@ -26,12 +26,9 @@ class BadInput(Exception):
 
 
 def _with_store(fn):
+    """Run `fn(ctx, store)` with the worker's store (opened once per worker process)."""
     ctx = current()
-    store = Store(ctx.settings.db_path).open()
-    try:
-        return fn(ctx, store)
-    finally:
-        store.close()
+    return fn(ctx, ctx.store)
 
 
 def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:

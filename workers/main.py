@@ -1,4 +1,4 @@
-"""Worker processes: `learn` (forking RQ `Worker`, runs the scheduler) and `embed` (one `SimpleWorker`
+"""Worker processes: `learn` (a `SimpleWorker` that also runs RQ's scheduler) and `embed` (one `SimpleWorker`
 that loads the model once and is the only writer of the index; LIBRARY_NOTES §1 recommendation)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
-from rq import SimpleWorker, Worker
+from rq import Queue, SimpleWorker
+from rq.intermediate_queue import IntermediateQueue
 
 from twin.activity import Activity
 from twin.embedder import make_embedder
@@ -49,12 +50,48 @@ def set_aside_bad_input(job, exc_type, exc_value, tb) -> bool:
     return True
 
 
+def recover_orphaned_jobs(queue: Queue) -> int:
+    """Put back at the front of `queue` the jobs a previous run of this worker took but never finished.
+
+    RQ moves a dequeued job to an intermediate list, then to the started registry; a worker killed
+    (SIGKILL) or stopped between the two leaves it there until a maintenance pass minutes later fails it.
+    twin runs exactly one worker per queue, so at start every such job is an orphan; jobs are idempotent,
+    so running one again is safe. Returns how many were requeued.
+    """
+    registry = queue.started_job_registry
+    intermediate = IntermediateQueue(queue.key, connection=queue.connection)
+    started = {registry.parse_job_id(entry): entry for entry in queue.connection.zrange(registry.key, 0, -1)}
+    requeued = 0
+    for job_id in dict.fromkeys([*intermediate.get_job_ids(), *started]):
+        intermediate.remove(job_id)
+        if job_id in started:
+            queue.connection.zrem(registry.key, started[job_id])
+        job = queue.fetch_job(job_id)
+        if job is not None:
+            queue.enqueue_job(job, at_front=True)
+            requeued += 1
+    if requeued:
+        log.warning("worker: requeued %d job(s) a previous run of %s left unfinished", requeued, queue.name)
+    return requeued
+
+
 def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
-    """The learn worker: fork per job (a crash or hang in one input kills only that job)."""
-    install(WorkerContext(settings=settings, redis=redis))
-    worker = Worker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
-                    exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-    worker.work(burst=burst, with_scheduler=not burst, logging_level="WARNING")
+    """The learn worker: an in-process `SimpleWorker` with one store connection for all its jobs.
+
+    Extraction is pure Python with bounded input, so the fork-per-job `Worker` (12 ms a job, a new
+    SQLite connection each time; LIBRARY_NOTES §1) bought no safety worth a 6x lower ingest rate; a
+    job that hangs is still stopped by RQ's timeout (SIGALRM in the main thread). It also runs RQ's
+    scheduler, which moves retried jobs back onto the queue.
+    """
+    store = Store(settings.db_path).open()
+    try:
+        install(WorkerContext(settings=settings, redis=redis, store=store))
+        recover_orphaned_jobs(Queue(LEARN_QUEUE, connection=redis))
+        worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
+                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+        worker.work(burst=burst, with_scheduler=not burst, logging_level="WARNING")
+    finally:
+        store.close()
     return 0
 
 
@@ -87,6 +124,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
                 writer.checkpoint()
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
+        recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
         worker = SimpleWorker([EMBED_QUEUE], connection=redis, name=f"twin-embed-{os.getpid()}",
                               exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
         worker.work(burst=burst, logging_level="WARNING")
