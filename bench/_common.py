@@ -140,7 +140,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], digits: int 
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
+        pairs = enumerate(zip(values, widths, strict=True))
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in pairs)
 
     out = [title, "=" * len(title)] if title else []
     out += [line(headers), "  ".join("-" * w for w in widths)] + [line(r) for r in cells]
@@ -163,7 +164,8 @@ def machine() -> dict:
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return {"cpus": os.cpu_count(), "cpu": cpu, "python": sys.version.split()[0], "platform": platform.platform(),
-            "commit": commit, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "loadavg_at_end": os.getloadavg()}
+            "commit": commit, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "loadavg_at_end": os.getloadavg()}
 
 
 def load_note() -> str:

@@ -26,13 +26,29 @@ GENERATOR_VERSION = 1
 BEING = "owner"
 SEED = 20261130
 
-FIRST = ["Marta", "Jonas", "Aiko", "Lena", "Tomás", "Inês", "Yusuf", "Priya", "Chen", "Sofia", "Mateo", "Hannah", "Lukas", "Amara", "Kenji", "Elif", "Noah", "Zoë", "Rafael", "Clara", "Dmitri", "Ana", "Bruno", "Leila", "Omar", "Freya", "Tariq", "Greta", "Paulo", "Mei", "Julia", "Felix", "Nadia", "Sven", "Beatriz", "Kofi", "Ingrid", "Diego", "Yara", "Hiro", "Maya", "Anton", "Lucía", "Ravi", "Elsa", "Marek", "Chiara", "Idris", "Helena", "Pedro", "Astrid", "Kai", "Rosa", "Emil", "Sara", "Viktor", "Noor", "Theo", "Alma", "Rui", "Fatima", "Ole", "Carmen", "Jakob", "Ayla", "Nils", "Lotte", "Gabriel", "Imke"]
-SURNAMES = ["Weber", "Silva", "Tanaka", "Okafor", "Novak", "Schmidt", "Costa", "Müller", "Rossi", "Kowalski", "Haddad", "Nguyen", "Fischer", "Lindqvist", "Moreau", "Petrov", "Jensen", "Alves", "Becker", "Sato", "Oliveira", "Hoffmann", "Brandt", "Keller", "Ferreira", "Yilmaz", "Dubois", "Wagner", "Kaur", "Ibrahim", "Andersen", "Richter", "Lopes", "Vogel", "Bauer", "Santos", "Zimmermann", "Ito", "Nowak", "Hansen"]
-RELATIONS = ["sister", "brother", "mother", "father", "cousin", "aunt", "uncle", "colleague", "manager", "friend", "neighbour", "flatmate", "partner", "grandmother", "niece", "nephew", "landlord", "dentist", "teammate", "mentor"]
-CITIES = ["Berlin", "Lisbon", "Porto", "Hamburg", "Munich", "Vienna", "Prague", "Amsterdam", "Copenhagen", "Madrid", "Barcelona", "Seville", "Paris", "Lyon", "Milan", "Rome", "Naples", "Athens", "Istanbul", "Kraków", "Warsaw", "Budapest", "Zurich", "Geneva", "Brussels", "Antwerp", "Dublin", "Edinburgh", "London", "Manchester", "Oslo", "Stockholm", "Helsinki", "Tallinn", "Riga", "Vilnius", "Ljubljana", "Zagreb", "Split", "Valencia", "Coimbra", "Faro", "Bordeaux", "Marseille", "Leipzig", "Dresden", "Cologne", "Frankfurt", "Stuttgart", "Tokyo", "Kyoto", "Osaka", "Seoul", "Toronto", "Montreal", "Boston", "Chicago", "Lima", "Bogotá", "Nairobi", "Marrakesh", "Cairo", "Tbilisi", "Yerevan", "Reykjavík"]
+FIRST = ("Marta", "Jonas", "Aiko", "Lena", "Tomás", "Inês", "Yusuf", "Priya", "Chen", "Sofia", "Mateo", "Hannah",
+         "Lukas", "Amara", "Kenji", "Elif", "Noah", "Zoë", "Rafael", "Clara", "Dmitri", "Ana", "Bruno", "Leila",
+         "Omar", "Freya", "Tariq", "Greta", "Paulo", "Mei", "Julia", "Felix", "Nadia", "Sven", "Beatriz", "Kofi",
+         "Ingrid", "Diego", "Yara", "Hiro", "Maya", "Anton", "Lucía", "Ravi", "Elsa", "Marek", "Chiara", "Idris",
+         "Helena", "Pedro", "Astrid", "Kai", "Rosa", "Emil", "Sara", "Viktor", "Noor", "Theo", "Alma", "Rui",
+         "Fatima", "Ole", "Carmen", "Jakob", "Ayla", "Nils", "Lotte", "Gabriel", "Imke")
+SURNAMES = ("Weber", "Silva", "Tanaka", "Okafor", "Novak", "Schmidt", "Costa", "Müller", "Rossi", "Kowalski",
+            "Haddad", "Nguyen", "Fischer", "Lindqvist", "Moreau", "Petrov", "Jensen", "Alves", "Becker", "Sato",
+            "Oliveira", "Hoffmann", "Brandt", "Keller", "Ferreira", "Yilmaz", "Dubois", "Wagner", "Kaur", "Ibrahim",
+            "Andersen", "Richter", "Lopes", "Vogel", "Bauer", "Santos", "Zimmermann", "Ito", "Nowak", "Hansen")
+RELATIONS = ("sister", "brother", "mother", "father", "cousin", "aunt", "uncle", "colleague", "manager", "friend",
+             "neighbour", "flatmate", "partner", "grandmother", "niece", "nephew", "landlord", "dentist", "teammate",
+             "mentor")
+CITIES = ("Berlin", "Lisbon", "Porto", "Hamburg", "Munich", "Vienna", "Prague", "Amsterdam", "Copenhagen", "Madrid",
+          "Barcelona", "Seville", "Paris", "Lyon", "Milan", "Rome", "Naples", "Athens", "Istanbul", "Kraków",
+          "Warsaw", "Budapest", "Zurich", "Geneva", "Brussels", "Antwerp", "Dublin", "Edinburgh", "London",
+          "Manchester", "Oslo", "Stockholm", "Helsinki", "Tallinn", "Riga", "Vilnius", "Ljubljana", "Zagreb", "Split",
+          "Valencia", "Coimbra", "Faro", "Bordeaux", "Marseille", "Leipzig", "Dresden", "Cologne", "Frankfurt",
+          "Stuttgart", "Tokyo", "Kyoto", "Osaka", "Seoul", "Toronto", "Montreal", "Boston", "Chicago", "Lima",
+          "Bogotá", "Nairobi", "Marrakesh", "Cairo", "Tbilisi", "Yerevan", "Reykjavík")
 DISTRICTS = ("Kreuzberg", "Neukölln", "Friedrichshain", "Prenzlauer Berg", "Mitte", "Wedding", "Moabit",
-             "Schöneberg", "Pankow", "Alfama", "Bairro Alto", "Graça", "Belém", "Chiado", "the Marais", "Montmartre", "Trastevere",
-             "Gràcia", "El Born", "the Jordaan", "Södermalm")
+             "Schöneberg", "Pankow", "Alfama", "Bairro Alto", "Graça", "Belém", "Chiado", "the Marais", "Montmartre",
+             "Trastevere", "Gràcia", "El Born", "the Jordaan", "Södermalm")
 VENUES = ("ramen bar", "Portuguese tavern", "vegan bistro", "tapas bar", "Lebanese grill", "pizzeria",
           "sushi counter", "beer garden", "wine bar", "Vietnamese canteen", "bakery café", "Georgian restaurant",
           "steakhouse", "dumpling shop", "seafood place", "Ethiopian restaurant", "taqueria", "brunch café")
@@ -272,7 +288,7 @@ def ensure_store(n: int, log=print, rebuild_index: bool = False) -> tuple[Path, 
     info_path = root / "build.json"
     info = json.loads(info_path.read_text()) if info_path.exists() else {"n": n, "version": GENERATOR_VERSION}
     if info.get("complete") and not rebuild_index:
-        return data, info
+        return data, {**info, "built_now": False}
     settings = Settings(data_dir=data, runtime_dir=root / "run", config_dir=root / "config")
     store = Store(settings.db_path).open()
     try:
@@ -315,4 +331,4 @@ def ensure_store(n: int, log=print, rebuild_index: bool = False) -> tuple[Path, 
     finally:
         store.close()
     info_path.write_text(json.dumps(info, indent=2))
-    return data, info
+    return data, {**info, "built_now": True}

@@ -25,23 +25,44 @@ import time
 from pathlib import Path
 
 import _corpus
-from _common import (OUT_DIR, REPO_ROOT, bench_env, load_note, mib, proc_cmdline, proc_pss_kb, proc_status_kb,
-                     proc_tree, stop_process, table, write_json)
+from _common import (
+    OUT_DIR,
+    REPO_ROOT,
+    bench_env,
+    load_note,
+    mib,
+    proc_cmdline,
+    proc_pss_kb,
+    proc_status_kb,
+    proc_tree,
+    stop_process,
+    table,
+    write_json,
+)
 
 NAME = "daemon_rss"
 
 
 def role(pid: int, supervisor: int) -> str:
+    """What a process of the daemon's tree is, by its command line (and its parent's, for forks)."""
     cmd = proc_cmdline(pid)
     if pid == supervisor:
         return "supervisor (twin up)"
     if "redis-server" in cmd:
         return "redis-server"
-    if "workers embed" in cmd:
-        return "embed worker"
-    if "workers learn" in cmd:
-        return "learn worker"
+    for name in ("embed", "learn"):
+        if f"workers {name}" in cmd:
+            parent = proc_cmdline(_ppid(pid))
+            return f"{name} worker" if f"workers {name}" not in parent else f"{name} worker's child (fork)"
     return f"other ({cmd[:40]})"
+
+
+def _ppid(pid: int) -> int:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+        return int(raw[raw.rindex(")") + 2:].split()[1])
+    except (OSError, ValueError):
+        return 0
 
 
 def sample(supervisor: int) -> list[dict]:
@@ -113,32 +134,38 @@ class Daemon:
 
 
 def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
-    """Push `n` new owner statements through the bus, wait until they are embedded and the next index checkpoint
-    is on disk; track the largest summed RSS/PSS seen meanwhile (1 s samples)."""
+    """Push `n` owner statements through the bus, wait until every new memory they make is embedded and the next
+    index checkpoint is on disk; track the largest summed RSS/PSS seen meanwhile (1 s samples)."""
+    from twin.extractor import extract
+    from twin.memory import content_sha256
     from workers.bus import Bus
 
     db = sqlite3.connect(f"file:{daemon.data / 'twin.db'}?mode=ro", uri=True, timeout=15)
+    texts = _corpus.owner_statements(n, seed=909)
+    shas = {content_sha256(c.content) for t in texts for c in extract(t)}
+    new = [s for s in shas if not db.execute("SELECT 1 FROM memories WHERE content_sha256 = ?", (s,)).fetchone()]
     meta = daemon.data / "index" / "memories.hnsw.json"
-    before = db.execute("SELECT COUNT(*) FROM memory_embeddings").fetchone()[0]
     meta_mtime = meta.stat().st_mtime
     bus = Bus(daemon.redis())
     started = time.monotonic()
-    for text in _corpus.owner_statements(n, seed=909):
+    for text in texts:
         bus.push_text(_corpus.BEING, text, "muse")
     peak_rss = peak_pss = 0.0
     embedded_s = checkpoint_s = None
+    marks = ",".join("?" * len(new))
     while time.monotonic() - started < timeout_s:
         rows = sample(daemon.proc.pid)
         peak_rss, peak_pss = max(peak_rss, total(rows, "rss_mib")), max(peak_pss, total(rows, "pss_mib"))
-        done = db.execute("SELECT COUNT(*) FROM memory_embeddings").fetchone()[0] - before
-        if embedded_s is None and done >= n:
+        done = db.execute(f"SELECT COUNT(*) FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id"
+                          f" WHERE m.content_sha256 IN ({marks})", new).fetchone()[0] if new else 0
+        if embedded_s is None and done >= len(new):
             embedded_s = time.monotonic() - started
         if embedded_s is not None and meta.stat().st_mtime != meta_mtime:
             checkpoint_s = time.monotonic() - started
             break
         time.sleep(1)
     db.close()
-    return {"texts": n, "embedded_after_s": embedded_s, "checkpoint_after_s": checkpoint_s,
+    return {"texts": n, "new_memories": len(new), "embedded_after_s": embedded_s, "checkpoint_after_s": checkpoint_s,
             "peak_sum_rss_mib": peak_rss, "peak_sum_pss_mib": peak_pss}
 
 
@@ -177,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ingest:
         ing = fig["ingest"]
         print()
-        print_sample(fig["after_ingest"], f"after ingesting {ing['texts']} texts (embedded after "
+        print_sample(fig["after_ingest"], f"after ingesting {ing['texts']} texts, {ing['new_memories']} new (embedded after "
                                           f"{ing['embedded_after_s'] or float('nan'):.0f} s, checkpoint after "
                                           f"{ing['checkpoint_after_s'] or float('nan'):.0f} s)")
         print(f"largest summed VmRSS seen during the ingest: {ing['peak_sum_rss_mib']:.0f} MiB; "

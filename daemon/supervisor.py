@@ -10,6 +10,7 @@ embedding worker checkpoints the index on its way out), then stops Redis (which 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import json
 import logging
@@ -83,7 +84,8 @@ class Supervisor:
     # -- children -------------------------------------------------------------------------------
     async def _spawn(self, child: Child) -> None:
         child.status = ChildStatus.STARTING
-        child.proc = await asyncio.create_subprocess_exec(*child.argv, env=child_env(), stdin=asyncio.subprocess.DEVNULL)
+        child.proc = await asyncio.create_subprocess_exec(*child.argv, env=child_env(),
+                                                          stdin=asyncio.subprocess.DEVNULL)
         child.started_at = time.monotonic()
         child.status = ChildStatus.RUNNING
         log.info("supervisor: started %s (pid %d)", child.name, child.proc.pid)
@@ -102,10 +104,8 @@ class Supervisor:
             child.status = ChildStatus.BACKOFF
             self.activity.record("error", f"The {child.name} process exited (code {code}) after {ran_s:.0f} s; "
                                           f"restarting it in {child.backoff_s:.0f} s.")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), timeout=child.backoff_s)
-            except TimeoutError:
-                pass
         child.status = ChildStatus.STOPPED
 
     def _start_child(self, name: str, argv: list[str]) -> Child:
@@ -135,16 +135,14 @@ class Supervisor:
             try:
                 await CONNECTORS[name](self.settings, self.store, bus, self.activity).run(self.stop)
                 return
-            except Exception as exc:  # noqa: BLE001 - the loop boundary: log, back off, restart
+            except Exception as exc:
                 log.exception("supervisor: connector %s crashed", name)
                 ran_s = time.monotonic() - started
                 backoff_s = 1.0 if ran_s > STABLE_AFTER_S else min(backoff_s * 2, self.settings.restart_backoff_max_s)
                 self.activity.record("error", f"The {name} connector failed ({type(exc).__name__}: {exc}); "
                                               f"restarting it in {backoff_s:.0f} s.")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), timeout=backoff_s)
-            except TimeoutError:
-                pass
 
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
@@ -237,7 +235,7 @@ class Supervisor:
                 await asyncio.wait_for(task, timeout=self.settings.stop_grace_s)
             except TimeoutError:
                 task.cancel()
-            except Exception:  # noqa: BLE001 - a connector's crash must not stop the teardown
+            except Exception:
                 log.exception("supervisor: connector failed while stopping")
         workers = [c for name, c in self.children.items() if name != "redis"]
         await asyncio.gather(*(self._stop_child(c, self.settings.stop_grace_s) for c in workers))

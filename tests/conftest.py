@@ -37,7 +37,7 @@ def redis_server(tmp_path_factory) -> str:
         try:
             if sock.exists() and Redis.from_url(url).ping():
                 break
-        except Exception:  # noqa: BLE001 - still starting
+        except Exception:
             pass
         time.sleep(0.05)
     else:

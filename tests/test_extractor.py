@@ -345,7 +345,7 @@ def test_non_str_input():
 def test_candidate_validates():
     with pytest.raises(ValueError, match="unknown kind"):
         Candidate("goal", "Owner wants a dog someday.", 0.4, ())
-    with pytest.raises(ValueError, match="outside 0..1"):
+    with pytest.raises(ValueError, match=r"outside 0\.\.1"):
         Candidate("fact", "Owner wants a dog someday.", 1.5, ())
 
 

@@ -92,7 +92,7 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
         try:
             if sock.exists() and Redis.from_url(url).ping():
                 return proc, url
-        except Exception:  # noqa: BLE001, S110 - still starting
+        except Exception:
             pass
         time.sleep(0.02)
     proc.kill()
@@ -360,7 +360,7 @@ def _scan_as(uid: int, gid: int, root: Path, data: Path) -> list[str]:
             asyncio.run(connector.scan_once())
             os.write(write_fd, json.dumps([line.text for line in child_activity.recent()]).encode())
             code = 0
-        except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+        except BaseException:
             traceback.print_exc()
         finally:
             os._exit(code)

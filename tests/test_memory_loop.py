@@ -99,8 +99,10 @@ def test_forget_leaves_no_row_fts_blob_or_vector_bytes(twin_env, store, activity
     run_worker("embed")
 
     assert store.get(target.id) is None
-    assert store.conn.execute("SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'penicillin'").fetchone()[0] == 0
-    assert store.conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE memory_id = ?", (target.id,)).fetchone()[0] == 0
+    fts = store.conn.execute("SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'penicillin'").fetchone()
+    assert fts[0] == 0
+    blobs = store.conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE memory_id = ?", (target.id,)).fetchone()
+    assert blobs[0] == 0
     assert not _vector_in_file(blob, index_file)
     assert "penicillin" not in " ".join(line.text for line in activity.recent(100))
     assert all(r.memory.id != target.id for r in _recall(twin_env, store, "allergic to penicillin"))

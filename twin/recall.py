@@ -29,10 +29,12 @@ LIMIT_MAX = 200
 """At most this many results per call (seed 000: "capped at 200 per call")."""
 
 STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its "
-    "me my of on or our so than that the their them then there these they this to was we were what when where "
-    "which who whom why will with would you your about any all am also just more most no not now only other "
-    "some such too very".split())
+    """
+    a an and are as at be been but by can could did do does for from had has have how i if in into is it
+    its me my of on or our so than that the their them then there these they this to was we were what
+    when where which who whom why will with would you your about any all am also just more most no not
+    now only other some such too very
+    """.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 

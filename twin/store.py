@@ -198,7 +198,8 @@ class Store:
         `match` is an FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError`
         on a malformed query.
         """
-        sql = ("SELECT m.id, bm25(memories_fts) AS rank, m.content FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
+        sql = ("SELECT m.id, bm25(memories_fts) AS rank, m.content"
+               " FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
                " WHERE memories_fts MATCH ? AND m.being_id = ? AND m.status = 'active'")
         args: list = [match, being]
         if before:

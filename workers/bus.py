@@ -59,6 +59,12 @@ class Bus:
         self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
         return True
 
+    def continue_flush(self) -> None:
+        """Queue a flush that starts at once (a continuation, or the catch-up at worker start)."""
+        from workers.jobs import JOBS
+
+        self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
+
     def request_checkpoint(self) -> None:
         """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget)."""
         from workers.jobs import JOBS

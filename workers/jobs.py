@@ -74,12 +74,14 @@ def forget_source(being: str, source: str) -> dict:
     return _with_store(run)
 
 
-def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float) -> int:
-    """Embed every memory without a vector, at most `batch_max` per call with `pause_s` between calls
-    (seed 000: 96 per call, rescheduled 200 ms later while any remain); vectors go to SQLite first,
-    then into the index. Returns how many were embedded."""
+def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float,
+                  budget_s: float = float("inf")) -> int:
+    """Embed memories without a vector, at most `batch_max` per call with `pause_s` between calls
+    (seed 000: 96 per call, rescheduled 200 ms later while any remain), until none remain or `budget_s`
+    seconds have passed; vectors go to SQLite first, then into the index. Returns how many were embedded."""
     done = 0
-    while batch := store.pending_embeddings(embedder.model_id, batch_max):
+    deadline = time.monotonic() + budget_s
+    while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
         ids = [mid for mid, _ in batch]
         vectors = embedder.embed([content for _, content in batch])
         store.save_embeddings(ids, vectors, embedder.model_id)
@@ -91,18 +93,29 @@ def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, paus
     return done
 
 
+FLUSH_SLICE_S = 10.0
+"""A flush job embeds for at most this long, then queues its continuation, so a big backlog never hits
+the job timeout, a forget or checkpoint job gets its turn, and a warm stop waits at most this long."""
+
+
 def embed_flush() -> dict:
-    """Wait until 600 ms after the first pending memory was announced, then flush (embedding worker only)."""
+    """Wait until 600 ms after the first pending memory was announced (seed 000), then flush for up to
+    `FLUSH_SLICE_S`; queue a continuation while memories remain (embedding worker only)."""
     ctx = current()
     settings = ctx.settings
+    if ctx.embedder is None:  # TWIN_EMBED_BACKEND=none: keyword-only, nothing to embed
+        ctx.redis.delete(FLUSH_FLAG)
+        return {"embedded": 0}
     announced = ctx.redis.get(FLUSH_FLAG)
     if announced:
         wait = float(announced) + settings.embed_flush_delay_s - time.time()
         if wait > 0:
             time.sleep(min(wait, settings.embed_flush_delay_s))
     ctx.redis.delete(FLUSH_FLAG)  # from here on a new memory enqueues a new flush
-    n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s)
-    ctx.stats["embedded"] = ctx.stats.get("embedded", 0) + n
+    n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s,
+                      budget_s=FLUSH_SLICE_S)
+    if ctx.store.pending_embeddings(ctx.embedder.model_id, 1):
+        Bus(ctx.redis).continue_flush()
     if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
         ctx.writer.checkpoint()
     return {"embedded": n}
@@ -111,6 +124,8 @@ def embed_flush() -> dict:
 def index_checkpoint() -> dict:
     """Catch up, scrub forgotten vectors and write a checkpoint if anything changed (embedding worker only)."""
     ctx = current()
+    if ctx.writer is None:
+        return {"written": False}
     ctx.writer.catch_up()
     return {"written": ctx.writer.checkpoint()}
 

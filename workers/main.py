@@ -23,9 +23,9 @@ from twin.logs import configure_logging
 from twin.settings import Settings, load_settings
 from twin.store import Store
 from twin.vectors import IndexWriter
-from workers.bus import EMBED_QUEUE, LEARN_QUEUE
+from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
 from workers.context import WorkerContext, install
-from workers.jobs import BadInput, flush_pending
+from workers.jobs import BadInput
 
 log = logging.getLogger("twin.worker")
 
@@ -105,7 +105,7 @@ def open_writer(settings: Settings, store: Store, model_id: str, dim: int, activ
 
 
 def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
-    """The embedding worker: load the model once, open the index, embed what is pending, then serve jobs.
+    """The embedding worker: load the model once, open the index, queue a flush of what is pending, serve jobs.
 
     Teardown (a final checkpoint) is in `finally`, so a SIGTERM (warm stop: the job in hand finishes)
     always leaves a fresh checkpoint.
@@ -118,10 +118,10 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
         if embedder is not None:
             embedder.open()
             writer = open_writer(settings, store, embedder.model_id, embedder.dim, activity)
-            pending = flush_pending(store, embedder, writer, settings.embed_batch_max, settings.embed_reschedule_s)
+            pending = store.count_pending_embeddings(embedder.model_id)
             if pending:
-                log.info("embed: embedded %d memories pending since the last run", pending)
-                writer.checkpoint()
+                log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
+                Bus(redis).continue_flush()
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
         recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
