@@ -204,9 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.ingest:
         ing = fig["ingest"]
         print()
-        print_sample(fig["after_ingest"], f"after ingesting {ing['texts']} texts, {ing['new_memories']} new (embedded after "
-                                          f"{ing['embedded_after_s'] or float('nan'):.0f} s, checkpoint after "
-                                          f"{ing['checkpoint_after_s'] or float('nan'):.0f} s)")
+        print_sample(fig["after_ingest"], f"after ingesting {ing['texts']} texts, {ing['new_memories']} new "
+                                          f"(embedded after {ing['embedded_after_s'] or float('nan'):.0f} s, "
+                                          f"checkpoint after {ing['checkpoint_after_s'] or float('nan'):.0f} s)")
         print(f"largest summed VmRSS seen during the ingest: {ing['peak_sum_rss_mib']:.0f} MiB; "
               f"summed PSS: {ing['peak_sum_pss_mib']:.0f} MiB")
     print(f"store {fig['store_db_mib']:.0f} MiB, index {fig['index_mib']:.0f} MiB on disk; "

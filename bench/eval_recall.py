@@ -184,7 +184,7 @@ def score_cli(eval_dir: Path, run: Path, threshold: float | None) -> tuple[str, 
     if threshold is not None:
         argv += ["--threshold", str(threshold)]
     text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    figures = json.loads(subprocess.run(argv + ["--json"], capture_output=True, text=True, check=True).stdout)
+    figures = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, check=True).stdout)
     return text, figures
 
 
@@ -199,7 +199,7 @@ def load_scorer(eval_dir: Path):
 def side_by_side(ours: dict, bm25: dict) -> str:
     cols = ("R@1", "R@5", "R@10", "MRR")
     rows = []
-    for cat in list(ours["categories"]) + ["all"]:
+    for cat in [*ours["categories"], "all"]:
         a = ours["overall"] if cat == "all" else ours["categories"][cat]
         b = bm25["overall"] if cat == "all" else bm25["categories"].get(cat, {})
         if cat == "abstention":

@@ -185,7 +185,8 @@ class Pipeline:
         while time.monotonic() < deadline:
             for role, proc in self.procs.items():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"the {role} worker exited with {proc.returncode}; see bench/out/ingest-{role}.log")
+                    raise RuntimeError(f"the {role} worker exited with {proc.returncode}; "
+                                       f"see bench/out/ingest-{role}.log")
             if len(Worker.all(connection=self.redis)) >= 2:
                 return
             time.sleep(0.2)

@@ -1,0 +1,127 @@
+"""The `twin` command line against a real store, real workers and the real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import drain, run_worker
+
+from twin.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def twin(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, input=stdin, check=False)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_learn_recall_memories_forget_activity(twin_env):
+    out = twin("learn", "I'm allergic to penicillin. My brother Rui lives in Faro.", "--json").stdout
+    created = json.loads(out)["created"]
+    assert [m["kind"] for m in created] == ["fact", "relationship"]
+    run_worker("embed")  # `twin learn` asked the daemon (here: a burst worker) to embed
+
+    hits = json.loads(twin("recall", "which antibiotic must doctors avoid?", "--json").stdout)
+    assert hits[0]["content"] == "Owner is allergic to penicillin." and hits[0]["vector"] > 0.3
+    listed = json.loads(twin("memories", "--json").stdout)
+    assert [m["id"] for m in listed] == sorted((m["id"] for m in created), reverse=True)
+    assert json.loads(twin("memories", "--kind", "relationship", "--json").stdout)[0]["content"].startswith(
+        "Owner's brother Rui")
+
+    assert "forgot #" in twin("forget", str(created[0]["id"])).stdout
+    assert twin("forget", "999999", check=False).returncode == 1
+    assert all(h["id"] != created[0]["id"] for h in json.loads(twin("recall", "penicillin", "--json").stdout))
+    diary = twin("activity", "-n", "10").stdout
+    assert "Learned 2 thing(s) from muse." in diary and f"#{created[0]['id']}" in diary
+    assert "penicillin" not in diary  # forgotten text never repeated
+
+
+def test_status_and_doctor(twin_env):
+    for text in ["I bake sourdough bread every Sunday morning.", "My cat Pixel is afraid of the vacuum cleaner.",
+                 "I prefer trains over planes for trips under six hours."]:
+        twin("learn", text)
+    drain()
+    status = json.loads(twin("status", "--json").stdout)
+    assert status["memories"] == 3 and status["embedded"] == 3 and status["pending_embedding"] == 0
+    assert status["index"]["state"] == "checkpointed" and status["index"]["vectors"] == 3
+    assert status["degraded"] == []  # Redis reachable, index checkpointed, embedder local
+    doctor = json.loads(twin("doctor", "--json").stdout)
+    assert doctor["ok"], doctor
+    assert {c["check"] for c in doctor["checks"]} == {"embeddings exist", "paraphrase ranks first",
+                                                      "recall finds stored memories", "index matches SQLite"}
+
+
+def test_doctor_fails_when_vectors_are_missing(twin_env):
+    twin("learn", "I keep the spare house key under the blue flower pot.")  # no worker runs: never embedded
+    proc = twin("doctor", check=False)
+    assert proc.returncode == 1 and "FAIL  embeddings exist" in proc.stdout
+
+
+def test_keyword_only_without_embedder(twin_env, monkeypatch):
+    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
+    twin("learn", "I keep the spare house key under the blue flower pot.")
+    run_worker("embed")  # drains the flush job without a model
+    proc = twin("recall", "where is the spare key?")
+    assert "keyword-only" in proc.stderr and "flower pot" in proc.stdout
+    status = json.loads(twin("status", "--json").stdout)
+    assert any("keyword-only" in line for line in status["degraded"])
+
+
+def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
+    twin("learn", "I moved to Berlin in September 2025. My manager is called Jonas.")
+    with Store(twin_env.db_path) as store:
+        store.touch([1], "2026-01-02T03:04:05Z")
+    dump = tmp_path / "memories.jsonl"
+    twin("export", "-o", str(dump))
+    assert oct(dump.stat().st_mode & 0o777) == "0o600"
+    exported = [json.loads(line) for line in dump.read_text().splitlines()]
+
+    fresh = tmp_path / "fresh"
+    env_fresh = {"TWIN_DATA_DIR": str(fresh)}
+    proc = subprocess.run([sys.executable, "-m", "twin", "import", str(dump)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, **env_fresh}, check=False)
+    assert proc.returncode == 0 and "imported 2 new" in proc.stdout, proc.stderr
+    with Store(fresh / "twin.db") as store:
+        imported = [m.to_dict() for m in reversed(store.list_memories("owner"))]
+    keep = ("kind", "content", "source", "importance", "tags", "created_at", "last_accessed", "hits", "sensitivity",
+            "provenance", "status", "content_sha256")
+    assert [{k: m[k] for k in keep} for m in imported] == [{k: m[k] for k in keep} for m in exported]
+    again = twin("import", str(dump)).stdout
+    assert "imported 0 new, reinforced 2" in again
+
+
+def test_import_reports_bad_lines_and_keeps_the_rest(twin_env):
+    lines = "\n".join([
+        json.dumps({"content": "Owner owns a green canoe.", "kind": "fact", "created_at": "2025-05-01T10:00:00Z"}),
+        "{not json",
+        json.dumps({"content": "", "kind": "fact"}),
+        json.dumps({"content": "Owner hates cilantro.", "kind": "feeling"}),
+        json.dumps({"content": "Owner hates cilantro.", "kind": "preference", "importance": 7}),
+        json.dumps(["a list"]),
+    ])
+    proc = twin("import", "-", stdin=lines)
+    assert "imported 1 new, reinforced 0, skipped 5" in proc.stdout
+    assert "line 2" in proc.stderr and "kind 'feeling'" in proc.stderr
+
+
+def test_recall_as_of_replays_a_moment(twin_env, tmp_path):
+    rows = [{"content": "Owner lives in Lisbon.", "kind": "fact", "created_at": "2025-03-01T10:00:00Z"},
+            {"content": "Owner moved to Berlin.", "kind": "fact", "created_at": "2025-09-01T10:00:00Z"}]
+    twin("import", "-", stdin="\n".join(json.dumps(r) for r in rows))
+    drain()
+    early = json.loads(twin("recall", "where does the owner live?", "--as-of", "2025-06-01T00:00:00Z",
+                            "--json").stdout)
+    assert [h["content"] for h in early] == ["Owner lives in Lisbon."]
+    late = json.loads(twin("recall", "where does the owner live?", "--as-of", "2025-09-02T00:00:00Z",
+                           "--json").stdout)
+    assert {h["content"] for h in late} == {"Owner lives in Lisbon.", "Owner moved to Berlin."}
+    assert late[0]["recency"] > 0.95  # recency measured from the as-of time, not from today
+    assert twin("recall", "x", "--as-of", "last tuesday", check=False).returncode == 2
