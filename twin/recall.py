@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from twin.embedder import Embedder
-from twin.memory import Memory, Recalled, format_time, parse_time
+from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
 from twin.vectors import IndexReader
 
@@ -36,6 +36,10 @@ STOPWORDS = frozenset(
     now only other some such too very
     """.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
+COMMON_TERM_SHARE = 0.05
+"""A query word found in more than this share of memories is not used to find keyword candidates."""
+COMMON_TERM_MIN_DOCS = 500
+"""… unless it is in fewer than this many memories (small stores keep every word)."""
 
 
 def fold(text: str) -> str:
@@ -97,20 +101,30 @@ class Recall:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _keyword(self, being: str, query: str, before: str | None) -> dict[int, float]:
+    def _keyword_rows(self, being: str, terms: list[str], before: str | None) -> tuple[int, dict, list]:
+        """The SQL half of keyword search (run in a thread: SQLite releases the GIL): `(documents,
+        {term: documents containing it}, [(id, bm25, content)])`."""
+        if not terms:
+            return 0, {}, []
+        try:
+            documents, counts = self.store.term_document_counts(terms)
+            present = [t for t in terms if counts[t] > 0]
+            if not present:
+                return documents, counts, []
+            # very common words still count in the share (`_keyword_scores`) but are left out of the MATCH:
+            # they add little to bm25 and would make FTS5 score most of the store (COMMON_TERM_SHARE)
+            cutoff = max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE * documents)
+            selective = [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]
+            return documents, counts, self.store.fts_search(being, fts_query(selective), self.candidates, before)
+        except sqlite3.OperationalError as exc:
+            log.warning("recall: keyword search failed (%s)", exc)
+            return 0, {}, []
+
+    @staticmethod
+    def _keyword_scores(terms: list[str], documents: int, counts: dict, rows: list) -> dict[int, float]:
         """Keyword scores 0..1: bm25 relative to the best candidate × the IDF-weighted share of the query's
         terms the memory contains, so a memory matching only a common word of a longer query scores low
         (a query word no memory contains lowers every keyword score, leaving the ranking to meaning)."""
-        terms = query_terms(query)
-        match = fts_query(terms)
-        if match is None:
-            return {}
-        try:
-            rows = self.store.fts_search(being, match, self.candidates, before=before)
-            documents, counts = self.store.term_document_counts(terms) if rows else (0, {})
-        except sqlite3.OperationalError as exc:
-            log.warning("recall: keyword search failed (%s)", exc)
-            return {}
         weights = {t: idf(documents, counts.get(t, 0)) for t in terms}
         total = sum(weights.values()) or 1.0
         best = max((-rank for _, rank, _ in rows), default=0.0)
@@ -143,67 +157,35 @@ class Recall:
         since_t = format_time(parse_time(since)) if since else None
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
-        # keyword search runs in a thread while the query is embedded (both release the GIL)
-        keyword_future = self._pool.submit(self._keyword, being, query, before)
+        # the keyword SQL runs in a thread while the query is embedded (both release the GIL); the Python
+        # half of the keyword scoring waits until the embedding is done, so the two never fight for the GIL
+        terms = query_terms(query)
+        keyword_future = self._pool.submit(self._keyword_rows, being, terms, before)
         extra = 4 if (kind or since or as_of) else 1
         vector = self._vector(query, max(self.candidates, limit) * extra)
-        keyword = keyword_future.result()
-        memories = self.store.get_many(set(keyword) | set(vector))
-        results = []
-        for mid, memory in memories.items():
-            if not self._admissible(memory, being, kind, since_t, before):
+        keyword = self._keyword_scores(terms, *keyword_future.result())
+        fields = self.store.ranking_fields(set(keyword) | set(vector))
+        ranked = []
+        for mid, (owner, mkind, status, importance, created_at) in fields.items():
+            if owner != being or status != "active" or (kind and mkind != kind):
                 continue
-            results.append(self._score(memory, keyword.get(mid, 0.0), vector.get(mid, 0.0), now))
-        results.sort(key=lambda r: (-r.score, -r.memory.id))
-        results = results[:limit]
+            if (since_t and created_at < since_t) or (before and created_at > before):
+                continue
+            ranked.append((mid, *self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0), now)))
+        ranked.sort(key=lambda r: (-r[1], -r[0]))
+        memories = self.store.get_many(r[0] for r in ranked[:limit])
+        results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec)
+                   for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
         if touch and results:
             self.store.touch([r.memory.id for r in results], format_time(datetime.now(UTC)))
         return results
 
-    @staticmethod
-    def _admissible(memory: Memory, being: str, kind: str | None, since: str | None, before: str | None) -> bool:
-        if memory.being_id != being or memory.status != "active":
-            return False
-        if kind and memory.kind != kind:
-            return False
-        if since and memory.created_at < since:
-            return False
-        return not (before and memory.created_at > before)
-
-    def _score(self, memory: Memory, keyword: float, vector: float, now: datetime) -> Recalled:
+    def _score(self, importance: float, created_at: str, keyword: float, vector: float,
+               now: datetime) -> tuple[float, float, float, float]:
+        """`(score, keyword, vector, recency)` of one candidate (formula in the module docstring)."""
         w = self.weights
-        age_days = max(0.0, (now - parse_time(memory.created_at)).total_seconds() / 86400)
+        age_days = max(0.0, (now - parse_time(created_at)).total_seconds() / 86400)
         recency = 0.5 ** (age_days / w.half_life_days)
-        fused = w.keyword * keyword + (1 - w.keyword) * vector
-        if self.keyword_only:
-            fused = keyword
-        score = (1 - w.importance - w.recency) * fused + w.importance * memory.importance + w.recency * recency
-        return Recalled(memory=memory, score=score, keyword=keyword, vector=vector, recency=recency)
-
-
-def open_recall(settings, store: Store) -> Recall:
-    """A ready `Recall` for `settings`: the local model (if configured and loadable) and an index reader.
-
-    Degrades to keyword-only recall, with one log line, when the backend is `none` or the model cannot
-    be loaded (seed 004: fail-soft; a broken embedder must not break recall).
-    """
-    from twin.embedder import make_embedder
-    from twin.exceptions import EmbedderError
-    from twin.index import VectorIndex
-
-    weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
-                      recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
-    reader = None
-    if embedder is not None:
-        try:
-            embedder.open()
-        except EmbedderError as exc:
-            log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
-            embedder = None
-    if embedder is not None:
-        index = VectorIndex(settings.index_path, embedder.dim, embedder.model_id, m=settings.index_m,
-                            ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
-        reader = IndexReader(store, index)
-        reader.open()
-    return Recall(store, embedder, reader, weights, settings.recall_candidates)
+        fused = keyword if self.keyword_only else w.keyword * keyword + (1 - w.keyword) * vector
+        score = (1 - w.importance - w.recency) * fused + w.importance * importance + w.recency * recency
+        return score, keyword, vector, recency

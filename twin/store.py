@@ -159,6 +159,19 @@ class Store:
                 out[row[0]] = _row_to_memory(row)
         return out
 
+    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple[str, str, str, float, str]]:
+        """`{id: (being_id, kind, status, importance, created_at)}`: the few fields recall ranks by, without
+        decoding whole rows (read-only; missing ids are absent)."""
+        ids = list({int(i) for i in memory_ids})
+        out = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute("SELECT id, being_id, kind, status, importance, created_at FROM memories"
+                                         f" WHERE id IN ({marks})", chunk):
+                out[row[0]] = row[1:]
+        return out
+
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
                       before: str | None = None, include_superseded: bool = False) -> list[Memory]:
         """Memories of `being`, newest first; `since`/`before` bound `created_at` (UTC ISO-8601)."""
@@ -195,23 +208,24 @@ class Store:
                    before: str | None = None) -> list[tuple[int, float, str]]:
         """FTS5 candidates as `(id, bm25, content)` (bm25 is negative; lower is better), active memories only.
 
-        `match` is an FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError`
-        on a malformed query.
+        The best `2 × limit` matches are ranked inside FTS5 first and only then joined and filtered (being,
+        status, `before`), so a common word over 100k memories does not join every match. `match` is an
+        FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError` on a malformed query.
         """
-        sql = ("SELECT m.id, bm25(memories_fts) AS rank, m.content"
-               " FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid"
-               " WHERE memories_fts MATCH ? AND m.being_id = ? AND m.status = 'active'")
-        args: list = [match, being]
+        sql = ("SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
+               " ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
+               " WHERE m.being_id = ? AND m.status = 'active'")
+        args: list = [match, 2 * int(limit), being]
         if before:
             sql += " AND m.created_at <= ?"
             args.append(before)
-        sql += " ORDER BY rank LIMIT ?"
+        sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
 
     def term_document_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """`(documents, {term: documents containing it})` from the FTS5 vocabulary (all beings, read-only);
         terms must already be in FTS form (case-folded, diacritics removed)."""
-        total = self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        total = self.conn.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0  # O(1); close enough for IDF
         counts = {t: 0 for t in terms}
         for term in terms:
             row = self.conn.execute("SELECT doc FROM memories_vocab WHERE term = ?", (term,)).fetchone()

@@ -22,6 +22,8 @@ log = logging.getLogger(__name__)
 
 CATCH_UP_CHUNK = 5_000
 """Vectors read from SQLite per query while catching up or rebuilding."""
+REFRESH_EVERY_S = 1.0
+"""A reader looks for new vectors and checkpoints at most this often."""
 COMPACT_DELETED_SHARE = 0.25
 """Rebuild (compact) the index at checkpoint time once this share of its elements is deleted."""
 
@@ -120,6 +122,7 @@ class IndexReader:
         self._tail_ids = np.zeros(0, dtype=np.int64)
         self._tail = np.zeros((0, index.dim), dtype=np.float32)
         self._tail_set: set[int] = set()
+        self._refreshed_at = float("-inf")
 
     def open(self) -> None:
         """Load the checkpoint (falling back to exact search when it is missing or corrupt) and the tail."""
@@ -134,10 +137,16 @@ class IndexReader:
         self._tail_ids = np.zeros(0, dtype=np.int64)
         self._tail = np.zeros((0, self.index.dim), dtype=np.float32)
         self._tail_set = set()
+        self._refreshed_at = float("-inf")
         self.refresh()
 
     def refresh(self) -> None:
-        """Pick up a newer checkpoint (by the metadata file's mtime) and vectors written since."""
+        """Pick up a newer checkpoint (by the metadata file's mtime) and vectors written since; at most
+        once per `REFRESH_EVERY_S` (a recall may miss a vector written in the last second)."""
+        now = time.monotonic()
+        if now - self._refreshed_at < REFRESH_EVERY_S:
+            return
+        self._refreshed_at = now
         try:
             mtime = self.index.meta_path.stat().st_mtime
         except OSError:
