@@ -189,3 +189,31 @@ class Recall:
         fused = keyword if self.keyword_only else w.keyword * keyword + (1 - w.keyword) * vector
         score = (1 - w.importance - w.recency) * fused + w.importance * importance + w.recency * recency
         return score, keyword, vector, recency
+
+
+def open_recall(settings, store: Store) -> Recall:
+    """A ready `Recall` for `settings`: the local model (if configured and loadable) and an index reader.
+
+    Degrades to keyword-only recall, with one log line, when the backend is `none` or the model cannot
+    be loaded (seed 004: fail-soft; a broken embedder must not break recall).
+    """
+    from twin.embedder import make_embedder
+    from twin.exceptions import EmbedderError
+    from twin.index import VectorIndex
+
+    weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
+                      recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    reader = None
+    if embedder is not None:
+        try:
+            embedder.open()
+        except EmbedderError as exc:
+            log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
+            embedder = None
+    if embedder is not None:
+        index = VectorIndex(settings.index_path, embedder.dim, embedder.model_id, m=settings.index_m,
+                            ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
+        reader = IndexReader(store, index)
+        reader.open()
+    return Recall(store, embedder, reader, weights, settings.recall_candidates)
