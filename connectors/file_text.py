@@ -227,8 +227,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
 
     `path` decides the kind (by suffix, `.gz` meaning gzip-compressed text); `raw` are the bytes on disk;
     `max_bytes` bounds the text in bytes, uncompressed (gzip is decompressed in a bounded way); the title is
-    the first markdown/rst/org/LaTeX heading or HTML <title>, else `fallback_title`, else the file name
-    without `.gz`. Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a
+    `fallback_title` (else the file name without `.gz`) followed by the first markdown/rst/org/LaTeX heading
+    or HTML <title> in parentheses, so each memory says which file it is from and what the file is about. Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a
     silent `Skip` (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
     """
     kind = text_kind(path)
@@ -256,5 +256,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     if not text:
         return Skip("empty", report=False)
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    title = " ".join((title or fallback_title or name).split())
-    return Document(text, title[:TITLE_MAX_CHARS])
+    label = fallback_title or name
+    heading = " ".join((title or "").split())
+    if heading and heading.casefold() not in label.casefold():
+        label = f"{label} ({heading})"  # "bash/README (Introduction)": where it is, and what it is about
+    return Document(text, " ".join(label.split())[:TITLE_MAX_CHARS])

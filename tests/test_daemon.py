@@ -202,3 +202,26 @@ def test_missing_redis_server_says_which_package(daemon_env):
                           text=True, timeout=60)
     assert proc.returncode == 1
     assert "apt-get install redis-server" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_unreadable_config_is_one_line(daemon_env, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    env = dict(daemon_env, TWIN_CONFIG=str(blocker / "twin.toml"))  # a path that cannot be read
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 2 and "cannot read the configuration" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_store_never_changes_the_mode_of_an_existing_directory(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    with Store(shared / "twin.db"):
+        pass
+    assert oct(shared.stat().st_mode & 0o777) == "0o755"
+    assert oct((shared / "twin.db").stat().st_mode & 0o777) == "0o600"
+    with Store(tmp_path / "new" / "twin.db"):
+        pass
+    assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o700"

@@ -108,24 +108,27 @@ def test_registry():
 
 def test_markdown_title_and_fallback():
     doc = to_text(Path("n.md"), NOTES.encode())
-    assert doc == Document(NOTES.strip(), "Garden notes")
-    assert to_text(Path("n.md"), b"Intro\n=====\n\nSome text.").title == "Intro"
-    assert to_text(Path("n.md"), b"---\ntitle: From front matter\n---\n# H\nbody").title == "From front matter"
-    assert to_text(Path("x.rst"), b"=====\nRst T\n=====\n\nbody").title == "Rst T"
-    assert to_text(Path("x.org"), b"#+TITLE: Org T\n* Head\nbody").title == "Org T"
+    assert doc == Document(NOTES.strip(), "n.md (Garden notes)")
+    assert to_text(Path("n.md"), b"Intro\n=====\n\nSome text.").title == "n.md (Intro)"
+    assert to_text(Path("n.md"), b"---\ntitle: From front matter\n---\n# H\nbody").title == "n.md (From front matter)"
+    assert to_text(Path("x.rst"), b"=====\nRst T\n=====\n\nbody").title == "x.rst (Rst T)"
+    assert to_text(Path("x.org"), b"#+TITLE: Org T\n* Head\nbody").title == "x.org (Org T)"
     assert to_text(Path("log.txt"), b"plain text line", fallback_title="logs/log.txt").title == "logs/log.txt"
+    # the heading follows the path, once
+    assert to_text(Path("g.md"), b"# Garden\nbody", fallback_title="notes/garden.md").title == "notes/garden.md"
+    assert to_text(Path("g.md"), b"# Plan\nbody", fallback_title="notes/g.md").title == "notes/g.md (Plan)"
 
 
 def test_gzip_text_title_is_the_relative_path():
     doc = to_text(Path("README.gz"), gzip.compress(README), fallback_title="rsync/README")
     assert doc == Document(README.decode().strip(), "rsync/README")
-    assert to_text(Path("changelog.md.gz"), gzip.compress(b"# Changes\n\nv2 fixed it.")).title == "Changes"
+    assert to_text(Path("changelog.md.gz"), gzip.compress(b"# Changes\n\nv2 fixed it.")).title == "changelog.md (Changes)"
     assert to_text(Path("a.txt.gz"), b"not gzip at all") == Skip("corrupt gzip")
 
 
 def test_html_to_text():
     doc = to_text(Path("trip.html"), PAGE)
-    assert doc.title == "Trip to Lisbon"
+    assert doc.title == "trip.html (Trip to Lisbon)"
     assert "rooftop terrace" in doc.text and "Lisbon" in doc.text
     assert "quokka" not in doc.text and "color" not in doc.text
 

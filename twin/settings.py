@@ -195,3 +195,6 @@ def load_settings(**overrides: object) -> Settings:
         raise SettingsError(f"invalid setting {name}: {err['msg']} (got {err.get('input')!r})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc
+    except OSError as exc:
+        raise SettingsError(f"cannot read the configuration ({exc.filename or config_file_path()}): "
+                            f"{exc.strerror or exc}") from exc

@@ -37,9 +37,21 @@ def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
 
 
 def secure_dir(path: Path) -> Path:
-    """Create `path` (and parents) and make it 0700: the data dir is never world-readable (invariant 8)."""
+    """Create `path` (and parents) and make it 0700: twin's own data and runtime dirs are never
+    world-readable (invariant 8). Only for directories twin owns: it changes the mode of an existing one."""
     path.mkdir(parents=True, exist_ok=True)
     os.chmod(path, 0o700)
+    return path
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` 0700 if it is missing; an existing directory is left as it is (it may be shared)."""
+    if not path.is_dir():
+        old = os.umask(0o077)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        finally:
+            os.umask(old)
     return path
 
 
@@ -61,7 +73,7 @@ class Store:
         Raises `StoreError` when the file cannot be opened, is not a database, or fails to migrate.
         """
         try:
-            secure_dir(self.path.parent)
+            private_dir(self.path.parent)
             fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
             os.close(fd)
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
