@@ -204,16 +204,6 @@ def test_missing_redis_server_says_which_package(daemon_env):
     assert "apt-get install redis-server" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_unreadable_config_is_one_line(daemon_env, tmp_path):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("x")
-    env = dict(daemon_env, TWIN_CONFIG=str(blocker / "twin.toml"))  # a path that cannot be read
-    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=30)
-    assert proc.returncode == 2 and "cannot read the configuration" in proc.stderr
-    assert len(proc.stderr.splitlines()) == 1
-
-
 def test_store_never_changes_the_mode_of_an_existing_directory(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
