@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 from _common import DEFAULT_EVAL_DIR, OUT_DIR, load_note, table, write_json
@@ -113,54 +114,66 @@ class EvalStore:
         self.store.close()
 
 
-class RetrievalMemo:
-    """Memoised candidate retrieval shared by the grid's `Recall` objects: FTS and index candidates depend only on
-    (query, as_of, candidate count), and the memories do not change with `touch=False`, so only the blending
-    (`Recall._score`, sort, limit) runs again per config. `check()` proves it ranks exactly like plain recall."""
-
-    def __init__(self, store):
-        self.store = store
-        self.keyword: dict = {}
-        self.vector: dict = {}
-        self.memories: dict = {}
-
-    def get_many(self, ids):
-        key = frozenset(ids)
-        if key not in self.memories:
-            self.memories[key] = self.store.get_many(key)
-        return self.memories[key]
-
-    def __getattr__(self, name):  # every other Store method goes to the real store
-        return getattr(self.store, name)
-
-    def wrap(self, recall) -> object:
-        """Route `recall`'s retrieval (its `_keyword`/`_vector` steps and `get_many`) through the memo."""
-        keyword, vector, n = recall._keyword, recall._vector, recall.candidates
-
-        def cached_keyword(being, query, before):
-            key = (n, being, query, before)
-            if key not in self.keyword:
-                self.keyword[key] = keyword(being, query, before)
-            return self.keyword[key]
-
-        def cached_vector(query, k):
-            if (query, k) not in self.vector:
-                self.vector[(query, k)] = vector(query, k)
-            return self.vector[(query, k)]
-
-        recall.store, recall._keyword, recall._vector = self, cached_keyword, cached_vector
-        return recall
+def _materialise(value):
+    """A one-shot iterable argument (generator, map...) as a tuple, so it can be both keyed and passed on."""
+    if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) or not hasattr(value, "__next__"):
+        return value
+    return tuple(value)
 
 
-def make_run(es: EvalStore, embedder, queries: list[dict], cfg: dict, memo: RetrievalMemo | None = None) -> list[dict]:
-    """One run file's rows for the settings `cfg` (weights, half-life, candidates)."""
+def _key(value):
+    """A hashable stand-in for an argument: sets -> frozenset, sequences -> tuples, arrays -> their bytes."""
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_key(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_key(v) for v in value)
+    if hasattr(value, "tobytes") and hasattr(value, "shape"):
+        return ("array", value.tobytes(), value.shape)
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+class Memo:
+    """Wraps the store or the index reader a grid `Recall` uses and memoises every method call by its arguments.
+
+    With `touch=False` recall only reads, and the memories do not change during the sweep, so the same call
+    gives the same answer; only the blending of the candidates differs per config. Uses no private API:
+    `run_grid` first checks, on a few configs, that memoised recall ranks exactly like plain recall.
+    """
+
+    def __init__(self, target):
+        self._target = target
+        self._cache: dict = {}
+
+    def __getattr__(self, name):
+        attr = getattr(self._target, name)
+        if not isinstance(attr, types.MethodType):
+            return attr
+
+        def call(*args, **kwargs):
+            args = tuple(_materialise(a) for a in args)
+            kwargs = {k: _materialise(v) for k, v in kwargs.items()}
+            key = (name, _key(args), _key(tuple(sorted(kwargs.items()))))
+            if key not in self._cache:
+                self._cache[key] = attr(*args, **kwargs)
+            return self._cache[key]
+
+        return call
+
+
+def make_run(es: EvalStore, embedder, queries: list[dict], cfg: dict, memo: tuple[Memo, Memo] | None = None
+             ) -> list[dict]:
+    """One run file's rows for the settings `cfg` (weights, half-life, candidates); `memo` = (store, reader)
+    wrappers to use instead of the real ones."""
     from twin.recall import Recall, Weights
 
     weights = Weights(keyword=cfg["keyword"], importance=cfg["importance"], recency=cfg["recency"],
                       half_life_days=cfg["half_life_days"])
-    recall = Recall(es.store, embedder, es.reader, weights, int(cfg["candidates"]))
-    if memo is not None:
-        memo.wrap(recall)
+    store, reader = memo or (es.store, es.reader)
+    recall = Recall(store, embedder, reader, weights, int(cfg["candidates"]))
     try:
         out = []
         for q in queries:
@@ -216,11 +229,11 @@ def side_by_side(ours: dict, bm25: dict) -> str:
 def run_grid(es: EvalStore, scorer, queries, memories, grid: dict) -> dict:
     """Every combination (half-life only varies when recency > 0); overall figures per config.
 
-    Retrieval is memoised (`RetrievalMemo`); before the sweep, a few configs are run both ways and must give
+    Store and reader calls are memoised (`Memo`); before the sweep, a few configs are run both ways and must give
     identical rankings and scores, else the sweep runs plain `Recall.recall` (slower, same answer).
     """
     embedder = CachedEmbedder(es.embedder)
-    memo = RetrievalMemo(es.store)
+    memo = (Memo(es.store), Memo(es.reader))
     configs = []
     for kw, imp, rec, cand in itertools.product(grid["keyword"], grid["importance"], grid["recency"],
                                                 grid["candidates"]):

@@ -65,10 +65,17 @@ def open_recall(db: Path, index_path: Path):
     return Recall(store, embedder, reader, weights, settings_default("recall_candidates")), load_s
 
 
+def keyword_only(recall):
+    """The same store and weights without embedder or reader: keyword-only recall (FTS5 + blending), public API."""
+    from twin.recall import Recall
+
+    return Recall(recall.store, None, None, recall.weights, recall.candidates)
+
+
 def measure_recall_path(recall, questions: list[str]) -> dict:
-    """Per query, interleaved: raw embed, end-to-end recall (touch=True), hnsw alone, and recall's keyword step
-    alone (`Recall._keyword`: FTS5 bm25 and whatever scoring recall does with it, on this thread)."""
-    embedder, index = recall.embedder, recall.reader.index
+    """Per query, interleaved: raw embed, end-to-end recall (touch=True), hnsw alone, and keyword-only recall
+    (the same `Recall` without embedder and reader, touch=False: its FTS5 half plus the blending)."""
+    embedder, index, keyword = recall.embedder, recall.reader.index, keyword_only(recall)
     t_embed, t_recall, t_hnsw, t_fts, vectors, hits = [], [], [], [], [], []
     for q in questions:
         start = time.perf_counter()
@@ -83,8 +90,9 @@ def measure_recall_path(recall, questions: list[str]) -> dict:
         index.search(vec, TOP_K)
         t_hnsw.append(time.perf_counter() - start)
         start = time.perf_counter()
-        recall._keyword(_corpus.BEING, q, None)
+        keyword.recall(_corpus.BEING, q, limit=10, touch=False)
         t_fts.append(time.perf_counter() - start)
+    keyword.close()
     return {"embed": summary_ms(t_embed), "recall": summary_ms(t_recall), "hnsw": summary_ms(t_hnsw),
             "fts": summary_ms(t_fts), "mean_results": sum(hits) / len(hits), "_vectors": vectors}
 
@@ -126,10 +134,13 @@ def _profile(calls, top: int) -> dict:
 
 
 def profile_recalls(recall, questions: list[str], top: int = 25) -> dict:
-    """cProfile over `questions` recalls (main thread: the keyword step runs in recall's own thread and shows as
-    a wait on its future), then over the keyword step alone on the main thread; top entries as text."""
+    """cProfile over `questions` recalls (main thread only: recall's keyword SQL runs in its own thread and shows
+    as a wait on a future), then over keyword-only recall of the same questions; top entries as text."""
     recall_prof = _profile([lambda q=q: recall.recall(_corpus.BEING, q, limit=10, touch=True) for q in questions], top)
-    keyword_prof = _profile([lambda q=q: recall._keyword(_corpus.BEING, q, None) for q in questions], top)
+    keyword = keyword_only(recall)
+    keyword_prof = _profile([lambda q=q: keyword.recall(_corpus.BEING, q, limit=10, touch=False) for q in questions],
+                            top)
+    keyword.close()
     return {**recall_prof, "keyword_cumulative": keyword_prof["cumulative"]}
 
 
@@ -184,7 +195,7 @@ def report(results: list[dict]) -> None:
 
     rows = []
     for key, label in (("embed", "raw embed([q])"), ("recall", "recall(touch=True)"), ("hnsw", "hnsw search k=50"),
-                       ("fts", "keyword step alone (FTS5)"), ("brute", "numpy brute force k=50")):
+                       ("fts", "keyword-only recall (FTS5)"), ("brute", "numpy brute force k=50")):
         for p in ("p50", "p99"):
             rows.append(row(f"{label} {p} ms", lambda r, k=key, p=p: r[k][f"{p}_ms"]))
     rows += [row("raw embed + brute p50 ms", lambda r: r["embed_plus_brute_p50_ms"]),
@@ -218,7 +229,7 @@ def report(results: list[dict]) -> None:
             print(r["profile"]["cumulative"])
             print(f"cProfile of recall at N={r['n']:,} (top by own time):")
             print(r["profile"]["tottime"])
-            print(f"cProfile of the keyword step alone (Recall._keyword) at N={r['n']:,} (top by cumulative time):")
+            print(f"cProfile of keyword-only recall (no embedder) at N={r['n']:,} (top by cumulative time):")
             print(r["profile"]["keyword_cumulative"])
 
 
