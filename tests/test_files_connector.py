@@ -122,7 +122,8 @@ def test_markdown_title_and_fallback():
 def test_gzip_text_title_is_the_relative_path():
     doc = to_text(Path("README.gz"), gzip.compress(README), fallback_title="rsync/README")
     assert doc == Document(README.decode().strip(), "rsync/README")
-    assert to_text(Path("changelog.md.gz"), gzip.compress(b"# Changes\n\nv2 fixed it.")).title == "changelog.md (Changes)"
+    changes = to_text(Path("changelog.md.gz"), gzip.compress(b"# Changes\n\nv2 fixed it."))
+    assert changes.title == "changelog.md (Changes)"
     assert to_text(Path("a.txt.gz"), b"not gzip at all") == Skip("corrupt gzip")
 
 

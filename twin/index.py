@@ -151,7 +151,8 @@ class VectorIndex:
                     while needed > GROW_AT * capacity:
                         capacity *= 2
                     index.resize_index(capacity)
-                index.add_items(np.asarray(vectors, dtype=np.float32), ids, num_threads=1)
+                # many vectors at once (rebuild, catch-up): all cores; a small batch: one thread is faster
+                index.add_items(np.asarray(vectors, dtype=np.float32), ids, num_threads=-1 if len(ids) > 512 else 1)
                 self.dirty = True
             if watermark is not None and watermark > self.watermark:
                 self.watermark, self.dirty = watermark, True

@@ -36,9 +36,9 @@ STOPWORDS = frozenset(
     now only other some such too very
     """.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
-COMMON_TERM_SHARE = 0.05
+COMMON_TERM_SHARE = 0.01
 """A query word found in more than this share of memories is not used to find keyword candidates."""
-COMMON_TERM_MIN_DOCS = 500
+COMMON_TERM_MIN_DOCS = 200
 """… unless it is in fewer than this many memories (small stores keep every word)."""
 
 
@@ -130,7 +130,7 @@ class Recall:
         best = max((-rank for _, rank, _ in rows), default=0.0)
         scores = {}
         for mid, rank, content in rows:
-            words = set(_WORD.findall(fold(content)))
+            words = set(_WORD.findall(content.lower() if content.isascii() else fold(content)))
             share = sum(w for t, w in weights.items() if t in words) / total
             scores[mid] = (-rank / best if best > 0 else 0.0) * share
         return scores
@@ -148,7 +148,8 @@ class Recall:
 
         `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC ISO-8601) drops older
         memories; `as_of` (UTC ISO-8601) measures recency from that moment and ignores memories created
-        after it (for replaying a moment in evaluation). Superseded memories are never returned.
+        at or after it (for replaying a moment in evaluation: only what existed before then). Superseded
+        memories are never returned.
         Raises `ValueError` for an unparsable `since`/`as_of`.
         """
         limit = max(1, min(int(limit), LIMIT_MAX))
@@ -169,7 +170,7 @@ class Recall:
         for mid, (owner, mkind, status, importance, created_at) in fields.items():
             if owner != being or status != "active" or (kind and mkind != kind):
                 continue
-            if (since_t and created_at < since_t) or (before and created_at > before):
+            if (since_t and created_at < since_t) or (before and created_at >= before):
                 continue
             ranked.append((mid, *self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0), now)))
         ranked.sort(key=lambda r: (-r[1], -r[0]))

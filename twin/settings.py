@@ -91,7 +91,9 @@ class Settings(BaseSettings):
     index_m: int = Field(16, ge=4, le=64)
     index_ef_construction: int = Field(200, ge=16, le=2000)
     index_ef_search: int = Field(64, ge=64, le=2000, description="Query ef; hnswlib's default of 10 misses too much.")
-    index_checkpoint_s: float = Field(30.0, ge=1, le=3600, description="Seconds between checkpoints while dirty.")
+    index_checkpoint_s: float = Field(300.0, ge=1, le=86400, description=(
+        "Seconds between checkpoints while dirty (readers search newer vectors exactly, so this only bounds "
+        "catch-up work; a whole-index write at 100k memories is ~160 MB)."))
 
     # -- recall (seed 000; tuned on shared eval) -------------------------------------------
     recall_keyword_weight: float = Field(0.5, ge=0, le=1, description="Keyword share of the fused score.")

@@ -220,16 +220,17 @@ class Store:
                    before: str | None = None) -> list[tuple[int, float, str]]:
         """FTS5 candidates as `(id, bm25, content)` (bm25 is negative; lower is better), active memories only.
 
-        The best `2 × limit` matches are ranked inside FTS5 first and only then joined and filtered (being,
-        status, `before`), so a common word over 100k memories does not join every match. `match` is an
+        The best `2 × limit` matches (8 × with `before`, which filters more) are ranked inside FTS5 first and
+        only then joined and filtered (being, status, `created_at < before`), so a common word over 100k
+        memories does not join every match. `match` is an
         FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError` on a malformed query.
         """
         sql = ("SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
                " ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
                " WHERE m.being_id = ? AND m.status = 'active'")
-        args: list = [match, 2 * int(limit), being]
+        args: list = [match, (8 if before else 2) * int(limit), being]
         if before:
-            sql += " AND m.created_at <= ?"
+            sql += " AND m.created_at < ?"
             args.append(before)
         sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()

@@ -47,6 +47,7 @@ class IndexWriter:
             self.index.load()
             if self.index.watermark > self.store.max_embedding_seq():
                 raise IndexCorrupt("stale (newer than the database)")
+            self.last_checkpoint_s = time.monotonic()
         except IndexCorrupt as exc:
             self.rebuild(str(exc))
         self.catch_up()

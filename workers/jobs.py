@@ -76,12 +76,14 @@ def forget_source(being: str, source: str) -> dict:
 
 def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float,
                   budget_s: float = float("inf")) -> int:
-    """Embed memories without a vector, at most `batch_max` per call with `pause_s` between calls
-    (seed 000: 96 per call, rescheduled 200 ms later while any remain), until none remain or `budget_s`
+    """Embed memories without a vector, at most `batch_max` per call, each call starting at least `pause_s`
+    after the previous one started (seed 000: 96 per call, rescheduled 200 ms later while any remain), until
+    none remain or `budget_s`
     seconds have passed; vectors go to SQLite first, then into the index. Returns how many were embedded."""
     done = 0
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
+        started = time.monotonic()
         ids = [mid for mid, _ in batch]
         vectors = embedder.embed([content for _, content in batch])
         store.save_embeddings(ids, vectors, embedder.model_id)
@@ -89,7 +91,9 @@ def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, paus
         done += len(batch)
         if len(batch) < batch_max:
             break
-        time.sleep(pause_s)
+        # the next call starts `pause_s` after this one started (seed 000's 200 ms reschedule); a call that
+        # took longer than that is followed at once, so a backlog runs at the embedder's full rate
+        time.sleep(max(0.0, pause_s - (time.monotonic() - started)))
     return done
 
 
