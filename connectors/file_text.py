@@ -229,7 +229,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     `max_bytes` bounds the text in bytes, uncompressed (gzip is decompressed in a bounded way); the title is
     `fallback_title` (else the file name without `.gz`) followed by the first markdown/rst/org/LaTeX heading
     or HTML <title> in parentheses, so each memory says which file it is from and what the file is about.
-    Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a silent `Skip` (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
+    Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a silent `Skip`
+    (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
     """
     kind = text_kind(path)
     if kind is None:
