@@ -15,13 +15,13 @@ import re
 import sqlite3
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from twin.embedder import Embedder
 from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
 from twin.vectors import IndexReader
+from twin.weights import RECALL_WEIGHTS, Weights
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ STOPWORDS = frozenset(
     a an and are as at be been but by can could did do does for from had has have how i if in into is it
     its me my of on or our so than that the their them then there these they this to was we were what
     when where which who whom why will with would you your about any all am also just more most no not
-    now only other some such too very
+    now only other some such too very s t d ll re ve m
     """.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 COMMON_TERM_SHARE = 0.01
@@ -49,7 +49,8 @@ def fold(text: str) -> str:
 
 
 def query_terms(text: str) -> list[str]:
-    """The query's distinct non-stopword terms in FTS form, in order, at most 32."""
+    """The query's distinct non-stopword terms in FTS form, in order, at most 32 (contraction tails such as
+    the `s` of "what's" are stopwords: they would match every "Owner's")."""
     terms: list[str] = []
     for word in _WORD.findall(fold(text)):
         if word not in STOPWORDS and word not in terms:
@@ -68,16 +69,6 @@ def idf(documents: int, containing: int) -> float:
     return math.log((documents - containing + 0.5) / (containing + 0.5) + 1)
 
 
-@dataclass(frozen=True)
-class Weights:
-    """Recall weights and the recency half-life (days); defaults per seed 000."""
-
-    keyword: float = 0.5
-    importance: float = 0.18
-    recency: float = 0.12
-    half_life_days: float = 45.0
-
-
 class Recall:
     """Recall over one store. `embedder` and `reader` may be None (keyword-only recall, degraded).
 
@@ -85,7 +76,7 @@ class Recall:
     """
 
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
-                 weights: Weights = Weights(), candidates: int = 50):
+                 weights: Weights = RECALL_WEIGHTS, candidates: int = 50):
         self.store, self.embedder, self.reader = store, embedder, reader
         self.weights, self.candidates = weights, candidates
         self._pool: ThreadPoolExecutor | None = None
