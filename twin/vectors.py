@@ -62,6 +62,9 @@ class IndexWriter:
         self.store.clear_tombstones(self._max_tombstone())
         self.index.checkpoint()
         self.last_checkpoint_s = time.monotonic()
+        if total == 0 and reason == "missing":
+            self.activity.record("index", "Started a new, empty vector index.")
+            return
         self.activity.record("index", f"Index rebuilt from {total} stored vectors in "
                                       f"{time.monotonic() - started:.1f} s (the old one was {reason}).")
 
