@@ -93,9 +93,24 @@ def gunzip_bounded(raw: bytes, max_bytes: int) -> bytes | Skip:
     return bytes(out)
 
 
-def decode_text(raw: bytes) -> str | Skip:
-    """Bytes -> str: UTF-8 with BOM, UTF-16 with BOM, else strict UTF-8. `Skip("binary")` when NUL bytes
-    appear (in the first 8 KB or after decoding), `Skip("undecodable")` when none of these decodes it."""
+_DECLARED_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
+
+
+def declared_charset(raw: bytes) -> str | None:
+    """The codec an HTML file declares in a `<meta … charset=…>` within its first 4 KB, if Python knows it."""
+    match = _DECLARED_CHARSET.search(raw[:4096])
+    if not match:
+        return None
+    try:
+        return codecs.lookup(match.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+
+
+def decode_text(raw: bytes, declared: str | None = None) -> str | Skip:
+    """Bytes -> str: UTF-8 with BOM, UTF-16 with BOM, else strict UTF-8, else the `declared` codec (an HTML
+    file's meta charset, e.g. ISO-8859-1). `Skip("binary")` when NUL bytes appear (in the first 8 KB or after
+    decoding), `Skip("undecodable")` when none of these decodes it."""
     for bom, codec in _BOMS:
         if raw.startswith(bom):
             try:
@@ -109,7 +124,12 @@ def decode_text(raw: bytes) -> str | Skip:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return Skip("undecodable")
+            if not declared or declared == "utf-8":
+                return Skip("undecodable")
+            try:
+                text = raw.decode(declared)
+            except UnicodeDecodeError:
+                return Skip("undecodable")
     return Skip("binary") if "\x00" in text else text
 
 
@@ -244,7 +264,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
         return Skip("too large")
     if kind == "sniff" and not sniffs_as_text(raw):
         return Skip("not text", report=False)
-    text = decode_text(raw)
+    # HTML that is not UTF-8 is read in its declared charset, else windows-1252 (what browsers assume)
+    text = decode_text(raw, (declared_charset(raw) or "cp1252") if kind == "html" else None)
     if isinstance(text, Skip):
         return Skip(text.reason, report=kind != "sniff")
     text = text.replace("\r\n", "\n").replace("\r", "\n")

@@ -464,3 +464,14 @@ def test_redis_down_saves_no_row_and_pushes_later(twin_env, store, activity, tmp
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_html_in_a_legacy_charset_is_read():
+    declared = ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'
+                '<title>Café</title></head><body>Une crème brûlée pour Zoë.</body></html>').encode("latin-1")
+    doc = to_text(Path("menu.html"), declared)
+    assert doc.text == "Une crème brûlée pour Zoë." and doc.title == "menu.html (Café)"
+    undeclared = "<html><body><p>Fix typos (Jan Pokorný).</p></body></html>".encode("cp1252")
+    assert to_text(Path("news.html"), undeclared).text == "Fix typos (Jan Pokorný)."
+    # plain text is never guessed: not UTF-8 means skipped
+    assert to_text(Path("menu.txt"), "crème".encode("latin-1")) == Skip("undecodable")
