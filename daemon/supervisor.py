@@ -24,6 +24,7 @@ from redis import Redis
 
 from connectors import CONNECTORS
 from daemon import systemd
+from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
 from twin.settings import Settings
@@ -50,10 +51,12 @@ class ChildStatus(enum.Enum):
 
 @dataclass
 class Child:
-    """One supervised process: its command, its current process and its restart history."""
+    """One supervised process: its command, its current process and its restart history. `on_parent_death`
+    is the child's `preexec_fn` (see `daemon.lifetime`)."""
 
     name: str
     argv: list[str]
+    on_parent_death: object = die_with_parent_sigkill
     proc: asyncio.subprocess.Process | None = None
     status: ChildStatus = ChildStatus.STOPPED
     restarts: int = 0
@@ -84,8 +87,10 @@ class Supervisor:
     # -- children -------------------------------------------------------------------------------
     async def _spawn(self, child: Child) -> None:
         child.status = ChildStatus.STARTING
+        # own session: a Ctrl-C in the terminal reaches only the supervisor, which stops children in order
         child.proc = await asyncio.create_subprocess_exec(*child.argv, env=child_env(),
-                                                          stdin=asyncio.subprocess.DEVNULL)
+                                                          stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+                                                          preexec_fn=child.on_parent_death)
         child.started_at = time.monotonic()
         child.status = ChildStatus.RUNNING
         log.info("supervisor: started %s (pid %d)", child.name, child.proc.pid)
@@ -108,16 +113,17 @@ class Supervisor:
                 await asyncio.wait_for(self.stop.wait(), timeout=child.backoff_s)
         child.status = ChildStatus.STOPPED
 
-    def _start_child(self, name: str, argv: list[str]) -> Child:
-        child = Child(name=name, argv=argv)
+    def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill) -> Child:
+        child = Child(name=name, argv=argv, on_parent_death=on_parent_death)
         self.children[name] = child
         child.task = asyncio.create_task(self._keep_alive(child), name=f"child-{name}")
         return child
 
-    async def _stop_child(self, child: Child, grace_s: float) -> None:
+    async def _stop_child(self, child: Child, grace_s: float) -> bool:
+        """SIGTERM (a warm stop: the job in hand finishes), SIGKILL after `grace_s`. Returns True if killed."""
         proc = child.proc
         if proc is None or proc.returncode is not None:
-            return
+            return False
         proc.send_signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(proc.wait(), timeout=grace_s)
@@ -125,6 +131,8 @@ class Supervisor:
             log.warning("supervisor: %s did not stop within %.0f s; killing it", child.name, grace_s)
             proc.kill()
             await proc.wait()
+            return True
+        return False
 
     async def _keep_connector(self, name: str, bus: Bus) -> None:
         """Run connector `name` until stopping; a crash is logged with its traceback, written to the diary
@@ -148,7 +156,7 @@ class Supervisor:
     async def _start_redis(self) -> None:
         if self.settings.redis_url:
             return
-        self._start_child("redis", redis_argv(self.settings))
+        self._start_child("redis", redis_argv(self.settings), on_parent_death=die_with_parent_sigterm)
         deadline = time.monotonic() + REDIS_START_TIMEOUT_S
         while time.monotonic() < deadline:
             try:
@@ -189,6 +197,18 @@ class Supervisor:
             if healthy and now - last_checkpoint >= self.settings.index_checkpoint_s:
                 await asyncio.to_thread(bus.request_checkpoint)
                 last_checkpoint = now
+            if healthy:
+                await asyncio.to_thread(self._nudge_embedding, bus)
+
+    def _nudge_embedding(self, bus: Bus) -> None:
+        """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
+        SQLite, not the queue, says what is pending (invariant 1)."""
+        from twin.embedder import LocalEmbedder
+
+        if self.settings.embed_backend == "none" or bus.embed_queue.count:
+            return
+        if self.store.pending_embeddings(LocalEmbedder.model_id, 1):
+            bus.notify_embed()
 
     def status_line(self) -> str:
         """A one-line summary for systemd's STATUS (memories, pending embeddings, children)."""
@@ -203,14 +223,17 @@ class Supervisor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stop.set)
         secure_dir(self.settings.data_dir)
+        lock = InstanceLock(self.settings.data_dir / "twin.lock")
+        lock.acquire()  # raises AlreadyRunning before anything is started
         self.store = Store(self.settings.db_path).open()
         self.activity = Activity(self.store, self.settings.being)
         connector_tasks: list[asyncio.Task] = []
         try:
             await self._start_redis()
             self.redis = connect_redis(self.settings)
-            for role in ("learn", "embed"):
-                self._start_child(f"{role} worker", [sys.executable, "-m", "workers", role])
+            for role in ("learn", "embed", "scheduler"):
+                self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
+                                  [sys.executable, "-m", "workers", role])
             bus = Bus(self.redis)
             if self.settings.files_roots:
                 self.store.set_cursor("files", self.settings.being, "roots",
@@ -224,6 +247,7 @@ class Supervisor:
             await heartbeat
         finally:
             await self._shutdown(connector_tasks)
+            lock.release()
         return 0
 
     async def _shutdown(self, connector_tasks: list[asyncio.Task]) -> None:
@@ -238,11 +262,14 @@ class Supervisor:
             except Exception:
                 log.exception("supervisor: connector failed while stopping")
         workers = [c for name, c in self.children.items() if name != "redis"]
-        await asyncio.gather(*(self._stop_child(c, self.settings.stop_grace_s) for c in workers))
-        if "redis" in self.children:
-            await self._stop_child(self.children["redis"], self.settings.stop_grace_s)
+        killed = await asyncio.gather(*(self._stop_child(c, self.settings.stop_grace_s) for c in workers))
+        forced = [c.name for c, was_killed in zip(workers, killed, strict=True) if was_killed]
+        if "redis" in self.children and await self._stop_child(self.children["redis"], self.settings.stop_grace_s):
+            forced.append("redis")
         for child in self.children.values():
             if child.task is not None:
                 await child.task
-        self.activity.record("system", "twin stopped cleanly.")
+        grace = f"{self.settings.stop_grace_s:.0f} s"
+        self.activity.record("system", "twin stopped cleanly." if not forced else
+                             f"twin stopped; {', '.join(forced)} had to be killed after {grace}.")
         self.store.close()

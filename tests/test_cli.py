@@ -95,10 +95,12 @@ def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
             "provenance", "status", "content_sha256")
     assert [{k: m[k] for k in keep} for m in imported] == [{k: m[k] for k in keep} for m in exported]
     again = twin("import", str(dump)).stdout
-    assert "imported 0 new, reinforced 2" in again
+    assert "imported 0 new, 2 already known" in again
+    with Store(fresh / "twin.db") as store:  # a second restore does not inflate importance or hits
+        assert [m.to_dict() for m in reversed(store.list_memories("owner"))] == imported
 
 
-def test_import_reports_bad_lines_and_keeps_the_rest(twin_env):
+def test_import_reports_bad_lines_and_keeps_the_rest(twin_env, tmp_path):
     lines = "\n".join([
         json.dumps({"content": "Owner owns a green canoe.", "kind": "fact", "created_at": "2025-05-01T10:00:00Z"}),
         "{not json",
@@ -106,10 +108,14 @@ def test_import_reports_bad_lines_and_keeps_the_rest(twin_env):
         json.dumps({"content": "Owner hates cilantro.", "kind": "feeling"}),
         json.dumps({"content": "Owner hates cilantro.", "kind": "preference", "importance": 7}),
         json.dumps(["a list"]),
+        json.dumps({"content": "Owner will be born.", "kind": "fact", "created_at": "2999-01-01T00:00:00Z"}),
     ])
-    proc = twin("import", "-", stdin=lines)
-    assert "imported 1 new, reinforced 0, skipped 5" in proc.stdout
-    assert "line 2" in proc.stderr and "kind 'feeling'" in proc.stderr
+    dump = tmp_path / "mixed.jsonl"
+    dump.write_bytes(lines.encode() + b'\n{"content": "Owner likes caf\xe9.", "kind": "fact"}\n')  # not UTF-8
+    proc = twin("import", str(dump))
+    assert "imported 1 new, 0 already known, skipped 7" in proc.stdout
+    assert "line 2" in proc.stderr and "kind 'feeling'" in proc.stderr and "in the future" in proc.stderr
+    assert "line 8" in proc.stderr and "utf-8" in proc.stderr
 
 
 def test_recall_as_of_replays_a_moment(twin_env, tmp_path):

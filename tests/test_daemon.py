@@ -215,3 +215,39 @@ def test_store_never_changes_the_mode_of_an_existing_directory(tmp_path):
     with Store(tmp_path / "new" / "twin.db"):
         pass
     assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o700"
+
+
+def test_second_daemon_on_the_same_data_dir_is_refused(daemon_env, tmp_path):
+    first = start(daemon_env, tmp_path / "first.log")
+    try:
+        wait_for(lambda: "twin is up" in (tmp_path / "first.log").read_text(), 60, "the first daemon")
+        second = subprocess.run([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=daemon_env, capture_output=True,
+                                text=True, timeout=60)
+        assert second.returncode == 1 and "already running" in second.stderr and f"pid {first.pid}" in second.stderr
+        assert first.poll() is None  # the first one is untouched
+    finally:
+        assert stop(first) == 0
+
+
+def test_supervisor_killed_leaves_no_orphans(daemon_env, tmp_path):
+    proc = start(daemon_env, tmp_path / "daemon.log")
+    children = wait_for(lambda: (c := _children(proc.pid)) and len(c) >= 4 and c, 60, "redis and three workers")
+    proc.kill()
+    proc.wait(10)
+
+    def gone():
+        return not any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in children)
+    wait_for(gone, 30, "the children to die with their parent")
+    again = start(daemon_env, tmp_path / "daemon.log")  # the lock died with the supervisor
+    try:
+        wait_for(lambda: (tmp_path / "daemon.log").read_text().count("twin is up") == 2, 60, "a clean restart")
+    finally:
+        assert stop(again) == 0
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "zombie"
+    return "zombie" if stat.split(") ")[1].startswith("Z") else "alive"

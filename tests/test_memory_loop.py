@@ -105,6 +105,8 @@ def test_forget_leaves_no_row_fts_blob_or_vector_bytes(twin_env, store, activity
     assert blobs[0] == 0
     assert not _vector_in_file(blob, index_file)
     assert "penicillin" not in " ".join(line.text for line in activity.recent(100))
+    for path in twin_env.data_dir.glob("twin.db*"):  # no page of the database files keeps the text
+        assert b"penicillin" not in path.read_bytes(), path.name
     assert all(r.memory.id != target.id for r in _recall(twin_env, store, "allergic to penicillin"))
 
 
@@ -169,7 +171,7 @@ def test_store_migrations_are_idempotent_and_fts_follows_triggers(twin_env):
         mid = s1.insert_memory("owner", "fact", "Owner owns a red kayak.", "muse", 0.4)
     with Store(path) as s2:  # re-open: migrations already applied
         names = [r[0] for r in s2.conn.execute("SELECT name FROM schema_migrations")]
-        assert names == ["0001_initial"]
+        assert names == ["0001_initial", "0002_superseded_by_index"]
         assert s2.fts_search("owner", '"kayak"', 5)[0][0] == mid
         s2.conn.execute("UPDATE memories SET content = 'Owner owns a blue canoe.' WHERE id = ?", (mid,))
         assert s2.fts_search("owner", '"kayak"', 5) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 
 from twin.memory import utc_now
@@ -33,14 +34,18 @@ class Activity:
         self.being = being
 
     def record(self, kind: str, text: str) -> None:
-        """Write one line. Raises `ValueError` for an unknown kind. Never put a secret or a forgotten
+        """Write one line to the journal and the diary; a diary write that fails (disk full, store locked)
+        is logged, never raised. Raises `ValueError` for an unknown kind. Never put a secret or a forgotten
         memory's text in `text` (invariant 5)."""
         if kind not in ACTIVITY_KINDS:
             raise ValueError(f"unknown activity kind {kind!r}; expected one of {ACTIVITY_KINDS}")
-        self.store.conn.execute("INSERT INTO activity (being_id, at, kind, text) VALUES (?, ?, ?, ?)",
-                                (self.being, utc_now(), kind, text))
         level = logging.WARNING if kind in ("degraded", "error") else logging.INFO
         log.log(level, "%s", text)
+        try:
+            self.store.conn.execute("INSERT INTO activity (being_id, at, kind, text) VALUES (?, ?, ?, ?)",
+                                    (self.being, utc_now(), kind, text))
+        except sqlite3.Error as exc:  # a full disk or a locked store must not stop what the line describes
+            log.warning("activity: could not store this line in the diary (%s)", exc)
 
     def recent(self, n: int = 60, after_id: int = 0) -> list[ActivityLine]:
         """The newest `n` lines with id > `after_id`, oldest first (read-only)."""

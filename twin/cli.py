@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import time
+from pathlib import Path
 
 from twin import __version__
 from twin.activity import Activity
@@ -46,7 +48,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     from twin.logs import configure_logging
 
     if args.files:
-        settings.files_roots = [p.expanduser().resolve() for p in args.files]
+        settings.files_roots = args.files
     configure_logging(settings.log_level)
     return asyncio.run(Supervisor(settings).run())
 
@@ -55,8 +57,9 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it."""
     from twin.learn import as_memories, learn
 
+    text = sys.stdin.read() if args.text == "-" else args.text
     with Store(settings.db_path) as store:
-        result = learn(store, Activity(store, settings.being), settings.being, args.text, args.source)
+        result = learn(store, Activity(store, settings.being), settings.being, text, args.source)
         bus = _bus(settings)
         if bus is not None and result.created:
             bus.notify_embed()
@@ -186,6 +189,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     from twin.transfer import export_memories
 
     with args.output as out, Store(settings.db_path) as store:
+        if out is not sys.stdout:
+            os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
         n = export_memories(store, settings.being, out)
     print(f"exported {n} memories", file=sys.stderr)
     return 0
@@ -200,13 +205,30 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
-    print(f"imported {report['created']} new, reinforced {report['reinforced']}, skipped {report['skipped']}")
+    print(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
     for problem in report["problems"][:20]:
         print(f"  {problem}", file=sys.stderr)
     return 0
 
 
 # -- parser -----------------------------------------------------------------------------------
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
+    return number
+
+
+def _folder(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {value!r}")
+    return path.resolve()
+
+
 def _time(value: str) -> str:
     try:
         parse_time(value)
@@ -226,30 +248,28 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    from pathlib import Path
-
     p = add("up", cmd_up, "run the daemon in the foreground")
-    p.add_argument("--files", type=Path, action="append", help="a folder to learn from (repeatable)")
+    p.add_argument("--files", type=_folder, action="append", help="a folder to learn from (repeatable)")
     p = add("learn", cmd_learn, "learn from TEXT now")
-    p.add_argument("text")
+    p.add_argument("text", help="what to learn, or - to read it from stdin")
     p.add_argument("--source", default="muse")
     p.add_argument("--json", action="store_true")
     p = add("recall", cmd_recall, "recall memories by meaning")
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=_positive, default=10, help="at most this many (1-200)")
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--since", type=_time)
     p.add_argument("--as-of", dest="as_of", type=_time, help="replay recall at this UTC time")
     p.add_argument("--json", action="store_true")
     p = add("memories", cmd_memories, "list memories, newest first")
     p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=_positive, default=50)
     p.add_argument("--all", action="store_true", help="include superseded memories")
     p.add_argument("--json", action="store_true")
     p = add("forget", cmd_forget, "forget memories by id")
     p.add_argument("ids", type=int, nargs="+")
     p = add("activity", cmd_activity, "the activity diary")
-    p.add_argument("-n", type=int, default=60)
+    p.add_argument("-n", type=_positive, default=60)
     p.add_argument("--follow", "-f", action="store_true")
     p.add_argument("--json", action="store_true")
     p = add("status", cmd_status, "counts, queues, index and degraded modes")
@@ -260,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
                    help="file to write (created 0600); default stdout")
     p = add("import", cmd_import, "read memories from JSON lines")
-    p.add_argument("input", type=argparse.FileType("r", encoding="utf-8"), help="a JSON-lines file, or - for stdin")
+    p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser
 
 
@@ -279,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(settings, args)
     except TwinError as exc:
         print(f"twin: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # e.g. "database or disk is full": one line, not a traceback
+        print(f"twin: the store at {settings.db_path} failed: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0

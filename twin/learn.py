@@ -106,11 +106,13 @@ def forget_source(store: Store, being: str, source: str) -> list[int]:
 
 
 def forget(store: Store, activity: Activity | None, memory_ids: list[int]) -> list[int]:
-    """Hard-forget memories by id (DESIGN.md invariant 5): row, FTS entry and vector go now; the index
-    writer scrubs the vector bytes before its next checkpoint. The activity line names ids, never text.
-    Returns the ids that existed."""
+    """Hard-forget memories by id (DESIGN.md invariant 5): row, FTS entry and vector go now, and no page of
+    the database files keeps their text (`Store.scrub_deleted_text`); the index writer scrubs the vector
+    bytes before its next checkpoint. The activity line names ids, never text. Returns the ids that existed."""
     existing = list(store.get_many(memory_ids))
     store.delete_memories(existing)
+    if existing:
+        store.scrub_deleted_text()
     if activity is not None and existing:
         activity.record("forgot", f"Forgot {len(existing)} memory(ies): " + ", ".join(f"#{i}" for i in existing) + ".")
     return existing

@@ -137,13 +137,15 @@ class Recall:
                as_of: str | None = None, touch: bool = True) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first.
 
-        `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC ISO-8601) drops older
-        memories; `as_of` (UTC ISO-8601) measures recency from that moment and ignores memories created
-        at or after it (for replaying a moment in evaluation: only what existed before then). Superseded
-        memories are never returned.
+        An empty query returns []. `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC
+        ISO-8601) drops older memories; `as_of` (UTC ISO-8601) measures recency from that moment and
+        ignores memories created at or after it (for replaying a moment in evaluation: only what existed
+        before then). Superseded memories are never returned.
         Raises `ValueError` for an unparsable `since`/`as_of`.
         """
         limit = max(1, min(int(limit), LIMIT_MAX))
+        if not query.strip():
+            return []
         now = parse_time(as_of) if as_of else datetime.now(UTC)
         before = format_time(now) if as_of else None
         since_t = format_time(parse_time(since)) if since else None
@@ -169,7 +171,10 @@ class Recall:
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec)
                    for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
         if touch and results:
-            self.store.touch([r.memory.id for r in results], format_time(datetime.now(UTC)))
+            try:
+                self.store.touch([r.memory.id for r in results], format_time(datetime.now(UTC)))
+            except sqlite3.Error as exc:  # a full disk or a busy store must not stop recall (seed 004: fail-soft)
+                log.warning("recall: could not record the access (%s)", exc)
         return results
 
     def _score(self, importance: float, created_at: str, keyword: float, vector: float,

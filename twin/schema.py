@@ -98,6 +98,8 @@ INITIAL = (
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
+    # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
+    ("0002_superseded_by_index", ("CREATE INDEX memories_by_superseded ON memories (superseded_by)",)),
 )
 
 

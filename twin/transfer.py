@@ -1,19 +1,24 @@
 """Export and import of memories as JSON lines, losslessly, for backups and migrations.
 
 One line per memory with every field of `Memory` (ids, times as UTC ISO-8601, tags, provenance,
-sensitivity, status). Import goes through the dedup path (an existing identical memory is reinforced,
-not duplicated) and the memories are embedded by the usual batched flush.
+sensitivity, status). Import goes through the dedup path: a memory whose normalised content is already
+known is left as it is (not duplicated, and not reinforced either: restoring a backup twice must not
+inflate importance); new memories are embedded by the usual batched flush.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from typing import TextIO
 
 from twin.activity import Activity
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, content_sha256, format_time, parse_time, utc_now
 from twin.store import Store
+
+FUTURE_SLACK = timedelta(days=1)
+"""An imported `created_at` may be at most this far ahead of now (clock skew); later is a bad line."""
 
 
 def export_memories(store: Store, being: str, out: TextIO) -> int:
@@ -46,6 +51,8 @@ def _validated(row: dict) -> dict:
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ValueError("tags must be a list of strings")
     created = format_time(parse_time(row["created_at"])) if row.get("created_at") else utc_now()
+    if parse_time(created) > datetime.now(UTC) + FUTURE_SLACK:
+        raise ValueError(f"created_at {created} is in the future")
     accessed = format_time(parse_time(row["last_accessed"])) if row.get("last_accessed") else None
     provenance = row.get("provenance") if isinstance(row.get("provenance"), dict) else {}
     return {"kind": kind, "content": content.strip(), "source": str(row.get("source") or "import"),
@@ -54,34 +61,33 @@ def _validated(row: dict) -> dict:
             "status": status}
 
 
-def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str]) -> dict:
-    """Import JSON-lines memories into `being`. Returns `{created, reinforced, skipped, problems, ids}`
-    where `ids` maps each line number to the memory id it became (new or reinforced).
+def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes]) -> dict:
+    """Import JSON-lines memories into `being`. Returns `{created, known, skipped, problems, ids}` where
+    `ids` maps each line number to the memory id it became (new, or the one already known).
 
-    A bad line (not JSON, a missing or out-of-range field) is skipped and listed in `problems`; the rest
-    is imported. `superseded_by` is kept only when it refers to a memory imported in the same run.
+    A bad line (not UTF-8, not JSON, a missing, out-of-range or future field) is skipped and listed in
+    `problems`; the rest is imported. `superseded_by` is kept only when it refers to a memory imported in
+    the same run.
     """
-    report = {"created": 0, "reinforced": 0, "skipped": 0, "problems": [], "ids": {}}
+    report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "ids": {}}
     old_to_new: dict[int, int] = {}
     superseded: list[tuple[int, int]] = []
-    now = utc_now()
     with store.transaction():
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
+                raw = json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
                 if not isinstance(raw, dict):
                     raise ValueError("not a JSON object")
                 row = _validated(raw)
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
                 report["skipped"] += 1
                 report["problems"].append(f"line {number}: {exc}")
                 continue
             existing = store.find_by_sha(being, content_sha256(row["content"]))
             if existing is not None:
-                store.reinforce(existing.id, now)
-                report["reinforced"] += 1
+                report["known"] += 1
                 mid = existing.id
             else:
                 mid = store.insert_memory(being, **row)
@@ -95,6 +101,6 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             if old_target in old_to_new:
                 store.conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (old_to_new[old_target], mid))
     if activity is not None:
-        activity.record("learned", f"Imported {report['created']} memories ({report['reinforced']} already known, "
+        activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
                                    f"{report['skipped']} bad lines skipped).")
     return report

@@ -66,10 +66,11 @@ class Bus:
         self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
 
     def request_checkpoint(self) -> None:
-        """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget)."""
+        """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget): the job goes to
+        the front of the queue, so at most the flush slice in hand (≤ 10 s) runs before it."""
         from workers.jobs import JOBS
 
-        self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
+        self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0, at_front=True)
 
     def depths(self) -> dict[str, int]:
         """Queued and failed job counts per queue (read-only)."""

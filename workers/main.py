@@ -1,5 +1,6 @@
-"""Worker processes: `learn` (a `SimpleWorker` that also runs RQ's scheduler) and `embed` (one `SimpleWorker`
-that loads the model once and is the only writer of the index; LIBRARY_NOTES §1 recommendation)."""
+"""Worker processes: `learn` (a `SimpleWorker`), `embed` (one `SimpleWorker` that loads the model once and
+is the only writer of the index; LIBRARY_NOTES §1 recommendation) and `scheduler` (RQ's scheduler, for
+retries with backoff)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from rq import Queue, SimpleWorker
 from rq.intermediate_queue import IntermediateQueue
+from rq.scheduler import RQScheduler
 
 from twin.activity import Activity
 from twin.embedder import make_embedder
@@ -80,8 +82,7 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
 
     Extraction is pure Python with bounded input, so the fork-per-job `Worker` (12 ms a job, a new
     SQLite connection each time; LIBRARY_NOTES §1) bought no safety worth a 6x lower ingest rate; a
-    job that hangs is still stopped by RQ's timeout (SIGALRM in the main thread). It also runs RQ's
-    scheduler, which moves retried jobs back onto the queue.
+    job that hangs is still stopped by RQ's timeout (SIGALRM in the main thread).
     """
     store = Store(settings.db_path).open()
     try:
@@ -89,7 +90,7 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
         recover_orphaned_jobs(Queue(LEARN_QUEUE, connection=redis))
         worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
                               exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-        worker.work(burst=burst, with_scheduler=not burst, logging_level="WARNING")
+        worker.work(burst=burst, logging_level="WARNING")
     finally:
         store.close()
     return 0
@@ -136,10 +137,23 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     return 0
 
 
+def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
+    """RQ's scheduler, which moves jobs whose retry delay has passed back onto their queue, as its own
+    supervised process (RQ would fork it from a worker, where a dying worker leaves it orphaned)."""
+    scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
+    scheduler.acquire_locks()
+    if burst:
+        scheduler.enqueue_scheduled_jobs()
+        scheduler.release_locks()
+        return 0
+    scheduler.work()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
-    parser.add_argument("role", choices=("learn", "embed"))
+    parser.add_argument("role", choices=("learn", "embed", "scheduler"))
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty (tests)")
     args = parser.parse_args(argv)
     try:
@@ -151,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)
     redis = connect_redis(settings)
     try:
-        return (run_learn if args.role == "learn" else run_embed)(settings, redis, args.burst)
+        run = {"learn": run_learn, "embed": run_embed, "scheduler": run_scheduler}[args.role]
+        return run(settings, redis, args.burst)
     except TwinError as exc:
         log.error("worker %s: %s", args.role, exc)
         return 1
