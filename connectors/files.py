@@ -342,12 +342,16 @@ class FilesConnector:
         seen: set[str] = set()
         for path, st, reason in listing.skipped:
             seen.add(str(path))
+            if not self._utf8_name(path, tally):
+                continue
             size, mtime_ns = (st.st_size, st.st_mtime_ns) if st else (0, 0)
             await self._handle(path, root, rows.get(str(path)), Seen(size, mtime_ns, "", Skip(reason)), tally)
         for path, st in listing.files:
             if self._stop is not None and self._stop.is_set():
                 return
             seen.add(str(path))
+            if not self._utf8_name(path, tally):
+                continue
             entry = rows.get(str(path))
             if entry is not None and _unchanged(entry, st) and path not in self._retry:
                 continue
@@ -361,6 +365,18 @@ class FilesConnector:
         for key, entry in rows.items():
             if key not in seen:
                 await self._handle(Path(key), root, entry, None, tally)
+
+    def _utf8_name(self, path: Path, tally: Tally) -> bool:
+        """False (with one activity line per scan; no manifest row, which could not hold the name) for a
+        path that is not valid UTF-8: SQLite, Redis and watchfiles all need text paths."""
+        try:
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            self.activity.record("indexed_file", f"Files: skipped {shown} (file name is not valid UTF-8).")
+            tally.skipped += 1
+            return False
+        return True
 
     async def _handle(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen | None,
                       tally: Tally) -> None:
@@ -480,6 +496,11 @@ class FilesConnector:
                                 self.settings.files_poll_delay_ms)
                     polling = True
                     continue
+                log.warning("files: watching stopped (%s); rescanning in %.0f s", exc, delay_s)
+            except RuntimeError as exc:  # watchfiles' internal errors, e.g. a file name that is not UTF-8
+                if delay_s == RETRY_MIN_S:
+                    self.activity.record("degraded", f"Files: live watching stopped ({exc}); rescanning "
+                                                     f"the folders every {RETRY_MAX_S:.0f} s at most instead.")
                 log.warning("files: watching stopped (%s); rescanning in %.0f s", exc, delay_s)
             if await _sleep_unless(stop, delay_s):
                 return

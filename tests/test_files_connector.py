@@ -475,3 +475,30 @@ def test_html_in_a_legacy_charset_is_read():
     assert to_text(Path("news.html"), undeclared).text == "Fix typos (Jan Pokorný)."
     # plain text is never guessed: not UTF-8 means skipped
     assert to_text(Path("menu.txt"), "crème".encode("latin-1")) == Skip("undecodable")
+
+
+def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, store, activity, redis, root):
+    being = twin_env.being
+    (root / "good.md").write_text("The spare bike lights are in the hallway drawer.")
+    bad = os.path.join(os.fsencode(root), b"latin1-\xe9.txt")
+    with open(bad, "wb") as f:
+        f.write(b"I like latin1 names.")
+    conn = make(twin_env, store, redis, activity, root)
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(conn.run(stop))
+        await wait_for(lambda: any(t.startswith("Files: 1 indexed") for t in lines(activity)))
+        later = root / "later.md"
+        later.write_text("The window cleaner comes every second Tuesday.")
+        await wait_for(lambda: manifest.get(store, being, later) is not None, timeout_s=20)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        assert not task.cancelled() and task.exception() is None
+
+    asyncio.run(scenario())
+    texts = lines(activity)
+    assert f"Files: skipped {root}/latin1-\\xe9.txt (file name is not valid UTF-8)." in texts
+    assert "Files: 1 indexed (1 new, 0 changed, 0 gone, 1 skipped)." in texts
+    drain()
+    assert memories(store, being, root / "good.md") and memories(store, being, root / "later.md")
