@@ -187,10 +187,10 @@ def write_json(name: str, figures: dict) -> Path:
 
 def bench_env(data: Path, run: Path, config: Path, redis_url: str | None, **extra: str) -> dict[str, str]:
     """A process environment for an isolated twin: ours minus every `TWIN_…`, plus data/runtime/config dirs,
-    a config file and env file that do not exist (so only defaults apply), and `TWIN_REDIS_URL` if given."""
+    an XDG config home and env file that do not exist (so only defaults apply), and `TWIN_REDIS_URL` if given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")}
     env.update(TWIN_DATA_DIR=str(data), TWIN_RUNTIME_DIR=str(run), TWIN_CONFIG_DIR=str(config),
-               TWIN_CONFIG=str(config / "twin.toml"), TWIN_ENV_FILE=str(config / "env"),
+               TWIN_ENV_FILE=str(config / "env"),
                XDG_CONFIG_HOME=str(config / "xdg"), PYTHONUNBUFFERED="1")
     if redis_url:
         env["TWIN_REDIS_URL"] = redis_url

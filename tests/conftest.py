@@ -65,7 +65,6 @@ def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
         "TWIN_DATA_DIR": str(tmp_path / "data"),
         "TWIN_CONFIG_DIR": str(tmp_path / "config"),
         "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
-        "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"),
         "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
         "TWIN_REDIS_URL": redis_server,
         "TWIN_EMBED_FLUSH_DELAY_S": "0",

@@ -36,6 +36,8 @@ def daemon_env(tmp_path, monkeypatch) -> dict:
         "PYTHONUNBUFFERED": "1",
     })
     (tmp_path / "docs").mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "twin.toml").write_text("# empty: every setting at its default\n")
     return env
 
 
@@ -251,3 +253,24 @@ def _state(pid: int) -> str:
     except OSError:
         return "zombie"
     return "zombie" if stat.split(") ")[1].startswith("Z") else "alive"
+
+
+@pytest.mark.parametrize("env_extra, expected", [
+    ({"TWIN_DATA_DIR": ""}, "TWIN_DATA_DIR: Value error, must be an absolute path"),
+    ({"TWIN_DATA_DIR": "relative/dir"}, "TWIN_DATA_DIR: Value error, must be an absolute path"),
+    ({"TWIN_REDIS_URL": "garbage"}, "TWIN_REDIS_URL"),
+    ({"TWIN_CONFIG": "/nonexistent/twin.toml"}, "TWIN_CONFIG: /nonexistent/twin.toml does not exist"),
+    ({"TWIN_RECALL_IMPORTANCE_WEIGHT": "0.6", "TWIN_RECALL_RECENCY_WEIGHT": "0.5"},
+     "TWIN_RECALL_IMPORTANCE_WEIGHT + TWIN_RECALL_RECENCY_WEIGHT must be below 1"),
+])
+def test_more_invalid_settings(daemon_env, env_extra, expected):
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=dict(daemon_env, **env_extra),
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and expected in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_unknown_key_in_the_config_file(daemon_env):
+    Path(daemon_env["TWIN_CONFIG"]).write_text('file_roots = ["/tmp"]\n')
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 2 and "unknown setting(s) file_roots" in proc.stderr

@@ -142,12 +142,25 @@ class Settings(BaseSettings):
     @field_validator("config_dir", "data_dir", "runtime_dir")
     @classmethod
     def _expand(cls, path: Path) -> Path:
-        return Path(os.path.expanduser(str(path)))
+        """`~` expanded; the result must be absolute (an empty or relative value would put the store in
+        whatever directory twin happens to be started from: seed 004's split-store failure)."""
+        expanded = Path(os.path.expanduser(str(path)))
+        if not str(path).strip() or not expanded.is_absolute():
+            raise ValueError("must be an absolute path")
+        return expanded
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, url: str | None) -> str | None:
+        """None, or a URL redis-py understands: `redis://`, `rediss://` or `unix://`."""
+        if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return url
 
     @model_validator(mode="after")
     def _weights_leave_room(self) -> Settings:
         if self.recall_importance_weight + self.recall_recency_weight >= 1:
-            raise ValueError("recall_importance_weight + recall_recency_weight must be below 1")
+            raise ValueError("TWIN_RECALL_IMPORTANCE_WEIGHT + TWIN_RECALL_RECENCY_WEIGHT must be below 1")
         return self
 
     @property
@@ -183,6 +196,24 @@ class Settings(BaseSettings):
         return init_settings, env_settings, dotenv_settings, toml
 
 
+def _check_config_file(path: Path, explicit: bool) -> None:
+    """Raise `SettingsError` for a config file named by `TWIN_CONFIG` that does not exist, and for keys in
+    the file that are not settings (a typo such as `file_roots` must not be silently ignored)."""
+    if not path.exists():
+        if explicit:
+            raise SettingsError(f"invalid setting TWIN_CONFIG: {path} does not exist")
+        return
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return  # reported with its reason by the settings source below
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        raise SettingsError(f"invalid config file {path}: unknown setting(s) {', '.join(unknown)} "
+                            "(see config/twin.example.toml)")
+
+
 def load_settings(**overrides: object) -> Settings:
     """Read and validate settings from every source.
 
@@ -191,12 +222,14 @@ def load_settings(**overrides: object) -> Settings:
     and exit 2 (issue 2: "not a traceback").
     """
     env_file = os.environ.get(f"{ENV_PREFIX}ENV_FILE") or str(default_config_dir() / "env")
+    _check_config_file(config_file_path(), explicit=bool(os.environ.get(f"{ENV_PREFIX}CONFIG")))
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "settings"
-        name = f"{ENV_PREFIX}{field.split('.')[0].upper()}" if err["loc"] else "settings"
+        if not err["loc"]:  # a rule across settings: its message names them
+            raise SettingsError(f"invalid settings: {err['msg'].removeprefix('Value error, ')}") from exc
+        name = f"{ENV_PREFIX}{str(err['loc'][0]).upper()}"
         raise SettingsError(f"invalid setting {name}: {err['msg']} (got {err.get('input')!r})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc
