@@ -168,6 +168,16 @@ class Supervisor:
                            f"within {REDIS_START_TIMEOUT_S:.0f} s")
 
     # -- periodic ---------------------------------------------------------------------------------
+    def _redis_answers(self) -> bool:
+        """One quick ping (2 s timeouts, no retries): is Redis there right now?"""
+        client = Redis.from_url(self.settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            return bool(client.ping())
+        except Exception:  # noqa: BLE001 - any failure means "not there"
+            return False
+        finally:
+            client.close()
+
     def _healthy(self) -> bool:
         try:
             return bool(self.redis.ping())
@@ -231,6 +241,9 @@ class Supervisor:
         try:
             await self._start_redis()
             self.redis = connect_redis(self.settings)
+            if not await asyncio.to_thread(self._redis_answers):
+                self.activity.record("degraded", f"Redis at {self.settings.effective_redis_url} does not answer; "
+                                                 "the workers and connectors retry until it does.")
             for role in ("learn", "embed", "scheduler"):
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
                                   [sys.executable, "-m", "workers", role])

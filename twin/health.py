@@ -60,7 +60,8 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
                         "embedding worker rebuilds it")
     if bus is None:
-        degraded.append(f"Redis not reachable at {settings.effective_redis_url}: is `twin up` running?")
+        degraded.append(f"Redis not reachable at {settings.effective_redis_url}: "
+                        + ("is that Redis server running?" if settings.redis_url else "is `twin up` running?"))
     else:
         report["queues"] = bus.depths()
     from twin import manifest

@@ -8,6 +8,7 @@ memories are simply rows without a vector until the embedding worker flushes the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from twin.activity import Activity
@@ -31,6 +32,16 @@ class LearnResult:
     def changed(self) -> bool:
         """True when memories were created or removed (the embedder or index has work)."""
         return bool(self.created or self.removed)
+
+
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """Remove terminal escape sequences (colours, titles) and control characters other than tab and
+    newlines, which no memory should carry (they would also reach the terminal of `twin memories`)."""
+    return _CONTROLS.sub("", _ANSI.sub("", text))
 
 
 def source_type(source: str) -> str:
@@ -62,7 +73,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     odd text; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
     """
     result = LearnResult()
-    candidates = extract(text, limit=limit)
+    candidates = extract(strip_controls(text), limit=limit)
     with store.transaction():
         _store_candidates(store, being, candidates, source, ref, result, utc_now())
     if activity is not None and (result.created or result.reinforced):

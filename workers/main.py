@@ -170,3 +170,6 @@ def main(argv: list[str] | None = None) -> int:
     except TwinError as exc:
         log.error("worker %s: %s", args.role, exc)
         return 1
+    except (RedisConnectionError, RedisTimeoutError) as exc:  # one line; the supervisor restarts us with backoff
+        log.error("worker %s: Redis at %s is not reachable (%s)", args.role, settings.effective_redis_url, exc)
+        return 1
