@@ -57,3 +57,15 @@ def test_retried_learning_never_duplicates(twin_env, store, redis):
     memories = store.list_memories("owner")
     assert len(memories) == 1 and memories[0].hits == 2
     assert store.counts("owner")["embedded"] == 1
+
+
+def test_batched_push_learns_every_item_and_sets_aside_nothing(twin_env, store, redis):
+    items = [(f"I planted {n} tulip bulbs along the north fence this autumn.", "telegram:9", None) for n in range(120)]
+    items.append((12345, "telegram:9", None))  # one bad item does not sink its batch
+    job_ids = Bus(redis).push_texts("owner", items)
+    assert len(job_ids) == 3  # 50 a job
+    drain()
+    assert store.counts("owner")["memories"] == 120 and store.counts("owner")["embedded"] == 120
+    lines = [r[0] for r in store.conn.execute("SELECT text FROM activity")]
+    assert sum(int(t.split()[1]) for t in lines if t.startswith("Learned")) == 120
+    assert Queue(LEARN_QUEUE, connection=redis).failed_job_registry.count == 0

@@ -12,7 +12,7 @@ import time
 from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.learn import forget_source as _forget_source
-from twin.learn import learn
+from twin.learn import learn, source_type
 from twin.learn import learn_document as _learn_document
 from twin.store import Store
 from workers.bus import FLUSH_FLAG, Bus
@@ -41,6 +41,33 @@ def learn_text(being: str, text: str, source: str, ref: str | None = None) -> di
         if result.created:
             Bus(ctx.redis).notify_embed()
         return {"created": len(result.created), "reinforced": len(result.reinforced)}
+
+    return _with_store(run)
+
+
+def learn_batch(being: str, items: list) -> dict:
+    """`learn()` each `[text, source, ref]` item (one transaction each, so one bad item loses nothing else),
+    then one activity line per source type and one embedding flush request."""
+    if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
+        raise BadInput("learn_batch needs a list of [text, source, ref] items")
+
+    def run(ctx, store):
+        created = reinforced = 0
+        per_type: dict[str, int] = {}
+        for text, source, ref in items:
+            if not isinstance(text, str):
+                log.error("learn: skipped an item of %s that is not text", source)
+                continue
+            result = learn(store, None, being, text, source, ref)
+            created += len(result.created)
+            reinforced += len(result.reinforced)
+            per_type[source_type(source)] = per_type.get(source_type(source), 0) + len(result.created)
+        activity = Activity(store, being)
+        for kind, n in per_type.items():
+            activity.record("learned", f"Learned {n} thing(s) from {kind}.")
+        if created:
+            Bus(ctx.redis).notify_embed()
+        return {"created": created, "reinforced": reinforced}
 
     return _with_store(run)
 
@@ -136,6 +163,7 @@ def index_checkpoint() -> dict:
 
 JOBS = {
     "learn_text": learn_text,
+    "learn_batch": learn_batch,
     "learn_document": learn_document,
     "forget_source": forget_source,
     "embed_flush": embed_flush,
