@@ -254,7 +254,8 @@ class Supervisor:
                 connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
-            self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers, "
+            self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers and the "
+                                           "scheduler, "
                                            f"Redis {'external' if self.settings.redis_url else 'private'}.")
             await self.stop.wait()
             await heartbeat
