@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,20 @@ def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
                   tags=json.loads(tags), created_at=created, last_accessed=accessed, hits=hits,
                   sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
                   superseded_by=superseded_by, content_sha256=sha)
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL. Converting a new database needs a moment alone with it and SQLite does not wait for
+    that on its own, so two processes opening a fresh store at once retry for up to `BUSY_TIMEOUT_MS`."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def secure_dir(path: Path) -> Path:
@@ -79,7 +94,7 @@ class Store:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed: forgotten text leaves the file
