@@ -23,9 +23,12 @@ import sys
 import tempfile
 import time
 import types
+from dataclasses import asdict
 from pathlib import Path
 
 from _common import DEFAULT_EVAL_DIR, OUT_DIR, load_note, table, write_json
+
+from twin.weights import SEED_WEIGHTS
 
 NAME = "eval_recall"
 BEING = "owner"
@@ -106,7 +109,7 @@ class EvalStore:
         writer.checkpoint(force=True)
         self.reader = IndexReader(self.store, new_index())
         self.reader.open()
-        self.figures = {"imported": {k: report[k] for k in ("created", "reinforced", "skipped")},
+        self.figures = {"imported": {k: report[k] for k in ("created", "known", "skipped")},
                         "problems": report["problems"], "embedded": embedded, "embed_s": embed_s}
         return self
 
@@ -318,8 +321,12 @@ def main(argv: list[str] | None = None) -> int:
                         str(eval_dir / "memories.jsonl"), "--queries", str(eval_dir / "queries.jsonl"), "--out",
                         str(bm25_run)], check=True, capture_output=True)
         ours_text, figures["twin"] = score_cli(eval_dir, ours_run, args.threshold)
+        seed = {**asdict(SEED_WEIGHTS), "candidates": defaults["candidates"]}
+        seed_run = write_run(make_run(es, es.embedder, queries, seed), OUT_DIR / "eval_recall.seed.run.jsonl")
+        seed_text, figures["twin_seed_weights"] = score_cli(eval_dir, seed_run, args.threshold)
         bm25_text, figures["bm25"] = score_cli(eval_dir, bm25_run, args.threshold)
         print(f"\ntwin recall, shipped defaults {defaults} (score.py):\n{ours_text}")
+        print(f"twin recall with seed 000's weights {seed} (score.py):\n{seed_text}")
         print(f"bm25 baseline (baseline_bm25.py, score.py):\n{bm25_text}")
         print(side_by_side(figures["twin"], figures["bm25"]))
         if args.grid:

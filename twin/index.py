@@ -180,7 +180,7 @@ class VectorIndex:
         best first; k is clamped to the live count, and an empty index returns []."""
         with self._lock:
             index = self._require()
-            k = min(k, self.live_count_unlocked())
+            k = min(k, self._live_count())
             if k <= 0:
                 return []
             try:
@@ -190,15 +190,15 @@ class VectorIndex:
                 return []
         return [(int(label), 1.0 - float(d)) for label, d in zip(labels[0], distances[0], strict=True)]
 
-    def live_count_unlocked(self) -> int:
-        """Live (not deleted) elements; caller holds the lock or accepts a racy read."""
+    def _live_count(self) -> int:
+        """Live (not deleted) elements; the caller holds the lock."""
         return self._require().get_current_count() - len(self._deleted)
 
     @property
     def live_count(self) -> int:
         """How many labels are searchable."""
         with self._lock:
-            return self.live_count_unlocked()
+            return self._live_count()
 
     @property
     def deleted_count(self) -> int:

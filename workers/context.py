@@ -6,7 +6,7 @@ A job reads it with `current()`; it is set once per process, never at import.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from redis import Redis
 
@@ -28,7 +28,6 @@ class WorkerContext:
     embedder: Embedder | None = None
     writer: IndexWriter | None = None
     activity: Activity | None = None
-    stats: dict = field(default_factory=dict)
 
 
 _current: contextvars.ContextVar[WorkerContext] = contextvars.ContextVar("twin_worker_context")
