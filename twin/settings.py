@@ -97,7 +97,7 @@ class Settings(BaseSettings):
         "catch-up work; a whole-index write at 100k memories is ~160 MB)."))
 
     # -- recall: seed 000's formula; the weights are the most robust of a grid on the shared eval set
-    # (seed 000's 0.5/0.18/0.12 scored R@5 0.724; these 0.765 — bench/eval_recall.py --grid) --------
+    # (seed 000's 0.5/0.18/0.12 scored R@5 0.724; these 0.770 — bench/eval_recall.py --grid) --------
     recall_keyword_weight: float = Field(RECALL_WEIGHTS.keyword, ge=0, le=1,
                                          description="Keyword share of the fused keyword/vector score.")
     recall_importance_weight: float = Field(RECALL_WEIGHTS.importance, ge=0, le=1)

@@ -21,5 +21,5 @@ SEED_WEIGHTS = Weights(keyword=0.5, importance=0.18, recency=0.12, half_life_day
 
 RECALL_WEIGHTS = Weights(keyword=0.3, importance=0.10, recency=0.05, half_life_days=45.0)
 """The shipped weights: the most robust point (best mean of R@5 and MRR over its grid neighbours) of
-`bench/eval_recall.py --grid` on the shared eval set's dev split: R@5 0.765 and MRR 0.724 against seed
-000's 0.724 and 0.676 (DESIGN.md: "the numbers that ship are the ones that score best on eval/")."""
+`bench/eval_recall.py --grid` on the shared eval set's dev split: R@5 0.770 and MRR 0.729 against seed
+000's 0.724 and 0.681 (DESIGN.md: "the numbers that ship are the ones that score best on eval/")."""
