@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import itertools
+import json
 import os
 import re
 import zlib
@@ -241,6 +242,27 @@ def _heading(kind: str, text: str) -> str | None:
     return None
 
 
+def json_strings(text: str) -> str:
+    """The prose inside a JSON document: its string values of 12 characters or more, one per line, in document
+    order (keys, numbers and short codes are no memories). Text that is not JSON is returned unchanged."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    found: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item.strip()) >= 12:
+                found.append(" ".join(item.split()))
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return "\n".join(found)
+
+
 def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallback_title: str | None = None
             ) -> Document | Skip:
     """Turn the bytes of one file into the text to learn; pure (no I/O).
@@ -270,6 +292,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
         return Skip(text.reason, report=kind != "sniff")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     title = None
+    if path.name.lower().removesuffix(".gz").endswith(".json"):
+        text = json_strings(text)
     if kind == "html":
         text, title = html_to_text(text)
     else:

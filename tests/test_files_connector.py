@@ -502,3 +502,11 @@ def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, st
     assert "Files: 1 indexed (1 new, 0 changed, 0 gone, 1 skipped)." in texts
     drain()
     assert memories(store, being, root / "good.md") and memories(store, being, root / "later.md")
+
+
+def test_json_files_give_their_prose():
+    raw = (b'{"name": "Ana", "trips": [{"city": "Porto", "note": "Ana prefers tea over coffee in the evening."}],'
+           b' "n": 3}')
+    doc = to_text(Path("contacts.json"), raw)
+    assert doc.text == "Ana prefers tea over coffee in the evening."
+    assert to_text(Path("broken.json"), b"not json, just a sentence about the garden.").text.startswith("not json")
