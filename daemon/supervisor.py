@@ -27,7 +27,7 @@ from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
-from twin.settings import Settings
+from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, secure_dir
 from workers.bus import Bus
 from workers.main import connect_redis
@@ -237,6 +237,8 @@ class Supervisor:
         lock.acquire()  # raises AlreadyRunning before anything is started
         self.store = Store(self.settings.db_path).open()
         self.activity = Activity(self.store, self.settings.being)
+        for exposed in exposed_secret_files():
+            self.activity.record("degraded", f"{exposed} is readable by other users; run chmod 600 on it.")
         connector_tasks: list[asyncio.Task] = []
         try:
             await self._start_redis()

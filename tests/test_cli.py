@@ -132,3 +132,15 @@ def test_recall_as_of_replays_a_moment(twin_env, tmp_path):
     berlin = next(h for h in late if "Berlin" in h["content"])
     assert berlin["recency"] > 0.95  # a day old at the as-of time: recency is measured from then, not today
     assert twin("recall", "x", "--as-of", "last tuesday", check=False).returncode == 2
+
+
+def test_status_flags_a_world_readable_env_file(twin_env, tmp_path):
+    env_file = Path(os.environ["TWIN_ENV_FILE"])
+    env_file.parent.mkdir(parents=True, exist_ok=True)
+    env_file.write_text("TWIN_LOG_LEVEL=INFO\n")
+    os.chmod(env_file, 0o644)
+    status = json.loads(twin("status", "--json").stdout)
+    assert any("readable by other users" in line and "mode 644" in line for line in status["degraded"])
+    os.chmod(env_file, 0o600)
+    status = json.loads(twin("status", "--json").stdout)
+    assert not any("readable by other users" in line for line in status["degraded"])

@@ -13,7 +13,7 @@ import numpy as np
 
 from twin.embedder import make_embedder
 from twin.exceptions import EmbedderError
-from twin.settings import Settings
+from twin.settings import Settings, exposed_secret_files
 from twin.store import Store
 
 PROBE_MEMORY = "Owner is allergic to penicillin."
@@ -70,6 +70,8 @@ def status(settings: Settings, store: Store, bus) -> dict:
                                                                   or "[]")
     report["files"] = {"roots": roots, **manifest.counts(store, settings.being)}
     report["data_dir"] = str(settings.data_dir)
+    for exposed in exposed_secret_files():
+        degraded.append(f"{exposed} is readable by other users: chmod 600 it")
     report["degraded"] = degraded
     return report
 

@@ -52,6 +52,26 @@ def default_runtime_dir() -> Path:
     return Path(runtime) / "twin" if runtime else default_data_dir() / "run"
 
 
+def env_file_path() -> Path:
+    """The env file for secrets: `TWIN_ENV_FILE` if set, else `<config dir>/env` (may not exist)."""
+    explicit = os.environ.get(f"{ENV_PREFIX}ENV_FILE")
+    return Path(explicit).expanduser() if explicit else default_config_dir() / "env"
+
+
+def exposed_secret_files() -> list[str]:
+    """The env file and the config file, when they exist and other users may read them (mode & 0o077):
+    secrets are never world-readable (invariant 8). Each entry names the file and its mode."""
+    exposed = []
+    for path in (env_file_path(), config_file_path()):
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o077:
+            exposed.append(f"{path} (mode {mode:o})")
+    return exposed
+
+
 def config_file_path() -> Path:
     """The TOML config file: `TWIN_CONFIG` if set, else `<config dir>/twin.toml` (may not exist)."""
     explicit = os.environ.get(f"{ENV_PREFIX}CONFIG")
@@ -221,7 +241,7 @@ def load_settings(**overrides: object) -> Settings:
     naming the first bad setting (as its `TWIN_…` variable) and the problem; entry points print it
     and exit 2 (issue 2: "not a traceback").
     """
-    env_file = os.environ.get(f"{ENV_PREFIX}ENV_FILE") or str(default_config_dir() / "env")
+    env_file = str(env_file_path())
     _check_config_file(config_file_path(), explicit=bool(os.environ.get(f"{ENV_PREFIX}CONFIG")))
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
