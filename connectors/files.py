@@ -73,6 +73,7 @@ class PathFilter:
         self.ignore_files = tuple(ignore_files)
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        """The watchfiles `watch_filter` hook: `accepts(path)`, whatever the change."""
         return self.accepts(path)
 
     def root_of(self, path: str) -> str | None:

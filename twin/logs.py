@@ -28,6 +28,7 @@ class OneLineFormatter(logging.Formatter):
         self.journal = journal
 
     def format(self, record: logging.LogRecord) -> str:
+        """One line: newlines folded into ` | `, `<N>` priority prefix under systemd."""
         text = super().format(record).replace("\r", "").replace("\n", " | ")
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.journal else text
 

@@ -212,6 +212,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Sources, highest first: init arguments, environment, env file, TOML file (pydantic-settings hook)."""
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
         return init_settings, env_settings, dotenv_settings, toml
 
