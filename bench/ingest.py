@@ -186,7 +186,11 @@ class Pipeline:
             log = open(OUT_DIR / f"ingest-{role}.log", "w")  # noqa: SIM115 - closed with the process
             self.procs[role] = subprocess.Popen([sys.executable, "-m", "workers", role], cwd=REPO_ROOT, env=self.env,
                                                 stdout=log, stderr=subprocess.STDOUT)
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.close()  # leave no redis-server or worker behind
+            raise
         return self
 
     def _wait_ready(self, timeout_s: float = 180) -> None:
