@@ -97,12 +97,13 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str,
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()
     with store.transaction():
-        for mid in store.ids_by_source(being, source):
-            memory = store.get(mid)
-            if memory is not None and memory.content_sha256 not in wanted:
+        kept = set()
+        for mid, memory in store.get_many(store.ids_by_source(being, source)).items():
+            if memory.content_sha256 in wanted:
+                kept.add(memory.content_sha256)
+            else:
                 store.conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
                 result.removed.append(mid)
-        kept = {m.content_sha256 for m in store.get_many(store.ids_by_source(being, source)).values()}
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]
         for start in range(0, len(fresh), MAX_PER_CALL):
             _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now)
