@@ -103,15 +103,22 @@ class Supervisor:
             if self.stop.is_set():
                 break
             ran_s = time.monotonic() - child.started_at
-            child.backoff_s = 1.0 if ran_s > STABLE_AFTER_S else min(child.backoff_s * 2,
-                                                                     self.settings.restart_backoff_max_s)
+            child.backoff_s = self._restart_delay(ran_s, child.backoff_s)
             child.restarts += 1
             child.status = ChildStatus.BACKOFF
             self.activity.record("error", f"The {child.name} process exited (code {code}) after {ran_s:.0f} s; "
                                           f"restarting it in {child.backoff_s:.0f} s.")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stop.wait(), timeout=child.backoff_s)
+            await self._wait_unless_stopping(child.backoff_s)
         child.status = ChildStatus.STOPPED
+
+    def _restart_delay(self, ran_s: float, previous_s: float) -> float:
+        """Seconds before a restart: 1 s after a run longer than `STABLE_AFTER_S`, else the previous delay
+        doubled, capped at `restart_backoff_max_s` (children and connectors alike)."""
+        return 1.0 if ran_s > STABLE_AFTER_S else min(previous_s * 2, self.settings.restart_backoff_max_s)
+
+    async def _wait_unless_stopping(self, delay_s: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), timeout=delay_s)
 
     def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill) -> Child:
         child = Child(name=name, argv=argv, on_parent_death=on_parent_death)
@@ -145,12 +152,10 @@ class Supervisor:
                 return
             except Exception as exc:
                 log.exception("supervisor: connector %s crashed", name)
-                ran_s = time.monotonic() - started
-                backoff_s = 1.0 if ran_s > STABLE_AFTER_S else min(backoff_s * 2, self.settings.restart_backoff_max_s)
+                backoff_s = self._restart_delay(time.monotonic() - started, backoff_s)
                 self.activity.record("error", f"The {name} connector failed ({type(exc).__name__}: {exc}); "
                                               f"restarting it in {backoff_s:.0f} s.")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stop.wait(), timeout=backoff_s)
+            await self._wait_unless_stopping(backoff_s)
 
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
@@ -159,11 +164,9 @@ class Supervisor:
         self._start_child("redis", redis_argv(self.settings), on_parent_death=die_with_parent_sigterm)
         deadline = time.monotonic() + REDIS_START_TIMEOUT_S
         while time.monotonic() < deadline:
-            try:
-                if await asyncio.to_thread(Redis.from_url(self.settings.effective_redis_url).ping):
-                    return
-            except Exception:  # noqa: BLE001 - not up yet
-                await asyncio.sleep(0.1)
+            if await asyncio.to_thread(self._redis_answers):
+                return
+            await asyncio.sleep(0.1)
         raise RuntimeError(f"the private redis-server did not answer on {self.settings.redis_socket} "
                            f"within {REDIS_START_TIMEOUT_S:.0f} s")
 
@@ -178,12 +181,6 @@ class Supervisor:
         finally:
             client.close()
 
-    def _healthy(self) -> bool:
-        try:
-            return bool(self.redis.ping())
-        except Exception:  # noqa: BLE001 - any failure means unhealthy
-            return False
-
     async def _heartbeat(self) -> None:
         """WATCHDOG=1 every WATCHDOG_USEC/2 while healthy, STATUS every 30 s, and a checkpoint request every
         `index_checkpoint_s` (the embedding worker writes only if something changed)."""
@@ -197,7 +194,7 @@ class Supervisor:
                 break
             except TimeoutError:
                 pass
-            healthy = await asyncio.to_thread(self._healthy)
+            healthy = await asyncio.to_thread(self._redis_answers)
             if watchdog_s and healthy:
                 systemd.notify("WATCHDOG=1")
             now = time.monotonic()

@@ -13,6 +13,7 @@ import numpy as np
 
 from twin.embedder import make_embedder
 from twin.exceptions import EmbedderError
+from twin.index import meta_path_of
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store
 
@@ -27,7 +28,7 @@ DOCTOR_SAMPLE = 20
 def index_state(settings: Settings) -> dict:
     """What the checkpoint metadata says: `{state, watermark, count, deleted, age_s}`; state is `missing`
     or `unreadable` when there is no usable metadata (the embedding worker rebuilds it)."""
-    meta_path = settings.index_path.with_name(settings.index_path.name + ".json")
+    meta_path = meta_path_of(settings.index_path)
     try:
         meta = json.loads(meta_path.read_text())
     except FileNotFoundError:

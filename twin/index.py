@@ -29,6 +29,11 @@ GROW_AT = 0.9
 FORMAT = 1
 
 
+def meta_path_of(path: Path) -> Path:
+    """The metadata file of the index file `path`: `<path>.json`."""
+    return path.with_name(path.name + ".json")
+
+
 def _crc32(path: Path) -> int:
     crc = 0
     with open(path, "rb") as f:
@@ -56,7 +61,7 @@ class VectorIndex:
     def __init__(self, path: Path, dim: int, model_id: str, m: int = 16, ef_construction: int = 200,
                  ef_search: int = 64):
         self.path = Path(path)
-        self.meta_path = self.path.with_name(self.path.name + ".json")
+        self.meta_path = meta_path_of(self.path)
         self.dim, self.model_id = dim, model_id
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
         self.watermark = 0
@@ -64,6 +69,12 @@ class VectorIndex:
         self._deleted: set[int] = set()
         self._lock = threading.Lock()
         self.dirty = False
+
+    @classmethod
+    def for_settings(cls, settings, model_id: str, dim: int) -> VectorIndex:
+        """The index of `settings` (its path, M, ef_construction, query ef) for vectors of `model_id`."""
+        return cls(settings.index_path, dim, model_id, m=settings.index_m,
+                   ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def create(self, capacity: int = INITIAL_CAPACITY) -> None:

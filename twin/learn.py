@@ -77,11 +77,14 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     with store.transaction():
         _store_candidates(store, being, candidates, source, ref, result, utc_now())
     if activity is not None and (result.created or result.reinforced):
-        line = f"Learned {len(result.created)} thing(s) from {source_type(source)}"
-        if result.reinforced:
-            line += f" and reinforced {len(result.reinforced)}"
-        activity.record("learned", line + ".")
+        activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source)))
     return result
+
+
+def learned_line(created: int, reinforced: int, kind: str) -> str:
+    """The diary line of learning (seed 001): "Learned 3 thing(s) from email and reinforced 1."."""
+    line = f"Learned {created} thing(s) from {kind}"
+    return line + (f" and reinforced {reinforced}." if reinforced else ".")
 
 
 def learn_document(store: Store, being: str, text: str, source: str, title: str, max_memories: int,

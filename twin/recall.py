@@ -209,8 +209,7 @@ def open_recall(settings, store: Store) -> Recall:
             log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
             embedder = None
     if embedder is not None:
-        index = VectorIndex(settings.index_path, embedder.dim, embedder.model_id, m=settings.index_m,
-                            ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
+        index = VectorIndex.for_settings(settings, embedder.model_id, embedder.dim)
         reader = IndexReader(store, index)
         reader.open()
     return Recall(store, embedder, reader, weights, settings.recall_candidates)

@@ -327,6 +327,10 @@ class Store:
         return self.conn.execute("SELECT seq, memory_id FROM index_tombstones ORDER BY seq LIMIT ?",
                                  (limit,)).fetchall()
 
+    def max_tombstone_seq(self) -> int:
+        """The highest tombstone seq (0 for none): what a fresh index built now has already left out."""
+        return self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM index_tombstones").fetchone()[0]
+
     def clear_tombstones(self, up_to_seq: int) -> None:
         """Drop tombstones with seq ≤ `up_to_seq` (after the checkpoint that scrubbed them is on disk)."""
         self.conn.execute("DELETE FROM index_tombstones WHERE seq <= ?", (up_to_seq,))

@@ -57,9 +57,12 @@ class IndexWriter:
         """Build a fresh index from every stored vector of the index's model, then checkpoint it."""
         started = time.monotonic()
         total = self.store.embedding_count(self.index.model_id)
+        # vectors deleted before this point are not in SQLite, so the new index never holds them; a deletion
+        # during the build keeps its tombstone and is scrubbed at the next checkpoint
+        handled = self.store.max_tombstone_seq()
         self.index.create(capacity=max(1024, int(total * 1.25)))
         self.catch_up()
-        self.store.clear_tombstones(self._max_tombstone())
+        self.store.clear_tombstones(handled)
         self.index.checkpoint()
         self.last_checkpoint_s = time.monotonic()
         if total == 0 and reason == "missing":
@@ -76,10 +79,6 @@ class IndexWriter:
             self.index.add(ids, matrix, watermark=seq)
             added += len(rows)
         return added
-
-    def _max_tombstone(self) -> int:
-        rows = self.store.tombstones()
-        return rows[-1][0] if rows else 0
 
     def scrub(self) -> int:
         """Erase from the index every vector deleted in SQLite (tombstones) that has no newer vector.

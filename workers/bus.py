@@ -60,14 +60,12 @@ class Bus:
     def notify_embed(self) -> bool:
         """Ask the embedding worker to flush pending memories: enqueues one flush unless one is already
         queued (seed 000: flush 600 ms after the first pending memory). Returns True if it enqueued."""
-        from workers.jobs import JOBS
-
         if not self.redis.set(FLUSH_FLAG, repr(time.time()), nx=True, ex=FLUSH_FLAG_TTL_S):
             return False
-        self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
+        self.enqueue_flush()
         return True
 
-    def continue_flush(self) -> None:
+    def enqueue_flush(self) -> None:
         """Queue a flush that starts at once (a continuation, or the catch-up at worker start)."""
         from workers.jobs import JOBS
 

@@ -1,6 +1,6 @@
 """The job registry (STYLE.md 4): every job a twin worker runs, by name. Jobs are idempotent.
 
-Learn jobs run in the forking learn worker; `embed_flush` and `index_checkpoint` only in the single
+Learn jobs run in the learn worker; `embed_flush` and `index_checkpoint` only in the single
 embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
 """
 
@@ -12,7 +12,7 @@ import time
 from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.learn import forget_source as _forget_source
-from twin.learn import learn, source_type
+from twin.learn import learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
 from twin.store import Store
 from workers.bus import FLUSH_FLAG, Bus
@@ -25,24 +25,15 @@ class BadInput(Exception):
     """The job's input can never succeed (e.g. not text); the job is set aside, not retried."""
 
 
-def _with_store(fn):
-    """Run `fn(ctx, store)` with the worker's store (opened once per worker process)."""
-    ctx = current()
-    return fn(ctx, ctx.store)
-
-
 def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:
     """`learn()` one text, then ask for an embedding flush. Returns `{created, reinforced}` counts."""
     if not isinstance(text, str):
         raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
-
-    def run(ctx, store):
-        result = learn(store, Activity(store, being), being, text, source, ref)
-        if result.created:
-            Bus(ctx.redis).notify_embed()
-        return {"created": len(result.created), "reinforced": len(result.reinforced)}
-
-    return _with_store(run)
+    ctx = current()
+    result = learn(ctx.store, Activity(ctx.store, being), being, text, source, ref)
+    if result.created:
+        Bus(ctx.redis).notify_embed()
+    return {"created": len(result.created), "reinforced": len(result.reinforced)}
 
 
 def learn_batch(being: str, items: list) -> dict:
@@ -50,63 +41,56 @@ def learn_batch(being: str, items: list) -> dict:
     then one activity line per source type and one embedding flush request."""
     if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
         raise BadInput("learn_batch needs a list of [text, source, ref] items")
-
-    def run(ctx, store):
-        created = reinforced = 0
-        per_type: dict[str, int] = {}
-        for text, source, ref in items:
-            if not isinstance(text, str):
-                log.error("learn: skipped an item of %s that is not text", source)
-                continue
-            result = learn(store, None, being, text, source, ref)
-            created += len(result.created)
-            reinforced += len(result.reinforced)
-            per_type[source_type(source)] = per_type.get(source_type(source), 0) + len(result.created)
-        activity = Activity(store, being)
-        for kind, n in per_type.items():
-            activity.record("learned", f"Learned {n} thing(s) from {kind}.")
-        if created:
-            Bus(ctx.redis).notify_embed()
-        return {"created": created, "reinforced": reinforced}
-
-    return _with_store(run)
+    ctx = current()
+    counts: dict[str, list[int]] = {}  # source type -> [created, reinforced]
+    for text, source, ref in items:
+        if not isinstance(text, str):
+            log.error("learn: skipped an item of %s that is not text", source)
+            continue
+        result = learn(ctx.store, None, being, text, source, ref)
+        tally = counts.setdefault(source_type(source), [0, 0])
+        tally[0] += len(result.created)
+        tally[1] += len(result.reinforced)
+    activity = Activity(ctx.store, being)
+    for kind, (created, reinforced) in counts.items():
+        if created or reinforced:
+            activity.record("learned", learned_line(created, reinforced, kind))
+    created = sum(c for c, _ in counts.values())
+    if created:
+        Bus(ctx.redis).notify_embed()
+    return {"created": created, "reinforced": sum(r for _, r in counts.values())}
 
 
 def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
     """Replace one document's memories (files connector); the connector writes the summary activity line."""
     if not isinstance(text, str):
         raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
-
-    def run(ctx, store):
-        result = _learn_document(store, being, text, source, title, max_memories)
-        bus = Bus(ctx.redis)
-        if result.created:
-            bus.notify_embed()
-        if result.removed:
-            bus.request_checkpoint()
-        return {"created": len(result.created), "reinforced": len(result.reinforced), "removed": len(result.removed)}
-
-    return _with_store(run)
+    ctx = current()
+    result = _learn_document(ctx.store, being, text, source, title, max_memories)
+    bus = Bus(ctx.redis)
+    if result.created:
+        bus.notify_embed()
+    if result.removed:
+        bus.request_checkpoint()
+    return {"created": len(result.created), "reinforced": len(result.reinforced),
+            "removed": len(result.removed)}
 
 
 def forget_source(being: str, source: str) -> dict:
     """Remove every memory of a source (a gone file) and ask the index writer to scrub and checkpoint."""
-
-    def run(ctx, store):
-        ids = _forget_source(store, being, source)
-        if ids:
-            Bus(ctx.redis).request_checkpoint()
-        return {"removed": len(ids)}
-
-    return _with_store(run)
+    ctx = current()
+    ids = _forget_source(ctx.store, being, source)
+    if ids:
+        Bus(ctx.redis).request_checkpoint()
+    return {"removed": len(ids)}
 
 
 def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float,
                   budget_s: float = float("inf")) -> int:
     """Embed memories without a vector, at most `batch_max` per call, each call starting at least `pause_s`
     after the previous one started (seed 000: 96 per call, rescheduled 200 ms later while any remain), until
-    none remain or `budget_s`
-    seconds have passed; vectors go to SQLite first, then into the index. Returns how many were embedded."""
+    none remain or `budget_s` seconds have passed; vectors go to SQLite first, then into the index. Returns
+    how many were embedded."""
     done = 0
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
@@ -146,7 +130,7 @@ def embed_flush() -> dict:
     n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s,
                       budget_s=FLUSH_SLICE_S)
     if ctx.store.pending_embeddings(ctx.embedder.model_id, 1):
-        Bus(ctx.redis).continue_flush()
+        Bus(ctx.redis).enqueue_flush()
     if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
         ctx.writer.checkpoint()
     return {"embedded": n}

@@ -98,8 +98,7 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
 
 def open_writer(settings: Settings, store: Store, model_id: str, dim: int, activity: Activity) -> IndexWriter:
     """Open the index writer for `model_id`: load or rebuild the checkpoint, catch up, scrub, checkpoint."""
-    index = VectorIndex(settings.index_path, dim, model_id, m=settings.index_m,
-                        ef_construction=settings.index_ef_construction, ef_search=settings.index_ef_search)
+    index = VectorIndex.for_settings(settings, model_id, dim)
     writer = IndexWriter(store, index, activity)
     writer.open()
     return writer
@@ -122,7 +121,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
             pending = store.count_pending_embeddings(embedder.model_id)
             if pending:
                 log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
-                Bus(redis).continue_flush()
+                Bus(redis).enqueue_flush()
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
         recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
