@@ -329,7 +329,7 @@ class FilesConnector:
         async with self._lock:
             for root in self.roots:
                 if not await asyncio.to_thread(root.is_dir):
-                    self.activity.record("indexed_file", f"Files: root {root} is missing; left as it was.")
+                    self.activity.record("degraded", f"Files: root {root} is missing; left as it was.")
                     continue
                 await self._sync(root, root, tally)
         self._summary(tally, always=True)

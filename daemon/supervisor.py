@@ -27,6 +27,7 @@ from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
+from twin.embedder import model_id_of
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, secure_dir
 from workers.bus import Bus
@@ -210,11 +211,10 @@ class Supervisor:
     def _nudge_embedding(self, bus: Bus) -> None:
         """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
         SQLite, not the queue, says what is pending (invariant 1)."""
-        from twin.embedder import LocalEmbedder
-
-        if self.settings.embed_backend == "none" or bus.embed_queue.count:
+        model_id = model_id_of(self.settings.embed_backend)
+        if model_id is None or bus.embed_queue.count:
             return
-        if self.store.pending_embeddings(LocalEmbedder.model_id, 1):
+        if self.store.pending_embeddings(model_id, 1):
             bus.notify_embed()
 
     def status_line(self) -> str:

@@ -196,3 +196,10 @@ def make_embedder(backend: str, threads: int = 0) -> Embedder | None:
     if backend == "none":
         return None
     raise ValueError(f"unknown embedder backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+
+
+def model_id_of(backend: str) -> str | None:
+    """The model id whose vectors `backend` writes (None for `"none"`), without loading anything: what
+    `status` and the supervisor compare stored vectors against. Raises `ValueError` like `make_embedder`."""
+    embedder = make_embedder(backend)
+    return None if embedder is None else embedder.model_id

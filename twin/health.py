@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from twin.embedder import make_embedder
+from twin.embedder import make_embedder, model_id_of
 from twin.exceptions import EmbedderError
 from twin.index import meta_path_of
 from twin.settings import Settings, exposed_secret_files
@@ -53,9 +53,7 @@ def status(settings: Settings, store: Store, bus) -> dict:
     if settings.embed_backend == "none":
         degraded.append("keyword-only recall: TWIN_EMBED_BACKEND=none (set it to 'local' for recall by meaning)")
     else:
-        from twin.embedder import LocalEmbedder
-
-        report["pending_embedding"] = store.count_pending_embeddings(LocalEmbedder.model_id)
+        report["pending_embedding"] = store.count_pending_embeddings(model_id_of(settings.embed_backend))
     report["index"] = index_state(settings)
     if report["index"]["state"] != "checkpointed" and settings.embed_backend != "none":
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
