@@ -96,10 +96,48 @@ INITIAL = (
     )""",
 )
 
+# The profile, reflection's signals and widget suggestions, and the model provider's daily call count.
+PROFILE_SIGNALS_USAGE = (
+    """CREATE TABLE profiles (
+        being_id TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    # status: raised (passed the Hush gate; on the outbox until delivered_at) or held_back (reason says why)
+    """CREATE TABLE signals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('insight', 'reminder')),
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        priority REAL NOT NULL DEFAULT 0.5,
+        status TEXT NOT NULL CHECK (status IN ('raised', 'held_back')),
+        reason TEXT,
+        evidence TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        delivered_at TEXT
+    )""",
+    "CREATE INDEX signals_by_time ON signals (being_id, status, created_at)",
+    """CREATE TABLE widget_suggestions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE provider_usage (
+        day TEXT NOT NULL,
+        tier TEXT NOT NULL,
+        calls INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, tier)
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
     ("0002_superseded_by_index", ("CREATE INDEX memories_by_superseded ON memories (superseded_by)",)),
+    ("0003_profile_signals_usage", PROFILE_SIGNALS_USAGE),
 )
 
 

@@ -12,8 +12,9 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -26,6 +27,8 @@ from twin.exceptions import SettingsError
 from twin.weights import RECALL_WEIGHTS
 
 ENV_PREFIX = "TWIN_"
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
+"""Settings whose values are secrets: an error about one never repeats its value."""
 DEFAULT_FILES_IGNORE = ("LICENSE*", "LICENCE*", "COPYING*", "copyright", "changelog*", "ChangeLog*", "CHANGELOG*",
                         "*.lock")
 """File names the files connector skips silently by default (case-sensitive `fnmatch` globs)."""
@@ -101,8 +104,32 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(None, description="External Redis; unset = start a private redis-server.")
     redis_server_bin: str = "redis-server"
 
+    # -- model provider: one OpenAI-compatible endpoint (OpenRouter, OpenAI, Ollama, llama.cpp) --------
+    # Unset base URL = no provider: offline extraction, no reflection (seed 001: degrade, never fail).
+    llm_base_url: str | None = Field(None, description="e.g. https://openrouter.ai/api/v1 or http://127.0.0.1:11434/v1")
+    llm_api_key: SecretStr | None = Field(None, description="Put it in the env file as TWIN_LLM_API_KEY; never logged.")
+    llm_model_cheap: str = Field("openai/gpt-4o-mini", min_length=1,
+                                 description="The `cheap` tier: extraction and reflection (seed 000/001).")
+    llm_model_embed: str = Field("text-embedding-3-small", min_length=1,
+                                 description="The `embed` tier, used when TWIN_EMBED_BACKEND=openai.")
+    llm_timeout_s: float = Field(60.0, gt=0, le=600, description="Per HTTP request to the provider, seconds.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries (with jitter) on 429, 5xx and timeouts.")
+    llm_daily_calls: int = Field(500, ge=0, description="Model calls per UTC day; 0 = no limit. Beyond it: offline.")
+    llm_max_input_chars: int = Field(12_000, ge=1000, le=200_000,
+                                     description="Text sent per extraction call; longer text is cut.")
+
+    # -- reflection and the Hush gate (seed 001) ------------------------------------------------------
+    tick_s: float = Field(600.0, ge=5, le=86400, description="Reflection tick (seed 001: TWIN_TICK_MS 600000).")
+    reflect_first_after_s: float = Field(20.0, ge=0, le=3600, description="The early pass after boot (seed 001).")
+    reflect_min_new: int = Field(3, ge=1, le=1000, description="New memories needed before a model call (seed 001).")
+    hush_quiet_start: str = Field("22:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Local time, HH:MM.")
+    hush_quiet_end: str = Field("08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Local time, HH:MM.")
+    hush_timezone: str | None = Field(None, description="IANA zone of the owner, e.g. Europe/Berlin; unset = system.")
+    hush_daily_ceiling: int = Field(3, ge=0, le=100, description="Signals raised per local day at most.")
+    hush_dedup_days: float = Field(7.0, ge=0, le=365, description="No signal like one raised this recently (seed 001).")
+
     # -- embedding (seed 000 batching; LIBRARY_NOTES §8) -----------------------------------
-    embed_backend: Literal["local", "none"] = "local"
+    embed_backend: Literal["local", "openai", "none"] = "local"
     embed_threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = min(4, cores).")
     embed_batch_max: int = Field(96, ge=1, le=1024, description="Memories per embedding call (seed 000: 96).")
     embed_flush_delay_s: float = Field(0.6, ge=0, le=60, description="Flush delay after the first pending memory.")
@@ -176,6 +203,39 @@ class Settings(BaseSettings):
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
         return url
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        """None (no provider), or an http(s) URL without a trailing slash."""
+        if url is None or not url.strip():
+            return None
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return url.rstrip("/")
+
+    @field_validator("hush_timezone")
+    @classmethod
+    def _known_zone(cls, zone: str | None) -> str | None:
+        """An IANA time-zone name this machine knows (`zoneinfo`), or None for the system's zone."""
+        if zone is None or not zone.strip():
+            return None
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {zone!r} (use an IANA name such as Europe/Berlin)") from exc
+        return zone
+
+    @model_validator(mode="after")
+    def _openai_embedder_needs_provider(self) -> Settings:
+        if self.embed_backend == "openai" and self.llm_base_url is None:
+            raise ValueError("TWIN_EMBED_BACKEND=openai needs TWIN_LLM_BASE_URL (the provider's base URL)")
+        return self
+
+    @property
+    def has_provider(self) -> bool:
+        """True when a model provider is configured (`llm_base_url` set)."""
+        return self.llm_base_url is not None
 
     @model_validator(mode="after")
     def _weights_leave_room(self) -> Settings:
@@ -251,7 +311,8 @@ def load_settings(**overrides: object) -> Settings:
         if not err["loc"]:  # a rule across settings: its message names them
             raise SettingsError(f"invalid settings: {err['msg'].removeprefix('Value error, ')}") from exc
         name = f"{ENV_PREFIX}{str(err['loc'][0]).upper()}"
-        raise SettingsError(f"invalid setting {name}: {err['msg']} (got {err.get('input')!r})") from exc
+        got = "hidden" if name.endswith(SECRET_SUFFIXES) else repr(err.get("input"))
+        raise SettingsError(f"invalid setting {name}: {err['msg']} (got {got})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc
     except OSError as exc:

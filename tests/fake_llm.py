@@ -1,0 +1,193 @@
+"""A local HTTP server that speaks the OpenAI chat-completions and embeddings protocol, for tests and demos.
+
+It replays scripted replies in order (well-formed, malformed, prose-wrapped, refusals, HTTP errors with
+`Retry-After`, slow answers) and, when the script is empty, answers like a plausible small model:
+extraction prompts get memories made from the quoted text, reflection prompts get one signal citing the
+first fresh memories, embeddings are hashed bags of words (similar texts, similar vectors).
+
+Run it on its own for a demo daemon: `python tests/fake_llm.py --port 8765` (prints its base URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+EMBED_DIM = 64
+
+
+@dataclass
+class Reply:
+    """One scripted reply. `content` is the assistant message text; `raw` replaces the whole HTTP body;
+    `status` other than 200 sends an OpenAI-style error; `delay_s` waits before answering (timeouts)."""
+
+    content: str | None = None
+    status: int = 200
+    raw: bytes | None = None
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    refusal: str | None = None
+
+
+def hashed_embedding(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A deterministic bag-of-words vector: each lower-cased word adds 1 at a hashed position; L2-normalised."""
+    vec = np.zeros(dim, dtype=np.float32)
+    for word in re.findall(r"\w+", text.lower()):
+        vec[int(hashlib.sha256(word.encode()).hexdigest()[:8], 16) % dim] += 1.0
+    norm = np.linalg.norm(vec)
+    return (vec / norm if norm else vec).tolist()
+
+
+def _quoted(prompt: str, tag: str) -> str:
+    match = re.search(rf"<<<{tag}\n(.*?)\n{tag}>>>", prompt, re.DOTALL)
+    return match.group(1) if match else ""
+
+
+def plausible_answer(messages: list[dict]) -> str:
+    """What a well-behaved small model would answer to twin's extraction and reflection prompts."""
+    system = messages[0]["content"] if messages else ""
+    user = "\n".join(m["content"] for m in messages[1:] if m.get("role") == "user")
+    if system.startswith("Task: reflection"):
+        ids = [int(i) for i in re.findall(r"^#(\d+) ", _quoted(user, "MEMORIES"), re.MULTILINE)]
+        signals = []
+        if len(ids) >= 3:
+            signals.append({"kind": "insight", "title": "Reading pattern",
+                            "body": f"You took in {len(ids)} new things; #{ids[0]} stands out.",
+                            "priority": 0.4, "evidence": ids[:2]})
+        return json.dumps({"signals": signals, "widgets": [{"type": "memory", "reason": "new memories"}],
+                           "profile": {"facts": [], "goals": [], "preferences": []},
+                           "thought": f"Looked over {len(ids)} new memories."})
+    text = _quoted(user, "TEXT")
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if 20 <= len(s.strip()) <= 300][:3]
+    memories = [{"kind": "document", "content": f"Owner has a text saying: {s.rstrip('.!?')}.", "importance": 0.4,
+                 "tags": ["demo"]} for s in sentences]
+    return json.dumps({"memories": memories, "profile": {"facts": [], "goals": [], "preferences": [],
+                                                         "routines": [], "tone": None}})
+
+
+class FakeLLM:
+    """The server: `start()` binds 127.0.0.1 on a free port; `url` is the base URL (`…/v1`); `script(*replies)`
+    queues replies; `requests` records every request `(path, headers, json body)`."""
+
+    def __init__(self, port: int = 0):
+        self.script_queue: deque[Reply] = deque()
+        self.requests: list[tuple[str, dict, dict]] = []
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-cheap", "object": "model"}]}))
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with fake.lock:
+                    fake.requests.append((self.path, dict(self.headers), body))
+                    reply = fake.script_queue.popleft() if fake.script_queue else None
+                if reply and reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if self.path.endswith("/embeddings"):
+                    return self._embeddings(body, reply)
+                if not self.path.endswith("/chat/completions"):
+                    return self._send(404, json.dumps({"error": {"message": "not found"}}))
+                return self._chat(body, reply)
+
+            def _chat(self, body: dict, reply: Reply | None) -> None:
+                if reply is not None and reply.raw is not None:
+                    return self._send(reply.status, reply.raw, reply.headers)
+                if reply is not None and reply.status != 200:
+                    err = {"error": {"message": "scripted error", "type": "server_error", "code": reply.status}}
+                    return self._send(reply.status, json.dumps(err), reply.headers)
+                content = plausible_answer(body.get("messages", [])) if reply is None else reply.content
+                message = {"role": "assistant", "content": content}
+                if reply is not None and reply.refusal:
+                    message = {"role": "assistant", "content": None, "refusal": reply.refusal}
+                self._send(200, json.dumps({
+                    "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}),
+                    reply.headers if reply else None)
+
+            def _embeddings(self, body: dict, reply: Reply | None) -> None:
+                if reply is not None and (reply.raw is not None or reply.status != 200):
+                    return self._send(reply.status, reply.raw or b'{"error": {"message": "scripted"}}',
+                                      reply.headers)
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)}
+                        for i, t in enumerate(inputs)]
+                self._send(200, json.dumps({"object": "list", "data": data, "model": body.get("model", "fake"),
+                                            "usage": {"prompt_tokens": 1, "total_tokens": 1}}))
+
+            def _send(self, status: int, payload: str | bytes, headers: dict | None = None) -> None:
+                data = payload.encode() if isinstance(payload, str) else payload
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (its timeout): what a real server sees too
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the client, e.g. `http://127.0.0.1:40123/v1`."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def start(self) -> FakeLLM:
+        """Serve in a background thread; returns self."""
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def script(self, *replies: Reply) -> None:
+        """Queue `replies`; each request takes the next one, then plausible answers resume."""
+        with self.lock:
+            self.script_queue.extend(replies)
+
+    def chat_requests(self) -> list[dict]:
+        """The JSON bodies of the chat-completion requests received so far."""
+        with self.lock:
+            return [body for path, _, body in self.requests if path.endswith("/chat/completions")]
+
+
+def main() -> None:
+    """Serve until interrupted, printing the base URL (demo and acceptance runs)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    fake = FakeLLM(args.port).start()
+    print(fake.url, flush=True)
+    try:
+        fake.thread.join()
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
