@@ -208,10 +208,27 @@ class Supervisor:
             if healthy:
                 await asyncio.to_thread(self._nudge_embedding, bus)
 
+    async def _reflection_ticks(self, bus: Bus) -> None:
+        """Seed 001's tick: one early pass `reflect_first_after_s` (20 s) after boot, then every `tick_s` (600 s),
+        a reflection job per being (the job itself keeps to one model call per being per tick). A tick that
+        cannot reach Redis is skipped with a log line; the next one tries again."""
+        delay_s = self.settings.reflect_first_after_s
+        while not self.stop.is_set():
+            await self._wait_unless_stopping(delay_s)
+            if self.stop.is_set():
+                return
+            delay_s = self.settings.tick_s
+            try:
+                beings = await asyncio.to_thread(self.store.beings)
+                for being in dict.fromkeys([self.settings.being, *beings]):
+                    await asyncio.to_thread(bus.push_reflect, being)
+            except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this tick
+                log.warning("supervisor: reflection tick skipped (%s: %s)", type(exc).__name__, exc)
+
     def _nudge_embedding(self, bus: Bus) -> None:
         """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
         SQLite, not the queue, says what is pending (invariant 1)."""
-        model_id = model_id_of(self.settings.embed_backend)
+        model_id = model_id_of(self.settings)
         if model_id is None or bus.embed_queue.count:
             return
         if self.store.pending_embeddings(model_id, 1):
@@ -252,12 +269,16 @@ class Supervisor:
                                       json.dumps([str(r) for r in self.settings.files_roots]))
                 connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
+            ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
+            model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
+                     if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
             self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers and the "
-                                           "scheduler, "
-                                           f"Redis {'external' if self.settings.redis_url else 'private'}.")
+                                           f"scheduler, Redis {'external' if self.settings.redis_url else 'private'}, "
+                                           f"{model}; reflection every {self.settings.tick_s:.0f} s.")
             await self.stop.wait()
             await heartbeat
+            await ticks
         finally:
             await self._shutdown(connector_tasks)
             lock.release()

@@ -12,6 +12,7 @@ from conftest import drain, run_worker
 from twin.index import VectorIndex
 from twin.learn import forget, learn
 from twin.recall import open_recall
+from twin.schema import MIGRATIONS
 from twin.store import Store
 from workers.bus import Bus
 
@@ -171,7 +172,7 @@ def test_store_migrations_are_idempotent_and_fts_follows_triggers(twin_env):
         mid = s1.insert_memory("owner", "fact", "Owner owns a red kayak.", "muse", 0.4)
     with Store(path) as s2:  # re-open: migrations already applied
         names = [r[0] for r in s2.conn.execute("SELECT name FROM schema_migrations")]
-        assert names == ["0001_initial", "0002_superseded_by_index"]
+        assert names == [name for name, _ in MIGRATIONS]  # each once, in order
         assert s2.fts_search("owner", '"kayak"', 5)[0][0] == mid
         s2.conn.execute("UPDATE memories SET content = 'Owner owns a blue canoe.' WHERE id = ?", (mid,))
         assert s2.fts_search("owner", '"kayak"', 5) == []

@@ -56,10 +56,14 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it."""
     from twin.learn import as_memories, learn
+    from twin.provider import provider_for
 
     text = sys.stdin.read() if args.text == "-" else args.text
     with Store(settings.db_path) as store:
-        result = learn(store, Activity(store, settings.being), settings.being, text, args.source)
+        provider = provider_for(settings, store)
+        result = learn(store, Activity(store, settings.being), settings.being, text, args.source, provider=provider)
+        if provider is not None:
+            provider.close()
         bus = _bus(settings)
         if bus is not None and result.created:
             bus.notify_embed()
@@ -184,6 +188,40 @@ def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
+    """Give every memory a vector of the current embedding model (after switching `embed_backend` or the
+    remote model): embedded in batches, saved to SQLite after each (every 200), with a progress line each time.
+    Interrupted, it resumes where it stopped when run again. Writes only SQLite: the daemon's embedding worker
+    brings its index up to date. Run it with the daemon stopped or already restarted with the new setting."""
+    from twin.backfill import backfill
+    from twin.embedder import make_embedder
+
+    with Store(settings.db_path) as store:
+        embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
+        if embedder is None:
+            print("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
+            return 1
+        try:
+            embedder.open()
+            pending = store.count_pending_embeddings(embedder.model_id)
+            print(f"backfill: {pending} of {store.embedding_count(embedder.model_id) + pending} memories need a "
+                  f"vector of {embedder.model_id}", flush=True)
+            report = backfill(store, embedder, batch=args.batch, progress=lambda p: print(p.line(), flush=True),
+                              activity=Activity(store, settings.being))
+        except KeyboardInterrupt:
+            print("backfill: interrupted; what was embedded is saved: run `twin backfill` again to resume",
+                  file=sys.stderr)
+            return 130
+        finally:
+            if hasattr(embedder, "close"):
+                embedder.close()
+    print(report.line())
+    bus = _bus(settings)
+    if bus is not None and report.embedded:
+        bus.request_checkpoint()  # a running daemon catches its index up now, not at its next checkpoint
+    return 0
+
+
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
     from twin.transfer import export_memories
@@ -208,6 +246,122 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     print(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
     for problem in report["problems"][:20]:
         print(f"  {problem}", file=sys.stderr)
+    return 0
+
+
+def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
+    """Show the profile, or edit it by hand (`edit`: in $VISUAL/$EDITOR, or from `--file`)."""
+    from twin.profile import Profile, load_profile, save_profile
+
+    with Store(settings.db_path) as store:
+        profile = load_profile(store, settings.being)
+        if args.action == "show":
+            if args.json:
+                _print_json(profile.model_dump())
+            else:
+                print(profile.to_toml(), end="")
+            return 0
+        text = args.file.read() if args.file is not None else _edit_text(profile.to_toml(), settings)
+        try:
+            edited = Profile.from_toml(text)
+        except ValueError as exc:
+            print(f"twin: the profile was not changed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 1
+        if edited == profile:
+            print("profile unchanged")
+            return 0
+        from twin.memory import utc_now
+
+        with store.transaction():
+            save_profile(store, settings.being, edited, utc_now())
+        Activity(store, settings.being).record("profile", "You edited your profile by hand.")
+    print("profile saved")
+    return 0
+
+
+def _edit_text(text: str, settings: Settings) -> str:
+    """Open `text` in the owner's editor ($VISUAL, $EDITOR, else nano or vi) in a private temporary file in the
+    data dir, and return what was saved. Raises `TwinError` when no editor runs."""
+    import shlex
+    import shutil
+    import subprocess
+    import tempfile
+
+    from twin.store import private_dir
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano") or shutil.which("vi")
+    if not editor:
+        raise TwinError("no editor found: set $EDITOR, or use `twin profile edit --file FILE`")
+    with tempfile.NamedTemporaryFile("w+", suffix=".toml", prefix="profile-", encoding="utf-8",
+                                     dir=private_dir(settings.data_dir)) as handle:
+        handle.write(text)
+        handle.flush()
+        try:
+            code = subprocess.call([*shlex.split(editor), handle.name])
+        except OSError as exc:
+            raise TwinError(f"cannot run the editor {editor!r}: {exc.strerror or exc}") from exc
+        if code != 0:
+            raise TwinError(f"the editor exited with code {code}; the profile was not changed")
+        with open(handle.name, encoding="utf-8") as edited:
+            return edited.read()
+
+
+def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
+    """Reflect now (forced: no 3-new-memories gate) and print `{ran, signals, widgets, thought}`."""
+    from twin.hush import HushGate, HushRules
+    from twin.provider import provider_for
+    from twin.reflection import reflect
+
+    bus = _bus(settings)
+    with Store(settings.db_path) as store:
+        provider = provider_for(settings, store)
+        gate = HushGate(store, settings.being, HushRules.from_settings(settings))
+        outbox = None if bus is None else (lambda signal_id: bus.push_signal(signal_id, settings.being))
+        try:
+            result = reflect(store, Activity(store, settings.being), settings.being, provider, gate, force=True,
+                             outbox=outbox)
+        finally:
+            if provider is not None:
+                provider.close()
+    if args.json:
+        _print_json(result.to_dict())
+        return 0
+    print(f"ran: {str(result.ran).lower()} ({result.new_memories} new memories)"
+          + (f"; {result.note}" if result.note else ""))
+    for signal in result.signals:
+        line = f"signal #{signal['id']} {signal['status']}: {signal['title']}"
+        print(line + (f" ({signal['reason']})" if signal["reason"] else ""))
+    for widget in result.widgets:
+        print(f"widget suggested: {widget['type']} ({widget['reason']})")
+    if result.thought:
+        print(f"thought: {result.thought}")
+    return 0
+
+
+def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
+    """List raised and held-back signals, newest first, with their evidence and reasons."""
+    from dataclasses import asdict
+
+    from twin.signals import list_signals
+
+    status = {"raised": "raised", "held": "held_back"}.get(args.status)
+    with Store(settings.db_path) as store:
+        signals = list_signals(store, settings.being, status=status, limit=args.limit)
+        evidence = store.get_many({i for s in signals for i in s.evidence})
+    if args.json:
+        _print_json([asdict(s) for s in signals])
+        return 0
+    for s in signals:
+        print(f"#{s.id} {s.created_at} {s.status} {s.kind}: {s.title}")
+        if s.body:
+            print(f"    {s.body}")
+        if s.reason:
+            print(f"    held back: {s.reason}")
+        for mid in s.evidence:
+            memory = evidence.get(mid)
+            print(f"    evidence #{mid}: " + (memory.content if memory is not None else "(forgotten)"))
+    if not signals:
+        print("no signals yet")
     return 0
 
 
@@ -276,9 +430,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = add("doctor", cmd_doctor, "self-check that the memory loop is closed")
     p.add_argument("--json", action="store_true")
+    p = add("backfill", cmd_backfill, "embed every memory that lacks a vector of the current model (resumable)")
+    p.add_argument("--batch", type=_positive, default=200, help="memories per embedding call and checkpoint")
     p = add("export", cmd_export, "write all memories as JSON lines")
     p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
                    help="file to write (created 0600); default stdout")
+    p = add("profile", cmd_profile, "show the profile, or edit it by hand")
+    p.add_argument("action", nargs="?", choices=("show", "edit"), default="show")
+    p.add_argument("--file", type=argparse.FileType("r", encoding="utf-8"), help="with edit: read the new profile "
+                   "(TOML, as `twin profile` prints it) from this file instead of opening an editor")
+    p.add_argument("--json", action="store_true")
+    p = add("reflect", cmd_reflect, "reflect now and print what it raised")
+    p.add_argument("--json", action="store_true")
+    p = add("signals", cmd_signals, "raised and held-back signals with their evidence")
+    p.add_argument("--status", choices=("raised", "held"), help="only these")
+    p.add_argument("--limit", type=_positive, default=20)
+    p.add_argument("--json", action="store_true")
     p = add("import", cmd_import, "read memories from JSON lines")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser

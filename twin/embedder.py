@@ -2,7 +2,9 @@
 
 A backend turns texts into `(n, dim)` float32, L2-normalised rows, so a dot product is a cosine similarity.
 Vectors of two models never mix: callers store `model_id` with each vector and re-embed on a switch
-(LIBRARY_NOTES §8). The one backend today is `LocalEmbedder` (all-MiniLM-L6-v2 int8, CPU, offline).
+(LIBRARY_NOTES §8; `twin backfill`, twin/backfill.py). Two backends: `LocalEmbedder` (all-MiniLM-L6-v2 int8,
+CPU, offline; the default) and `RemoteEmbedder` (the `embed` tier of the configured OpenAI-compatible provider,
+`TWIN_EMBED_BACKEND=openai`; memory text then leaves the machine, to that provider only).
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from twin.exceptions import EmbedderError
+
+if TYPE_CHECKING:  # twin.provider imports openai (~0.8 s): only the remote backend loads it
+    from twin.provider import ModelProvider
+    from twin.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +40,13 @@ BATCH_SIZE = 16
 """Texts per ONNX run, after sorting by token length: one batch of 96 runs at half speed and 1 GB (LIBRARY_NOTES §8)."""
 MAX_THREADS = 4
 """Upper bound of the default intra-op thread count (LIBRARY_NOTES §8)."""
-BACKENDS = ("local", "none")
+BACKENDS = ("local", "openai", "none")
 """Values accepted by `make_embedder`."""
+REMOTE_PREFIX = "remote:"
+"""`RemoteEmbedder.model_id` is this + the provider's model name, so a remote model's vectors never mix with
+the local model's or with another remote model's."""
+PROBE_TEXT = "twin checks that the embedding model answers."
+"""Embedded once by `RemoteEmbedder.open()` to learn the model's dimension."""
 
 
 class Embedder(Protocol):
@@ -43,14 +54,15 @@ class Embedder(Protocol):
 
     Attributes:
         model_id: names the model and its weights; stored with each vector, vectors of two ids never mix.
-        dim: length of each vector.
+        dim: length of each vector (a remote backend knows it only after `open()`).
     """
 
     model_id: str
     dim: int
 
     def open(self) -> None:
-        """Load the model (slow: files, sessions). Raises `EmbedderError` if it cannot be loaded."""
+        """Load the model (slow: files, sessions; remote: one probe call). Raises `EmbedderError` if it cannot be
+        loaded or reached."""
         ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -182,24 +194,104 @@ def _clean(text: str) -> str:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def make_embedder(backend: str, threads: int = 0) -> Embedder | None:
+class RemoteEmbedder:
+    """The `embed` tier of a `ModelProvider`: an OpenAI-compatible `/embeddings` endpoint (OpenAI, OpenRouter,
+    Ollama, llama.cpp). `model_id` is `"remote:" + model` (e.g. `remote:text-embedding-3-small`); `dim` is 0
+    until `open()` learns it from one probe call.
+
+    Each `embed()` is one HTTP call (whatever its size; callers bound it: 96 per flush, 200 per backfill
+    checkpoint) and counts once against the provider's daily call budget. Transport retries are the `openai`
+    client's (`TWIN_LLM_MAX_RETRIES`, timeout `TWIN_LLM_TIMEOUT_S` per request).
+    """
+
+    def __init__(self, provider: ModelProvider, model: str) -> None:
+        """`provider`: the configured client (`twin.provider.provider_for`); `model`: the `embed` tier's model
+        name, as the provider knows it (`settings.llm_model_embed`). Loads and calls nothing."""
+        self.provider = provider
+        self.model_id = remote_model_id(model)
+        self.dim = 0
+
+    def open(self) -> None:
+        """Embed `PROBE_TEXT` once to learn `dim` (one call, counted against the daily budget).
+
+        Raises `EmbedderError` (one line naming the model and the provider) when the provider cannot be
+        reached, answers with an error or with no usable vector, or today's call budget is used up.
+        """
+        from twin.provider import ProviderError
+
+        started = time.perf_counter()
+        try:
+            probe = self.provider.embed([PROBE_TEXT])
+        except ProviderError as exc:
+            raise EmbedderError(f"embedder: {self.model_id} at {self.provider.base_url} cannot embed: {exc}") from exc
+        if probe.ndim != 2 or probe.shape[0] != 1 or probe.shape[1] < 1:
+            raise EmbedderError(f"embedder: {self.model_id} at {self.provider.base_url} answered the probe with "
+                                f"an array of shape {probe.shape}, not one vector")
+        self.dim = int(probe.shape[1])
+        log.info("embedder: %s at %s answers with %d dimensions (%.2f s)", self.model_id, self.provider.base_url,
+                 self.dim, time.perf_counter() - started)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return `(len(texts), dim)` float32, L2-normalised rows, in the order of `texts`; `(0, dim)` for `[]`
+        (no call). Lone surrogates become U+FFFD and an empty text is sent as one space (the API refuses "").
+
+        Raises `EmbedderError` if called before `open()`; `TypeError` if `texts` is a single `str`;
+        `twin.provider.ProviderError` when the call fails after the client's retries or the answer's shape is
+        not `(len(texts), dim)` (the model behind the name changed), and its subclass `BudgetExhausted` when
+        today's call budget is used up (no call made). Callers leave the texts pending and retry later.
+        """
+        from twin.provider import ProviderError
+
+        if not self.dim:
+            raise EmbedderError("embedder: embed() called before open()")
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not a single str")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.provider.embed([_clean(t) or " " for t in texts])
+        if vectors.shape != (len(texts), self.dim):
+            raise ProviderError(f"embedding: {self.model_id} answered {len(texts)} texts with an array of shape "
+                                f"{vectors.shape}, expected ({len(texts)}, {self.dim})")
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def close(self) -> None:
+        """Close the provider's HTTP connection pool."""
+        self.provider.close()
+
+
+def remote_model_id(model: str) -> str:
+    """The model id stored with the vectors of the provider's embedding model `model`: `"remote:" + model`."""
+    return REMOTE_PREFIX + model
+
+
+def make_embedder(backend: str, threads: int = 0, settings=None, store: Store | None = None) -> Embedder | None:
     """Build the embedder named by the setting `backend`, not opened: call `open()` on it.
 
-    `"local"` -> `LocalEmbedder(threads)`; `"none"` -> `None` (no vectors are computed).
-    An OpenAI-compatible HTTP backend (`"openai"`) is to be added here later, as one more branch and one more
-    entry in `BACKENDS`.
+    `"local"` -> `LocalEmbedder(threads)`; `"openai"` -> `RemoteEmbedder` on the provider of `settings`
+    (`llm_base_url`, `llm_api_key`, `llm_model_embed`, timeouts, retries), its calls counted against the daily
+    budget in `store` (None: not counted); `"none"` -> `None` (no vectors are computed).
 
-    Raises `ValueError` naming the allowed values for any other `backend`.
+    Raises `ValueError` naming the allowed values for any other `backend`, and for `"openai"` without
+    `settings` or without a provider configured in them (`TWIN_LLM_BASE_URL`).
     """
     if backend == "local":
         return LocalEmbedder(threads=threads)
+    if backend == "openai":
+        if settings is None or not settings.has_provider:
+            raise ValueError("the openai embedder backend needs the provider settings (TWIN_LLM_BASE_URL)")
+        from twin.provider import provider_for
+
+        return RemoteEmbedder(provider_for(settings, store), settings.llm_model_embed)
     if backend == "none":
         return None
     raise ValueError(f"unknown embedder backend {backend!r}; allowed: {', '.join(BACKENDS)}")
 
 
-def model_id_of(backend: str) -> str | None:
-    """The model id whose vectors `backend` writes (None for `"none"`), without loading anything: what
-    `status` and the supervisor compare stored vectors against. Raises `ValueError` like `make_embedder`."""
-    embedder = make_embedder(backend)
+def model_id_of(settings) -> str | None:
+    """The model id whose vectors the configured backend (`settings.embed_backend`) writes, None for `"none"`,
+    without loading or calling anything: what `status` and the supervisor compare stored vectors against.
+    `"openai"` gives `"remote:" + settings.llm_model_embed`. Raises `ValueError` like `make_embedder`."""
+    if settings.embed_backend == "openai":
+        return remote_model_id(settings.llm_model_embed)
+    embedder = make_embedder(settings.embed_backend)
     return None if embedder is None else embedder.model_id

@@ -53,7 +53,7 @@ def status(settings: Settings, store: Store, bus) -> dict:
     if settings.embed_backend == "none":
         degraded.append("keyword-only recall: TWIN_EMBED_BACKEND=none (set it to 'local' for recall by meaning)")
     else:
-        report["pending_embedding"] = store.count_pending_embeddings(model_id_of(settings.embed_backend))
+        report["pending_embedding"] = store.count_pending_embeddings(model_id_of(settings))
     report["index"] = index_state(settings)
     if report["index"]["state"] != "checkpointed" and settings.embed_backend != "none":
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
@@ -91,7 +91,7 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
     from twin.recall import open_recall
 
     checks = []
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     if embedder is None:
         return [_check("embedder", False, "TWIN_EMBED_BACKEND=none: recall is keyword-only")]
     try:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from twin.activity import Activity
 from twin.extractor import MAX_PER_CALL, Candidate, extract
 from twin.memory import Memory, content_sha256, utc_now
+from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
+from twin.profile import ProfileDelta, merge_into_profile
+from twin.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.store import Store
 
 OFFLINE_CONFIDENCE = 0.6
@@ -22,11 +25,13 @@ OFFLINE_CONFIDENCE = 0.6
 
 @dataclass
 class LearnResult:
-    """What one `learn()` call did: ids of new memories, of reinforced ones, and of ones it removed."""
+    """What one `learn()` call did: ids of new memories, of reinforced ones, of ones it removed, and whether
+    the profile changed."""
 
     created: list[int] = field(default_factory=list)
     reinforced: list[int] = field(default_factory=list)
     removed: list[int] = field(default_factory=list)
+    profile_updated: bool = False
 
     @property
     def changed(self) -> bool:
@@ -49,10 +54,51 @@ def source_type(source: str) -> str:
     return source.split(":", 1)[0]
 
 
+@dataclass
+class Extraction:
+    """Candidates for one text, the profile delta that came with them (empty offline), and the provenance
+    confidence of the path that made them (model 0.8, offline 0.6)."""
+
+    candidates: list[Candidate]
+    profile: ProfileDelta
+    confidence: float
+
+
+def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
+                         provider: ModelProvider | None, *, limit: int = MAX_PER_CALL,
+                         document_title: str | None = None) -> Extraction:
+    """The model's extraction when a provider is configured, else (and whenever the model fails) the offline
+    extractor's (seed 000: "on a model failure, [it] degrades"). A failure writes one `model` activity line
+    naming the source type and the reason, never the text; an exhausted budget says so once per UTC day; a
+    provider resting after a failure falls back silently. Never raises for model trouble."""
+    if provider is not None:
+        try:
+            candidates, delta = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
+                                                   document_title=document_title, limit=limit)
+            return Extraction(candidates, delta, MODEL_CONFIDENCE)
+        except BudgetExhausted as exc:
+            _note_budget_once(store, activity, being, provider, str(exc))
+        except ProviderResting:
+            pass
+        except ProviderError as exc:
+            if activity is not None:
+                activity.record("model", f"Model extraction failed for {source_type(source)} ({exc}); "
+                                         "used the offline extractor.")
+    return Extraction(extract(text, document_title=document_title, limit=limit), ProfileDelta(), OFFLINE_CONFIDENCE)
+
+
+def _note_budget_once(store: Store, activity: Activity | None, being: str, provider: ModelProvider,
+                      reason: str) -> None:
+    day = provider.budget.day() if provider.budget is not None else ""
+    if activity is None or store.get_cursor("provider", being, "budget_noted") == day:
+        return
+    store.set_cursor("provider", being, "budget_noted", day)
+    activity.record("model", f"Offline extraction until midnight UTC: {reason}.")
+
+
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
-                      result: LearnResult, now: str) -> None:
-    provenance = {"source_type": source_type(source), "captured_from": ref or source,
-                  "confidence": OFFLINE_CONFIDENCE}
+                      result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE) -> None:
+    provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
     for cand in candidates:
         existing = store.find_by_sha(being, content_sha256(cand.content))
         if existing is not None:
@@ -64,39 +110,55 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
 
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
-          *, limit: int = MAX_PER_CALL) -> LearnResult:
-    """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`.
+          *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False) -> LearnResult:
+    """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`, with the
+    profile delta merged in (seed 001's `learn()`).
 
     `source` follows DESIGN.md (`'muse'`, `'file:<path>'`, `'email:<threadId>'`, …); `ref` is where
-    the text was captured from (kept in provenance). Writes one activity line unless `activity` is
-    None (callers that summarise many calls, like the files connector, pass None). Never raises on
-    odd text; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
+    the text was captured from (kept in provenance). `provider` None = offline extraction; with one, the
+    model extracts and the offline extractor is the fallback (`extract_for_learning`). Writes one activity
+    line ("Learned 3 thing(s) from email and updated the profile.") unless called `quiet`ly (callers that
+    summarise many calls; model-fallback lines are still written) or `activity` is None. Never raises on odd
+    text or model trouble; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
     """
     result = LearnResult()
-    candidates = extract(strip_controls(text), limit=limit)
+    extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit)
+    now = utc_now()
     with store.transaction():
-        _store_candidates(store, being, candidates, source, ref, result, utc_now())
-    if activity is not None and (result.created or result.reinforced):
-        activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source)))
+        _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence)
+        result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
+    if activity is not None and not quiet and (result.created or result.reinforced or result.profile_updated):
+        activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source),
+                                                result.profile_updated))
     return result
 
 
-def learned_line(created: int, reinforced: int, kind: str) -> str:
-    """The diary line of learning (seed 001): "Learned 3 thing(s) from email and reinforced 1."."""
-    line = f"Learned {created} thing(s) from {kind}"
-    return line + (f" and reinforced {reinforced}." if reinforced else ".")
+def learned_line(created: int, reinforced: int, kind: str, profile_updated: bool = False) -> str:
+    """The diary line of learning (seed 001): "Learned 3 thing(s) from email, reinforced 1 and updated the
+    profile."."""
+    parts = [f"Learned {created} thing(s) from {kind}"]
+    if reinforced:
+        parts.append(f"reinforced {reinforced}")
+    if profile_updated:
+        parts.append("updated the profile")
+    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + "."
 
 
 def learn_document(store: Store, being: str, text: str, source: str, title: str, max_memories: int,
-                   ref: str | None = None) -> LearnResult:
+                   ref: str | None = None, provider: ModelProvider | None = None,
+                   activity: Activity | None = None) -> LearnResult:
     """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) with those of `text`.
 
-    The text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
-    per file). Memories the new text still yields keep their ids (no re-embedding); the others of
-    this source are deleted (row, FTS, vector; the index is scrubbed at its next checkpoint).
+    Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
+    per file); with a `provider`, one model call reads the document (cut to the provider's input limit) for
+    at most 12, and its profile delta is merged. Memories the new text still yields keep their ids (no
+    re-embedding); the others of this source are deleted (row, FTS, vector; the index is scrubbed at its next
+    checkpoint). `activity` receives only model-fallback lines (the connector writes the summary).
     """
     result = LearnResult()
-    candidates = extract(text, document_title=title, limit=max_memories)
+    extraction = extract_for_learning(store, activity, being, text, source, provider, limit=max_memories,
+                                      document_title=title)
+    candidates = extraction.candidates
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()
     with store.transaction():
@@ -109,7 +171,9 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str,
                 result.removed.append(mid)
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]
         for start in range(0, len(fresh), MAX_PER_CALL):
-            _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now)
+            _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now,
+                              extraction.confidence)
+        result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
     return result
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -29,6 +30,8 @@ log = logging.getLogger("twin.provider")
 T = TypeVar("T", bound=BaseModel)
 
 TIERS = ("cheap", "embed")
+REST_AFTER_FAILURE_S = 60.0
+"""Seconds without calls after a transport failure (ours: a down provider must not stall every item)."""
 PLACEHOLDER_KEY = "none"
 """Sent as the API key when none is configured (a local Ollama or llama.cpp server ignores it)."""
 
@@ -41,6 +44,11 @@ class ProviderError(TwinError):
 class BadAnswer(ProviderError):
     """The model answered, twice, with something that is not the JSON asked for (prose, malformed JSON, a
     refusal, a value the schema rejects)."""
+
+
+class ProviderResting(ProviderError):
+    """The provider failed on transport moments ago; no call is made until `REST_AFTER_FAILURE_S` have passed,
+    so a provider that is down costs one timeout, not one per item."""
 
 
 class BudgetExhausted(ProviderError):
@@ -151,6 +159,8 @@ class ModelProvider:
         self.models = {"cheap": settings.llm_model_cheap, "embed": settings.llm_model_embed}
         self.base_url = settings.llm_base_url
         self.budget = budget
+        self.max_input_chars = settings.llm_max_input_chars
+        self.resting_until = 0.0
         self.calls = 0
         """HTTP-level calls this object started (for tests and the per-tick call count)."""
 
@@ -159,29 +169,37 @@ class ModelProvider:
         self.client.close()
 
     def _take(self, tier: str) -> None:
+        if time.monotonic() < self.resting_until:
+            raise ProviderResting(f"the provider at {self.base_url} failed moments ago; not calling it yet")
         if self.budget is not None:
             self.budget.take(tier)
         self.calls += 1
 
-    def chat_json(self, system: str, user: str, schema: type[T], *, purpose: str, max_tokens: int = 1500) -> T:
+    def chat_json(self, system: str, user: str, schema: type[T], *, purpose: str, max_tokens: int = 1500,
+                  attempts: int = 2) -> T:
         """Ask the `cheap` model for one JSON object matching `schema` (a pydantic model) and return it validated.
 
         The request carries a `json_schema` response format (servers that ignore it still get the schema in
         the system prompt). An answer that is not that JSON (prose only, malformed, a refusal, rejected by
-        `schema`) is asked for once more; the second failure raises `BadAnswer`. Transport failures after the
+        `schema`) is asked for once more (`attempts` 2; 1 for callers bound to one call, like reflection); the
+        last failure raises `BadAnswer`. Transport failures after the
         client's own retries raise `ProviderError`; an exhausted budget raises `BudgetExhausted` before any
         call. `purpose` (e.g. "extraction") names the call in errors and logs.
         """
         system = f"{system}\n\nAnswer with one JSON object only, matching this JSON schema:\n" \
                  f"{json.dumps(schema.model_json_schema(), separators=(',', ':'))}"
         problem = ""
-        for attempt in (1, 2):
+        for attempt in range(1, attempts + 1):
             self._take("cheap")
             messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
             if problem:
                 messages.append({"role": "user", "content": f"Your previous answer was not usable ({problem}). "
                                                             "Answer again with the JSON object only."})
-            text = self._complete(messages, schema, purpose, max_tokens)
+            try:
+                text = self._complete(messages, schema, purpose, max_tokens)
+            except ProviderError:
+                self.resting_until = time.monotonic() + REST_AFTER_FAILURE_S
+                raise
             try:
                 if text is None:
                     raise ValueError("the model refused or returned nothing")
@@ -189,7 +207,7 @@ class ModelProvider:
             except (ValueError, ValidationError) as exc:
                 problem = _short(exc)
                 log.warning("provider: %s answer %d was not usable JSON: %s", purpose, attempt, problem)
-        raise BadAnswer(f"{purpose}: the model's answer was not usable JSON twice ({problem})")
+        raise BadAnswer(f"{purpose}: the model's answer was not usable JSON ({problem})")
 
     def _complete(self, messages: list[dict], schema: type[BaseModel], purpose: str, max_tokens: int) -> str | None:
         try:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from twin.embedder import Embedder
+from twin.exceptions import TwinError
 from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
 from twin.vectors import IndexReader
@@ -130,7 +131,11 @@ class Recall:
         if self.keyword_only:
             return {}
         self.reader.refresh()
-        vector = self.embedder.embed([query])[0]
+        try:
+            vector = self.embedder.embed([query])[0]
+        except TwinError as exc:  # a remote embedder down or out of budget: keyword-only for this query (seed 004)
+            log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
+            return {}
         return {mid: max(0.0, sim) for mid, sim in self.reader.search(vector, k)}
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
@@ -189,10 +194,12 @@ class Recall:
 
 
 def open_recall(settings, store: Store) -> Recall:
-    """A ready `Recall` for `settings`: the local model (if configured and loadable) and an index reader.
+    """A ready `Recall` for `settings`: the configured embedder (local model, or the provider's `embed` tier,
+    whose calls count against the daily budget in `store`) if it opens, and an index reader over the vectors of
+    that embedder's model only (vectors of another model are never searched).
 
-    Degrades to keyword-only recall, with one log line, when the backend is `none` or the model cannot
-    be loaded (seed 004: fail-soft; a broken embedder must not break recall).
+    Degrades to keyword-only recall, with one log line, when the backend is `none`, the model cannot be loaded
+    or the provider cannot be reached (seed 004: fail-soft; a broken embedder must not break recall).
     """
     from twin.embedder import make_embedder
     from twin.exceptions import EmbedderError
@@ -200,7 +207,7 @@ def open_recall(settings, store: Store) -> Recall:
 
     weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
                       recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     reader = None
     if embedder is not None:
         try:

@@ -347,6 +347,10 @@ class Store:
         return found
 
     # -- cursors --------------------------------------------------------------------------------
+    def beings(self) -> list[str]:
+        """Every being with memories, sorted (seed 001's tick walks each one)."""
+        return [row[0] for row in self.conn.execute("SELECT DISTINCT being_id FROM memories ORDER BY being_id")]
+
     def get_cursor(self, connector: str, being: str, key: str) -> str | None:
         """A connector's saved cursor value, or None."""
         row = self.conn.execute("SELECT value FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",

@@ -6,6 +6,7 @@ is safe. Jobs are named in `workers.jobs.JOBS`; enqueueing an unknown name raise
 
 from __future__ import annotations
 
+import json
 import time
 
 from redis import Redis
@@ -13,6 +14,11 @@ from rq import Queue, Retry
 
 LEARN_QUEUE = "twin-learn"
 EMBED_QUEUE = "twin-embed"
+REFLECT_QUEUE = "twin-reflect"
+"""Reflection jobs; the learn worker takes them before learn jobs (one per being per tick, so never a flood)."""
+OUTBOX = "twin:outbox"
+"""Raised signals waiting for delivery (a Redis list of `{"signal_id", "being"}` JSON); the Telegram connector
+sends them. The signal itself is in SQLite (`delivered_at` NULL until sent), so a lost outbox loses nothing."""
 FLUSH_FLAG = "twin:embed:flush-pending"
 """Set (with the time of the first pending memory) while an embedding flush is queued; seed 000's batching."""
 FLUSH_FLAG_TTL_S = 120
@@ -30,6 +36,7 @@ class Bus:
         self.redis = redis
         self.learn_queue = Queue(LEARN_QUEUE, connection=redis)
         self.embed_queue = Queue(EMBED_QUEUE, connection=redis)
+        self.reflect_queue = Queue(REFLECT_QUEUE, connection=redis)
 
     def _learn(self, name: str, **kwargs: object) -> str:
         from workers.jobs import JOBS  # the registry imports the core; keep `import workers.bus` light
@@ -78,10 +85,23 @@ class Bus:
 
         self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0, at_front=True)
 
+    def push_reflect(self, being: str, force: bool = False) -> str:
+        """Queue one reflection of `being` (seed 001's tick). Not retried: the next tick is the retry."""
+        from workers.jobs import JOBS
+
+        job = self.reflect_queue.enqueue(JOBS["reflect_being"], kwargs={"being": being, "force": force},
+                                         job_timeout=JOB_TIMEOUT_S, result_ttl=0, failure_ttl=7 * 86400,
+                                         description="reflect_being")
+        return job.id
+
+    def push_signal(self, signal_id: int, being: str) -> None:
+        """Put a raised signal on the outbox for delivery (workers never call Telegram themselves)."""
+        self.redis.rpush(OUTBOX, json.dumps({"signal_id": signal_id, "being": being}))
+
     def depths(self) -> dict[str, int]:
         """Queued and failed job counts per queue (read-only)."""
         out = {}
-        for queue in (self.learn_queue, self.embed_queue):
+        for queue in (self.learn_queue, self.embed_queue, self.reflect_queue):
             out[f"{queue.name}"] = queue.count
             out[f"{queue.name}-failed"] = queue.failed_job_registry.count
         return out

@@ -12,6 +12,7 @@ from redis import Redis
 
 from twin.activity import Activity
 from twin.embedder import Embedder
+from twin.provider import ModelProvider
 from twin.settings import Settings
 from twin.store import Store
 from twin.vectors import IndexWriter
@@ -20,7 +21,7 @@ from twin.vectors import IndexWriter
 @dataclass
 class WorkerContext:
     """Per-process clients: each worker opens its own `store`; the embedding worker also fills `embedder`,
-    `writer` and `activity`."""
+    `writer` and `activity`; the learn worker `provider` when a model provider is configured."""
 
     settings: Settings
     redis: Redis
@@ -28,6 +29,7 @@ class WorkerContext:
     embedder: Embedder | None = None
     writer: IndexWriter | None = None
     activity: Activity | None = None
+    provider: ModelProvider | None = None
 
 
 _current: contextvars.ContextVar[WorkerContext] = contextvars.ContextVar("twin_worker_context")

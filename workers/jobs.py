@@ -11,9 +11,13 @@ import time
 
 from twin.activity import Activity
 from twin.embedder import Embedder
+from twin.exceptions import TwinError
+from twin.hush import HushGate, HushRules
 from twin.learn import forget_source as _forget_source
 from twin.learn import learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
+from twin.memory import parse_time
+from twin.reflection import reflect
 from twin.store import Store
 from workers.bus import FLUSH_FLAG, Bus
 from workers.context import current
@@ -30,7 +34,7 @@ def learn_text(being: str, text: str, source: str, ref: str | None = None) -> di
     if not isinstance(text, str):
         raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
     ctx = current()
-    result = learn(ctx.store, Activity(ctx.store, being), being, text, source, ref)
+    result = learn(ctx.store, Activity(ctx.store, being), being, text, source, ref, provider=ctx.provider)
     if result.created:
         Bus(ctx.redis).notify_embed()
     return {"created": len(result.created), "reinforced": len(result.reinforced)}
@@ -42,23 +46,24 @@ def learn_batch(being: str, items: list) -> dict:
     if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
         raise BadInput("learn_batch needs a list of [text, source, ref] items")
     ctx = current()
-    counts: dict[str, list[int]] = {}  # source type -> [created, reinforced]
+    activity = Activity(ctx.store, being)
+    counts: dict[str, list[int]] = {}  # source type -> [created, reinforced, profile updates]
     for text, source, ref in items:
         if not isinstance(text, str):
             log.error("learn: skipped an item of %s that is not text", source)
             continue
-        result = learn(ctx.store, None, being, text, source, ref)
-        tally = counts.setdefault(source_type(source), [0, 0])
+        result = learn(ctx.store, activity, being, text, source, ref, provider=ctx.provider, quiet=True)
+        tally = counts.setdefault(source_type(source), [0, 0, 0])
         tally[0] += len(result.created)
         tally[1] += len(result.reinforced)
-    activity = Activity(ctx.store, being)
-    for kind, (created, reinforced) in counts.items():
-        if created or reinforced:
-            activity.record("learned", learned_line(created, reinforced, kind))
-    created = sum(c for c, _ in counts.values())
+        tally[2] += result.profile_updated
+    for kind, (created, reinforced, profiled) in counts.items():
+        if created or reinforced or profiled:
+            activity.record("learned", learned_line(created, reinforced, kind, bool(profiled)))
+    created = sum(c for c, _, _ in counts.values())
     if created:
         Bus(ctx.redis).notify_embed()
-    return {"created": created, "reinforced": sum(r for _, r in counts.values())}
+    return {"created": created, "reinforced": sum(r for _, r, _ in counts.values())}
 
 
 def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
@@ -66,7 +71,8 @@ def learn_document(being: str, source: str, text: str, title: str, max_memories:
     if not isinstance(text, str):
         raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
     ctx = current()
-    result = _learn_document(ctx.store, being, text, source, title, max_memories)
+    result = _learn_document(ctx.store, being, text, source, title, max_memories, provider=ctx.provider,
+                             activity=Activity(ctx.store, being))
     bus = Bus(ctx.redis)
     if result.created:
         bus.notify_embed()
@@ -85,18 +91,43 @@ def forget_source(being: str, source: str) -> dict:
     return {"removed": len(ids)}
 
 
+EMBED_FAILURE_PAUSE_S = 10.0
+"""After a failed embedding call a flush waits this long (within its budget) before it returns, so a provider
+that is down or a used-up call budget is retried about every 10 s by the next flush, never in a tight loop."""
+_embed_outage: list[str] = []
+"""The error that started the ongoing embedding outage (empty while calls succeed): an outage is logged once
+when it starts and once when it ends (DESIGN.md invariant 6), not at every retry."""
+
+
 def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float,
-                  budget_s: float = float("inf")) -> int:
+                  budget_s: float = float("inf"), failure_pause_s: float = EMBED_FAILURE_PAUSE_S) -> int:
     """Embed memories without a vector, at most `batch_max` per call, each call starting at least `pause_s`
     after the previous one started (seed 000: 96 per call, rescheduled 200 ms later while any remain), until
     none remain or `budget_s` seconds have passed; vectors go to SQLite first, then into the index. Returns
-    how many were embedded."""
+    how many were embedded.
+
+    A failed embedding call (a `TwinError`: the provider unreachable or answering an error after its retries,
+    `BudgetExhausted`, an unusable answer) raises nothing: that batch stays pending, one line is logged when
+    the outage starts (and one when calls succeed again), and the flush waits `failure_pause_s` seconds (at
+    most until `budget_s` runs out) before it returns what it embedded so far; the next flush retries."""
     done = 0
     deadline = time.monotonic() + budget_s
     while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
         started = time.monotonic()
         ids = [mid for mid, _ in batch]
-        vectors = embedder.embed([content for _, content in batch])
+        try:
+            vectors = embedder.embed([content for _, content in batch])
+        except TwinError as exc:
+            if not _embed_outage:
+                log.warning("embed: %s failed (%s); %d memories stay pending and are retried every %.0f s",
+                            embedder.model_id, exc, store.count_pending_embeddings(embedder.model_id),
+                            failure_pause_s)
+            _embed_outage[:] = [str(exc)]
+            time.sleep(max(0.0, min(failure_pause_s, deadline - time.monotonic())))
+            break
+        if _embed_outage:
+            log.info("embed: %s answers again (it failed with: %s)", embedder.model_id, _embed_outage[0])
+            _embed_outage.clear()
         store.save_embeddings(ids, vectors, embedder.model_id)
         writer.catch_up()
         done += len(batch)
@@ -145,6 +176,26 @@ def index_checkpoint() -> dict:
     return {"written": ctx.writer.checkpoint()}
 
 
+def reflect_being(being: str, force: bool = False) -> dict:
+    """Seed 001's reflection for one being, at most one model call per tick: unless `force`d, a being whose
+    last model call was less than 90 % of `TWIN_TICK_S` ago is skipped. Raised signals go on the outbox.
+    Returns `ReflectionResult.to_dict()` plus `calls`, the model calls this job made."""
+    ctx = current()
+    settings = ctx.settings
+    last = ctx.store.get_cursor("reflection", being, "last_call_at")
+    if not force and last and time.time() - parse_time(last).timestamp() < 0.9 * settings.tick_s:
+        return {"ran": False, "note": "the model was already called this tick", "calls": 0}
+    bus = Bus(ctx.redis)
+    gate = HushGate(ctx.store, being, HushRules.from_settings(settings))
+    calls_before = ctx.provider.calls if ctx.provider else 0
+    result = reflect(ctx.store, Activity(ctx.store, being), being, ctx.provider, gate, force=force,
+                     min_new=settings.reflect_min_new, outbox=lambda signal_id: bus.push_signal(signal_id, being))
+    calls = (ctx.provider.calls if ctx.provider else 0) - calls_before
+    log.info("reflect: %s: %d new memories, %d model call(s) this tick; %s", being, result.new_memories, calls,
+             "ran" if result.ran else result.note)
+    return {**result.to_dict(), "calls": calls}
+
+
 JOBS = {
     "learn_text": learn_text,
     "learn_batch": learn_batch,
@@ -152,5 +203,6 @@ JOBS = {
     "forget_source": forget_source,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,
+    "reflect_being": reflect_being,
 }
 """Every job by name; `Bus` enqueues only these."""

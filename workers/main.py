@@ -22,10 +22,11 @@ from twin.embedder import make_embedder
 from twin.exceptions import SettingsError, TwinError
 from twin.index import VectorIndex
 from twin.logs import configure_logging
+from twin.provider import provider_for
 from twin.settings import Settings, load_settings
 from twin.store import Store
 from twin.vectors import IndexWriter
-from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
+from workers.bus import EMBED_QUEUE, LEARN_QUEUE, REFLECT_QUEUE, Bus
 from workers.context import WorkerContext, install
 from workers.jobs import BadInput
 
@@ -78,17 +79,20 @@ def recover_orphaned_jobs(queue: Queue) -> int:
 
 
 def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
-    """The learn worker: an in-process `SimpleWorker` with one store connection for all its jobs.
+    """The learn worker: an in-process `SimpleWorker` with one store connection (and, when configured, one
+    model provider client) for all its jobs; it takes reflection jobs before learn jobs.
 
-    Extraction is pure Python with bounded input, so the fork-per-job `Worker` (12 ms a job, a new
-    SQLite connection each time; LIBRARY_NOTES §1) bought no safety worth a 6x lower ingest rate; a
-    job that hangs is still stopped by RQ's timeout (SIGALRM in the main thread).
+    Offline extraction is pure Python with bounded input and model calls are bounded by the client's timeout
+    and retries, so the fork-per-job `Worker` (12 ms a job, a new SQLite connection each time; LIBRARY_NOTES §1)
+    bought no safety worth a 6x lower ingest rate; a job that hangs is still stopped by RQ's timeout (SIGALRM
+    in the main thread).
     """
     store = Store(settings.db_path).open()
     try:
-        install(WorkerContext(settings=settings, redis=redis, store=store))
-        recover_orphaned_jobs(Queue(LEARN_QUEUE, connection=redis))
-        worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
+        install(WorkerContext(settings=settings, redis=redis, store=store, provider=provider_for(settings, store)))
+        for name in (REFLECT_QUEUE, LEARN_QUEUE):
+            recover_orphaned_jobs(Queue(name, connection=redis))
+        worker = SimpleWorker([REFLECT_QUEUE, LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
                               exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
         worker.work(burst=burst, logging_level="WARNING")
     finally:
@@ -112,7 +116,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     """
     store = Store(settings.db_path).open()
     activity = Activity(store, settings.being)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads)
+    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     writer = None
     try:
         if embedder is not None:
@@ -139,7 +143,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
 def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
     """RQ's scheduler, which moves jobs whose retry delay has passed back onto their queue, as its own
     supervised process (RQ would fork it from a worker, where a dying worker leaves it orphaned)."""
-    scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
+    scheduler = RQScheduler([REFLECT_QUEUE, LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
     scheduler.acquire_locks()
     if burst:
         scheduler.enqueue_scheduled_jobs()

@@ -1,0 +1,143 @@
+"""The profile: what the twin holds true about its owner in a few lists (seed 000's extraction contract).
+
+`{facts, goals, preferences, routines, tone}`, one JSON row per being in SQLite (`profiles`). Extraction and
+reflection return deltas that are merged in (new items appended, case-insensitive duplicates skipped, each
+list capped, oldest dropped first); the owner reads it with `twin profile` and edits it by hand with
+`twin profile edit` (seed 001: "You edited your profile by hand."). The text form for editing is TOML.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import unicodedata
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from twin.store import Store
+
+LISTS = ("facts", "goals", "preferences", "routines")
+MAX_ITEMS = 40
+"""Items kept per list (ours): the profile is a summary, memories hold the rest."""
+MAX_ITEM_CHARS = 300
+
+
+def _clean_item(value: object) -> str:
+    text = " ".join(str(value).split())
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")[:MAX_ITEM_CHARS]
+
+
+class ProfileDelta(BaseModel):
+    """What one extraction or reflection adds: items per list (strings; other values are turned into
+    strings, blanks dropped) and optionally a new `tone`. Unknown keys are ignored (models add some)."""
+
+    model_config = ConfigDict(extra="ignore")
+    facts: list[str] = Field(default_factory=list)
+    goals: list[str] = Field(default_factory=list)
+    preferences: list[str] = Field(default_factory=list)
+    routines: list[str] = Field(default_factory=list)
+    tone: str | None = None
+
+    @field_validator(*LISTS, mode="before")
+    @classmethod
+    def _as_strings(cls, value: object) -> list[str]:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise ValueError("must be a list of strings")
+        return [item for item in (_clean_item(v) for v in value if v is not None) if item]
+
+    @field_validator("tone", mode="before")
+    @classmethod
+    def _tone(cls, value: object) -> str | None:
+        if value is None:
+            return None
+        return _clean_item(value) or None
+
+    def is_empty(self) -> bool:
+        """True when the delta adds nothing."""
+        return not (self.tone or any(getattr(self, name) for name in LISTS))
+
+
+class Profile(ProfileDelta):
+    """The whole profile of one being (same shape as a delta; a hand edit may not add unknown keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def merged(self, delta: ProfileDelta) -> tuple[Profile, bool]:
+        """This profile with `delta` merged in, and whether anything changed. Items already present
+        (case-insensitively) are skipped; each list keeps its newest `MAX_ITEMS`."""
+        data = self.model_dump()
+        changed = False
+        for name in LISTS:
+            items = list(data[name])
+            seen = {item.casefold() for item in items}
+            for item in getattr(delta, name):
+                if item.casefold() not in seen:
+                    items.append(item)
+                    seen.add(item.casefold())
+                    changed = True
+            data[name] = items[-MAX_ITEMS:]
+        if delta.tone and delta.tone != self.tone:
+            data["tone"] = delta.tone
+            changed = True
+        return Profile.model_validate(data), changed
+
+    def summary(self) -> str:
+        """A few lines for a prompt: one per non-empty list, items joined by "; "."""
+        lines = [f"{name}: {'; '.join(getattr(self, name))}" for name in LISTS if getattr(self, name)]
+        if self.tone:
+            lines.append(f"tone: {self.tone}")
+        return "\n".join(lines) or "(empty)"
+
+    def to_toml(self) -> str:
+        """The editable text form: a commented TOML document that `from_toml` reads back."""
+        out = ["# Your twin's profile. Edit, save and close; each list holds short sentences about you.",
+               "# Delete a line to remove an item. Invalid TOML leaves the profile unchanged.", ""]
+        for name in LISTS:
+            items = [f"    {json.dumps(item, ensure_ascii=False)}," for item in getattr(self, name)]
+            out.extend([f"{name} = [", *items, "]"] if items else [f"{name} = []"])
+        out.append(f"tone = {json.dumps(self.tone or '', ensure_ascii=False)}")
+        return "\n".join(out) + "\n"
+
+    @classmethod
+    def from_toml(cls, text: str) -> Profile:
+        """Parse the text form. Raises `ValueError` (with the line of a TOML error, or the bad key) when it
+        is not a valid profile."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"not valid TOML: {exc}") from exc
+        if data.get("tone") == "":
+            data["tone"] = None
+        return cls.model_validate(data)
+
+
+def load_profile(store: Store, being: str) -> Profile:
+    """The stored profile of `being` (empty when none was ever written, or when the row is unreadable)."""
+    row = store.conn.execute("SELECT data FROM profiles WHERE being_id = ?", (being,)).fetchone()
+    if row is None:
+        return Profile()
+    try:
+        return Profile.model_validate_json(row[0])
+    except ValueError:
+        return Profile()
+
+
+def save_profile(store: Store, being: str, profile: Profile, now: str) -> None:
+    """Replace the profile of `being`; `now` is UTC ISO-8601. Joins the caller's transaction if one is open."""
+    store.conn.execute("INSERT INTO profiles (being_id, data, updated_at) VALUES (?, ?, ?)"
+                       " ON CONFLICT (being_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
+                       (being, profile.model_dump_json(), now))
+
+
+def merge_into_profile(store: Store, being: str, delta: ProfileDelta, now: str) -> bool:
+    """Merge `delta` into the stored profile of `being`; returns True if the profile changed."""
+    if delta.is_empty():
+        return False
+    merged, changed = load_profile(store, being).merged(delta)
+    if changed:
+        save_profile(store, being, merged, now)
+    return changed
