@@ -118,3 +118,23 @@ def drain() -> None:
     """Run the learn worker, then the embedding worker, each in burst mode (learn jobs enqueue flushes)."""
     run_worker("learn")
     run_worker("embed")
+
+
+@pytest.fixture
+def fake_llm():
+    """A local server speaking the OpenAI chat-completions and embeddings protocol (tests/fake_llm.py)."""
+    from fake_llm import FakeLLM
+
+    server = FakeLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def provider_env(twin_env, fake_llm, monkeypatch) -> Settings:
+    """The isolated twin with `fake_llm` as its model provider (short timeout, one transport retry), set through
+    `TWIN_…` variables so workers and the CLI see it too; the API key is a recognisable secret."""
+    for key, value in {"TWIN_LLM_BASE_URL": fake_llm.url, "TWIN_LLM_API_KEY": "sk-test-SECRET-4242",
+                       "TWIN_LLM_TIMEOUT_S": "2", "TWIN_LLM_MAX_RETRIES": "1"}.items():
+        monkeypatch.setenv(key, value)
+    return load_settings()

@@ -95,7 +95,7 @@ class FakeLLM:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake.lock:
-                    fake.requests.append((self.path, dict(self.headers), body))
+                    fake.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                     reply = fake.script_queue.popleft() if fake.script_queue else None
                 if reply and reply.delay_s:
                     time.sleep(reply.delay_s)

@@ -34,11 +34,14 @@ class OneLineFormatter(logging.Formatter):
 
 
 def configure_logging(level: str = "INFO") -> None:
-    """Send every logger to stdout, one line per record; quiet RQ's per-job chatter to WARNING."""
+    """Send every logger to stdout, one line per record; quiet RQ's per-job and the HTTP client's per-request
+    chatter to WARNING."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(OneLineFormatter(journal=under_systemd()))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("rq.worker", "rq.scheduler", "rq.queue", "rq.job"):
+    # RQ's per-job chatter; the HTTP client's per-request lines (the provider's failures get their own line)
+    for noisy in ("rq.worker", "rq.scheduler", "rq.queue", "rq.job", "openai", "httpx", "httpx2", "httpcore",
+                  "httpcore2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
