@@ -84,9 +84,9 @@ def test_make_embedder() -> None:
     assert make_embedder("none") is None
 
 
-@pytest.mark.parametrize("backend", ["openai", "LOCAL", ""])
+@pytest.mark.parametrize("backend", ["OpenAI", "LOCAL", ""])
 def test_make_embedder_unknown_backend(backend: str) -> None:
-    with pytest.raises(ValueError, match="allowed: local, none"):
+    with pytest.raises(ValueError, match="allowed: local, openai, none"):
         make_embedder(backend)
 
 

@@ -212,13 +212,16 @@ class RemoteEmbedder:
         self.dim = 0
 
     def open(self) -> None:
-        """Embed `PROBE_TEXT` once to learn `dim` (one call, counted against the daily budget).
+        """Embed `PROBE_TEXT` once to learn `dim` (one call, counted against the daily budget), unless `dim` is
+        already known from stored vectors of this model (`make_embedder` with a store): then no call.
 
         Raises `EmbedderError` (one line naming the model and the provider) when the provider cannot be
         reached, answers with an error or with no usable vector, or today's call budget is used up.
         """
         from twin.provider import ProviderError
 
+        if self.dim:
+            return
         started = time.perf_counter()
         try:
             probe = self.provider.embed([PROBE_TEXT])
@@ -281,7 +284,10 @@ def make_embedder(backend: str, threads: int = 0, settings=None, store: Store | 
             raise ValueError("the openai embedder backend needs the provider settings (TWIN_LLM_BASE_URL)")
         from twin.provider import provider_for
 
-        return RemoteEmbedder(provider_for(settings, store), settings.llm_model_embed)
+        embedder = RemoteEmbedder(provider_for(settings, store), settings.llm_model_embed)
+        if store is not None:  # vectors of this model are stored: their dimension spares the probe call
+            embedder.dim = store.embedding_dim(embedder.model_id) or 0
+        return embedder
     if backend == "none":
         return None
     raise ValueError(f"unknown embedder backend {backend!r}; allowed: {', '.join(BACKENDS)}")

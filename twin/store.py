@@ -317,6 +317,11 @@ class Store:
         return self.conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE model_id = ?",
                                  (model_id,)).fetchone()[0]
 
+    def embedding_dim(self, model_id: str) -> int | None:
+        """The dimension of the stored vectors of `model_id`, or None when none is stored."""
+        row = self.conn.execute("SELECT dim FROM memory_embeddings WHERE model_id = ? LIMIT 1", (model_id,)).fetchone()
+        return int(row[0]) if row else None
+
     def max_embedding_seq(self) -> int:
         """The highest `seq` ever written (0 for none); the watermark a fresh index is complete to."""
         row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memory_embeddings'").fetchone()
