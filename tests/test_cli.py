@@ -52,7 +52,9 @@ def test_status_and_doctor(twin_env):
     status = json.loads(twin("status", "--json").stdout)
     assert status["memories"] == 3 and status["embedded"] == 3 and status["pending_embedding"] == 0
     assert status["index"]["state"] == "checkpointed" and status["index"]["vectors"] == 3
-    assert status["degraded"] == []  # Redis reachable, index checkpointed, embedder local
+    # Redis reachable, index checkpointed, embedder local; no model provider is a degraded mode (invariant 6)
+    assert status["degraded"] == ["no model provider (TWIN_LLM_BASE_URL unset): offline extraction, no reflection"]
+    assert status["model"] == {"provider": None}
     doctor = json.loads(twin("doctor", "--json").stdout)
     assert doctor["ok"], doctor
     assert {c["check"] for c in doctor["checks"]} == {"embeddings exist", "paraphrase ranks first",

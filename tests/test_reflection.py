@@ -190,6 +190,10 @@ def test_cli_reflect_signals_and_profile(settings, store, fake_llm, tmp_path, mo
     assert set(out) >= {"ran", "signals", "widgets", "thought"} and out["ran"] is True
     assert [s["status"] for s in out["signals"]] == ["raised", "held_back"]
 
+    status = json.loads(twin("status", "--json").stdout)
+    assert status["signals"] == {"raised": 1, "held_back": 1, "undelivered": 1}
+    assert status["model"]["provider"] == settings.llm_base_url and status["model"]["calls_today"] == 1
+    assert status["model"]["last_reflection"] is not None and "SECRET" not in json.dumps(status)
     listed = twin("signals").stdout
     assert "raised insight: Exam prep" in listed and f"evidence #{ids[1]}: Owner practises Portuguese daily." in listed
     assert "held back: cites no existing memory" in listed

@@ -68,11 +68,42 @@ def status(settings: Settings, store: Store, bus) -> dict:
     roots = [str(r) for r in settings.files_roots] or json.loads(store.get_cursor("files", settings.being, "roots")
                                                                   or "[]")
     report["files"] = {"roots": roots, **manifest.counts(store, settings.being)}
+    report["model"] = model_state(settings, store)
+    if not settings.has_provider:
+        degraded.append("no model provider (TWIN_LLM_BASE_URL unset): offline extraction, no reflection")
+    elif report["model"]["budget"] and report["model"]["calls_today"] >= report["model"]["budget"]:
+        degraded.append(f"today's model call budget ({settings.llm_daily_calls}) is used up: offline extraction "
+                        "until midnight UTC")
+    report["signals"] = signal_counts(store, settings.being)
     report["data_dir"] = str(settings.data_dir)
     for exposed in exposed_secret_files():
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
     report["degraded"] = degraded
     return report
+
+
+def model_state(settings: Settings, store: Store) -> dict:
+    """The model provider as configured (base URL and cheap-tier model, never the key), today's calls against
+    the budget (UTC day, all tiers), and reflection's last model call (UTC ISO-8601) and tick (seconds)."""
+    if not settings.has_provider:
+        return {"provider": None}
+    from twin.provider import CallBudget
+
+    budget = CallBudget(store, settings.llm_daily_calls)
+    calls = store.conn.execute("SELECT COALESCE(SUM(calls), 0) FROM provider_usage WHERE day = ?",
+                               (budget.day(),)).fetchone()[0]
+    return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": int(calls),
+            "budget": settings.llm_daily_calls, "tick_s": settings.tick_s,
+            "last_reflection": store.get_cursor("reflection", settings.being, "last_call_at")}
+
+
+def signal_counts(store: Store, being: str) -> dict:
+    """Signals of `being`: raised, held back, and raised but not yet delivered."""
+    raised, held, waiting = store.conn.execute(
+        "SELECT COALESCE(SUM(status = 'raised'), 0), COALESCE(SUM(status = 'held_back'), 0),"
+        " COALESCE(SUM(status = 'raised' AND delivered_at IS NULL), 0) FROM signals WHERE being_id = ?",
+        (being,)).fetchone()
+    return {"raised": raised, "held_back": held, "undelivered": waiting}
 
 
 def _check(name: str, ok: bool, detail: str) -> dict:
