@@ -117,7 +117,7 @@ def test_timeout_falls_back_and_a_down_provider_is_not_called_again_at_once(prov
 
 def test_daily_budget_is_shared_and_exhaustion_is_said_once(twin_env, fake_llm, store, activity, monkeypatch):
     monkeypatch.setenv("TWIN_LLM_BASE_URL", fake_llm.url)
-    monkeypatch.setenv("TWIN_LLM_DAILY_CALLS", "2")
+    monkeypatch.setenv("TWIN_LLM_DAILY_CALLS", "3")  # extraction may use int(3 * 0.9) = 2 of them
     model = provider_for(load_settings(), store)
     try:
         for n, text in enumerate(["I like tea.", "I like jazz.", "I like chess.", "I like kites."]):
@@ -129,9 +129,11 @@ def test_daily_budget_is_shared_and_exhaustion_is_said_once(twin_env, fake_llm, 
     contents = [m.content for m in store.list_memories("owner", limit=10)]
     assert "Owner likes chess." in contents and "Owner likes thing number 1." in contents
     [line] = lines(activity, "model")
-    assert line.startswith("Offline extraction until midnight UTC: today's model call budget (2")
-    other_process = CallBudget(store, 2)  # the count lives in SQLite: every process sees it
+    assert line.startswith("Offline extraction until midnight UTC: today's model call budget for extraction "
+                           "(2 of 3; the rest is kept for reflection)")
+    other_process = CallBudget(store, 3)  # the count lives in SQLite: every process sees it
     assert other_process.used() == 2
+    other_process.take("cheap")  # reflection's full share still has one call
     with pytest.raises(BudgetExhausted):
         other_process.take("cheap")
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from twin.extractor import MAX_CHARS, MAX_PER_CALL, MIN_CHARS, Candidate
 from twin.memory import KINDS
 from twin.profile import ProfileDelta
-from twin.provider import DATA_RULE, ModelProvider, quote_data
+from twin.provider import DATA_RULE, EXTRACTION_SHARE, ModelProvider, quote_data
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",
@@ -141,7 +141,8 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
                                      if document_title else "")
     cut = text[:max_chars]
     user = f"{context}\n{quote_data('TEXT', cut)}" + ("\n(The text was cut here.)" if len(text) > max_chars else "")
-    answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction")
+    answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction",
+                                budget_share=EXTRACTION_SHARE)
     candidates, seen = [], set()
     for memory in answer.memories:
         candidate = _as_candidate(memory)
