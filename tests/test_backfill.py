@@ -132,6 +132,10 @@ def test_unreachable_provider_fails_open_in_one_line_and_the_worker_exits(twin_e
                           text=True, timeout=120)
     assert proc.returncode == 1
     assert "cannot embed" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    # the reason is in the diary once, however often the supervisor restarts the worker
+    subprocess.run([sys.executable, "-m", "workers", "embed", "--burst"], cwd=ROOT, capture_output=True, timeout=120)
+    reasons = [a.text for a in Activity(store, "owner").recent(50) if a.kind == "degraded"]
+    assert len(reasons) == 1 and reasons[0].startswith("The embed worker cannot run: embedder: remote:")
 
 
 def test_switching_local_to_remote_never_mixes_vectors(twin_env, remote_settings, store, embedder, fake):
@@ -217,7 +221,7 @@ def test_provider_failure_mid_backfill_keeps_what_was_saved(remote_settings, sto
     with pytest.raises(BackfillError) as caught:
         backfill(store, embedder, activity=Activity(store, remote_settings.being))
     message = str(caught.value)
-    assert "\n" not in message and "backfill stopped at 200/450" in message and "again to resume" in message
+    assert "\n" not in message and "backfill stopped at 200/450" in message and "run `twin backfill` once the provider answers" in message
     assert store.embedding_count(REMOTE_ID) == 200
     diary = [line.text for line in Activity(store, remote_settings.being).recent(5)]
     assert "Backfill with remote:fake-embed stopped after 200 memories; 250 still wait for a vector." in diary
@@ -229,11 +233,12 @@ def test_provider_failure_mid_backfill_keeps_what_was_saved(remote_settings, sto
 def test_budget_used_up_mid_backfill_is_a_clear_error(remote_settings, store, fake):
     remember(store, 450)
     embedder = remote(remote_settings, store)
-    embedder.provider.budget.limit = embedder.provider.budget.used("embed") + 1  # one more call today
+    # one more call today: embedding may use int(0.9 * limit) calls, the rest is kept for reflection
+    embedder.provider.budget.limit = embedder.provider.budget.used("embed") + 2
     with pytest.raises(BackfillError, match="budget") as caught:
         backfill(store, embedder)
     assert isinstance(caught.value.__cause__, BudgetExhausted)
-    assert store.embedding_count(REMOTE_ID) == 200
+    assert store.embedding_count(REMOTE_ID) == 200 and "after midnight UTC" in str(caught.value)
 
 
 def test_backfill_stops_when_another_process_embeds_back(remote_settings, store, embedder, fake):

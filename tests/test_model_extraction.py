@@ -130,7 +130,7 @@ def test_daily_budget_is_shared_and_exhaustion_is_said_once(twin_env, fake_llm, 
     assert "Owner likes chess." in contents and "Owner likes thing number 1." in contents
     [line] = lines(activity, "model")
     assert line.startswith("Offline extraction until midnight UTC: today's model call budget for extraction "
-                           "(2 of 3; the rest is kept for reflection)")
+                           "and embedding (2 of 3; the rest is kept for reflection)")
     other_process = CallBudget(store, 3)  # the count lives in SQLite: every process sees it
     assert other_process.used() == 2
     other_process.take("cheap")  # reflection's full share still has one call
@@ -195,3 +195,71 @@ def test_without_a_provider_nothing_is_called(twin_env, store, activity, fake_ll
     assert provider_for(twin_env, store) is None
     result = learn(store, activity, "owner", "I prefer window seats.", "muse")
     assert result.created and fake_llm.requests == []
+
+
+@pytest.mark.parametrize("body", [
+    b'{"id": "x", "object": "chat.completion", "choices": "abc"}',
+    b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": "hello"}]}',
+    b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", '
+    b'"content": 42}}]}',
+    b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", '
+    b'"content": "' + b"[" * 100_000 + b'"}}]}',
+    b"<html>502 Bad Gateway</html>",
+])
+def test_malformed_responses_fall_back_offline_and_lose_nothing(provider, store, activity, fake_llm, body):
+    """Bodies a broken or hostile endpoint sent in a breaker run (they used to raise out of learn())."""
+    fake_llm.script(Reply(raw=body), Reply(raw=body))
+    result = learn(store, activity, "owner", "I moved to Leipzig in May.", "muse", provider=provider)
+    assert [store.get(i).content for i in result.created] == ["Owner moved to Leipzig in May."]
+    [line] = lines(activity, "model")
+    assert line.startswith("Model extraction failed for muse (") and "Leipzig" not in line
+
+
+@pytest.mark.parametrize("content", [
+    "{}",  # no memories key: not an answer
+    json.dumps({"memories": [{"kind": "fact", "content": "x" * 5000}, {"kind": "fact", "content": "ok"}]}),
+    json.dumps({"memories": [{"kind": "fact", "content": None}, {"content": 7}]}),
+])
+def test_answers_with_no_usable_memory_fall_back_offline(provider, store, activity, fake_llm, content):
+    fake_llm.script(Reply(content), Reply(content))
+    result = learn(store, activity, "owner", "I moved to Leipzig in May.", "muse", provider=provider)
+    assert [store.get(i).content for i in result.created] == ["Owner moved to Leipzig in May."]
+    assert len(lines(activity, "model")) == 1
+
+
+def test_an_empty_list_means_nothing_memorable(provider, store, activity, fake_llm):
+    fake_llm.script(Reply(answer()))
+    assert learn(store, activity, "owner", "Unsubscribe here.", "email:x", provider=provider).created == []
+    assert lines(activity, "model") == []
+
+
+def test_terminal_escapes_from_the_model_are_stripped(provider, store, activity, fake_llm):
+    escaped = "Owner \x1b[31mlikes\x1b[0m red \x1b]0;pwned\x07tomatoes."
+    fake_llm.script(Reply(answer({"kind": "fact", "content": escaped})))
+    [mid] = learn(store, activity, "owner", "I like red tomatoes.", "muse", provider=provider).created
+    assert store.get(mid).content == "Owner likes red tomatoes."
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("http://[::1/v1", "is not a valid URL"),
+    ("http://127.0.0.1:99999/v1", "is not a valid URL"),
+    ("http://exa mple.com/v1", "must name a host"),
+    ("ftp://example.com", "must start with http"),
+    ("http://user:pw-SECRETPW@example.com/v1", "must not contain a user or password"),
+])
+def test_bad_provider_urls_stop_with_one_line(twin_env, monkeypatch, url, problem):
+    monkeypatch.setenv("TWIN_LLM_BASE_URL", url)
+    from twin.exceptions import SettingsError
+
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert problem in str(caught.value) and "SECRETPW" not in str(caught.value)
+
+
+def test_a_key_that_cannot_be_a_header_stops_with_one_line_without_echoing_it(twin_env, monkeypatch):
+    monkeypatch.setenv("TWIN_LLM_API_KEY", "sk-ключ-SECRET")
+    from twin.exceptions import SettingsError
+
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert "TWIN_LLM_API_KEY" in str(caught.value) and "SECRET" not in str(caught.value)

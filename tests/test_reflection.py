@@ -221,3 +221,39 @@ def test_profile_edit_opens_the_editor(twin_env, store, tmp_path, monkeypatch):
     assert twin("profile", "edit").stdout.strip() == "profile saved"
     assert load_profile(store, "owner").goals == ["Owner wants to row."]
     assert twin("profile", "edit").stdout.strip() == "profile unchanged"  # the editor's change is already there
+
+
+def test_hostile_reflection_answers_are_cleaned_or_dropped(settings, provider, store, activity, fake_llm):
+    ids = remember(store, "Owner waters the ferns.", "Owner bought a watering can.", "Owner lives on floor 3.")
+    fake_llm.script(reflection(
+        {"kind": "insight", "title": "\x1b[2J\x1b[HFerns\x07", "body": "Water \x1b[31mthem\x1b[0m.",
+         "evidence": [ids[0], f"#{ids[1]}", -1, "1e5", "9" * 30, True]},
+        {"kind": "reminder", "body": "a signal without a title is dropped, not the answer"},
+        widgets=[{"type": "files", "reason": "\x1b]0;pwned\x07see files"}], thought={"a": 1}))
+    result = reflect(store, activity, "owner", provider, gate_at(store, settings))
+    [proposed] = result.signals
+    assert proposed["title"] == "Ferns" and proposed["body"] == "Water them." and proposed["evidence"] == ids[:2]
+    assert result.widgets == [{"type": "files", "reason": "see files"}] and result.thought is None
+    assert all("\x1b" not in line.text for line in activity.recent(50))
+
+
+def test_a_resting_provider_makes_no_call_and_no_diary_line(settings, provider, store, activity, fake_llm):
+    remember(store, "Owner sails.", "Owner owns a dinghy.", "Owner races on Saturdays.")
+    provider.resting_until = float("inf")  # as right after a transport failure
+    result = reflect(store, activity, "owner", provider, gate_at(store, settings))
+    assert not result.ran and fake_llm.requests == [] and diary(activity, "model") == []
+    assert store.get_cursor("reflection", "owner", "last_call_at") is None
+
+
+def test_profile_edit_refuses_what_is_not_a_profile(twin_env, store, tmp_path):
+    cases = {"latin1.toml": 'facts = ["caf\xe9"]\n'.encode("latin-1"),
+             "unknown.toml": b'facts = []\nmood = "x"\n',
+             "many.toml": ("facts = [" + ", ".join(f'"item {i}"' for i in range(41)) + "]\n").encode(),
+             "deep.toml": b"facts = " + b"[" * 50_000 + b"]" * 50_000 + b"\n"}
+    expected = {"latin1.toml": "codec can't decode", "unknown.toml": "mood: Extra inputs are not permitted",
+                "many.toml": "at most 40 items", "deep.toml": "nested too deeply"}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        failed = twin("profile", "edit", "--file", str(tmp_path / name), check=False)
+        assert failed.returncode == 1 and expected[name] in failed.stderr and "Traceback" not in failed.stderr
+    assert load_profile(store, "owner").facts == []

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
+from twin.provider import BudgetExhausted
 from twin.store import Store
 
 CHECKPOINT_EVERY = 200
@@ -119,7 +120,9 @@ def backfill(store: Store, embedder: Embedder, batch: int = CHECKPOINT_EVERY,
         try:
             vectors = embedder.embed([content for _, content in rows])
         except TwinError as exc:
-            raise _stopped(store, activity, model_id, embedded, f"{exc}; run `twin backfill` again to resume") \
+            when = ("after midnight UTC (or raise TWIN_LLM_DAILY_CALLS)" if isinstance(exc, BudgetExhausted)
+                    else "once the provider answers")
+            raise _stopped(store, activity, model_id, embedded, f"{exc}; to resume, run `twin backfill` {when}") \
                 from exc
         store.save_embeddings(ids, vectors, model_id)
         seen.update(ids)

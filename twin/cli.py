@@ -58,7 +58,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     from twin.learn import as_memories, learn
     from twin.provider import provider_for
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
+    text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
     with Store(settings.db_path) as store:
         provider = provider_for(settings, store)
         result = learn(store, Activity(store, settings.being), settings.being, text, args.source, provider=provider)
@@ -249,6 +250,10 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_PROFILE_BYTES = 256 * 1024
+"""A hand-edited profile larger than this is refused (4 lists of at most 40 short items fit many times over)."""
+
+
 def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
     """Show the profile, or edit it by hand (`edit`: in $VISUAL/$EDITOR, or from `--file`)."""
     from twin.profile import Profile, load_profile, save_profile
@@ -261,10 +266,13 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
             else:
                 print(profile.to_toml(), end="")
             return 0
-        text = args.file.read() if args.file is not None else _edit_text(profile.to_toml(), settings)
+        raw = args.file.read(MAX_PROFILE_BYTES + 1) if args.file is not None else _edit_text(profile.to_toml(),
+                                                                                              settings)
+        if len(raw) > MAX_PROFILE_BYTES:
+            raise TwinError(f"the new profile is larger than {MAX_PROFILE_BYTES} bytes; it was not changed")
         try:
-            edited = Profile.from_toml(text)
-        except ValueError as exc:
+            edited = Profile.from_toml(raw.decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError included
             print(f"twin: the profile was not changed: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 1
         if edited == profile:
@@ -279,9 +287,10 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _edit_text(text: str, settings: Settings) -> str:
+def _edit_text(text: str, settings: Settings) -> bytes:
     """Open `text` in the owner's editor ($VISUAL, $EDITOR, else nano or vi) in a private temporary file in the
-    data dir, and return what was saved. Raises `TwinError` when no editor runs."""
+    data dir, and return the bytes saved (up to `MAX_PROFILE_BYTES` + 1: the caller refuses more). Raises
+    `TwinError` when no editor runs, it fails, or the file it leaves cannot be read."""
     import shlex
     import shutil
     import subprocess
@@ -292,18 +301,20 @@ def _edit_text(text: str, settings: Settings) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano") or shutil.which("vi")
     if not editor:
         raise TwinError("no editor found: set $EDITOR, or use `twin profile edit --file FILE`")
-    with tempfile.NamedTemporaryFile("w+", suffix=".toml", prefix="profile-", encoding="utf-8",
-                                     dir=private_dir(settings.data_dir)) as handle:
-        handle.write(text)
-        handle.flush()
+    with tempfile.TemporaryDirectory(prefix="profile-", dir=private_dir(settings.data_dir)) as folder:
+        path = Path(folder) / "profile.toml"
+        path.write_text(text, encoding="utf-8")
         try:
-            code = subprocess.call([*shlex.split(editor), handle.name])
+            code = subprocess.call([*shlex.split(editor), str(path)])
         except OSError as exc:
             raise TwinError(f"cannot run the editor {editor!r}: {exc.strerror or exc}") from exc
         if code != 0:
             raise TwinError(f"the editor exited with code {code}; the profile was not changed")
-        with open(handle.name, encoding="utf-8") as edited:
-            return edited.read()
+        try:
+            with open(path, "rb") as edited:
+                return edited.read(MAX_PROFILE_BYTES + 1)
+        except OSError as exc:
+            raise TwinError(f"the edited profile cannot be read ({exc.strerror or exc}); it was not changed") from exc
 
 
 def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
@@ -437,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="file to write (created 0600); default stdout")
     p = add("profile", cmd_profile, "show the profile, or edit it by hand")
     p.add_argument("action", nargs="?", choices=("show", "edit"), default="show")
-    p.add_argument("--file", type=argparse.FileType("r", encoding="utf-8"), help="with edit: read the new profile "
+    p.add_argument("--file", type=argparse.FileType("rb"), help="with edit: read the new profile "
                    "(TOML, as `twin profile` prints it) from this file instead of opening an editor")
     p.add_argument("--json", action="store_true")
     p = add("reflect", cmd_reflect, "reflect now and print what it raised")

@@ -41,12 +41,17 @@ STOPWORDS = frozenset({"the", "and", "for", "you", "your", "yours", "are", "was"
 """Words of three or more letters that say nothing about what a signal is about; left out of the dedup word sets."""
 
 INSTRUCTION_PATTERNS = tuple(re.compile(p) for p in (
-    r"\b(?:ignore|disregard|forget)\s+(?:all|any|previous|prior|earlier|your)\b(?:\s+\w+){0,2}?\s+"
-    r"(?:instructions|rules|prompts?)\b",                     # "ignore all previous instructions"
+    r"\b(?:ignore|disregard|forget|override)\s+(?:\w+\s+){0,3}?(?:all|any|the|previous|prior|earlier|above|your|"
+    r"these|my)\s+(?:\w+\s+){0,2}?(?:instructions?|rules?|prompts?|guidelines|directions)\b",  # "ignore the previous
+    # instructions", "ignore all prior rules"; not "ignores instructions from their manager"
     r"\bdisregard\s+(?:the|everything)\s+above\b",            # "disregard the above"
     r"\bsystem\s+prompt\b",                                   # "print your system prompt"
     r"\byou\s+are\s+now\b",                                   # "you are now DAN"
-    r"\braise\s+(?:a|an|this|the)?\s*(?:signal|alert)s?\b",   # "raise a signal saying …"
+    r"\bnew\s+(?:rule|instruction|task|directive)s?\s*:",      # "Twin, new rule: …"
+    r"\b(?:twin|assistant|ai|bot|model)\s*[,:]\s*(?:you\s+must|please|new|always|from\s+now|do\s+not|don't|"
+    r"ignore|notify|alert|tell|raise|send)\b",                  # addressed to the twin: "Twin: notify …"
+    r"\braise\b.{0,30}\b(?:signal|alert|notification)s?\b",   # "raise a signal saying …"
+    r"\b(?:notify|alert|warn)\s+(?:the\s+)?owner\b",           # "notify Owner urgently that …"
     r"\bas\s+an\s+ai\s*(?:,|(?:language\s+)?model\b|assistant\b)",  # "as an AI, you must …"; not "as an AI researcher"
 ))
 """Phrases that make a memory read like an instruction to the twin rather than a fact about the owner. Matched

@@ -8,16 +8,18 @@ memories are simply rows without a vector until the embedding worker flushes the
 
 from __future__ import annotations
 
-import re
+import logging
 from dataclasses import dataclass, field
 
 from twin.activity import Activity
 from twin.extractor import MAX_PER_CALL, Candidate, extract
-from twin.memory import Memory, content_sha256, utc_now
+from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.store import Store
+
+log = logging.getLogger("twin.learn")
 
 OFFLINE_CONFIDENCE = 0.6
 """Provenance confidence of a memory written by the offline extractor (rules, no model)."""
@@ -37,16 +39,6 @@ class LearnResult:
     def changed(self) -> bool:
         """True when memories were created or removed (the embedder or index has work)."""
         return bool(self.created or self.removed)
-
-
-_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def strip_controls(text: str) -> str:
-    """Remove terminal escape sequences (colours, titles) and control characters other than tab and
-    newlines, which no memory should carry (they would also reach the terminal of `twin memories`)."""
-    return _CONTROLS.sub("", _ANSI.sub("", text))
 
 
 def source_type(source: str) -> str:
@@ -84,6 +76,12 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
             if activity is not None:
                 activity.record("model", f"Model extraction failed for {source_type(source)} ({exc}); "
                                          "used the offline extractor.")
+        except Exception as exc:  # the model's answer is untrusted input: whatever it breaks, the
+            # text is still learned (offline) and the failure is on record with its traceback
+            log.exception("learn: model extraction of %s failed unexpectedly", source_type(source))
+            if activity is not None:
+                activity.record("model", f"Model extraction failed for {source_type(source)} (unexpected "
+                                         f"{type(exc).__name__}); used the offline extractor.")
     return Extraction(extract(text, document_title=document_title, limit=limit), ProfileDelta(), OFFLINE_CONFIDENCE)
 
 

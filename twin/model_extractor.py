@@ -15,9 +15,9 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from twin.extractor import MAX_CHARS, MAX_PER_CALL, MIN_CHARS, Candidate
-from twin.memory import KINDS
+from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
-from twin.provider import DATA_RULE, EXTRACTION_SHARE, ModelProvider, quote_data
+from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",
@@ -100,16 +100,19 @@ class ExtractionAnswer(BaseModel):
     """The whole answer: seed 000's `{memories: [...], profile: {...}}`."""
 
     model_config = ConfigDict(extra="ignore")
-    memories: list[ExtractedMemory] = Field(default_factory=list)
+    memories: list[ExtractedMemory]  # required: `{}` is not an answer (an empty list is: nothing memorable)
     profile: ProfileDelta = Field(default_factory=ProfileDelta)
 
     @field_validator("memories", mode="before")
     @classmethod
     def _usable_memories(cls, value: object) -> list:
-        """Items without a text `content` are dropped one by one, not the whole answer."""
+        """Items without a text `content` are dropped one by one, not the whole answer (unless none has one)."""
         if not isinstance(value, list):
             raise ValueError("memories must be a list")
-        return [m for m in value if isinstance(m, dict) and isinstance(m.get("content"), str)]
+        usable = [m for m in value if isinstance(m, dict) and isinstance(m.get("content"), str)]
+        if value and not usable:
+            raise ValueError("no memory has a text content")
+        return usable
 
     @field_validator("profile", mode="before")
     @classmethod
@@ -119,7 +122,7 @@ class ExtractionAnswer(BaseModel):
 
 def _as_candidate(memory: ExtractedMemory) -> Candidate | None:
     """The memory cleaned to the contract, or None when its content cannot be one (too short or long)."""
-    content = " ".join(memory.content.split())
+    content = " ".join(strip_controls(memory.content).split())
     content = "".join(ch for ch in content if ch.isprintable())
     if not MIN_CHARS <= len(content) <= MAX_CHARS:
         return None
@@ -134,19 +137,22 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
     """Seed 000's `extractMemories`: up to `min(limit, 12)` candidates and a profile delta for `text`.
 
     `text` is cut to `max_chars` characters and quoted as data; `source` (e.g. `email:abc`) and the
-    `document_title` (a file name) are given as context. Raises `ProviderError` (including `BadAnswer` and
-    `BudgetExhausted`) when the model cannot give a usable answer; never returns a half-checked one.
+    `document_title` (a file name) are given as context. Raises `ProviderError` (including `BadAnswer`, also
+    when the model returned memories but none was a usable sentence, and `BudgetExhausted`) when the model
+    cannot give a usable answer; never returns a half-checked one.
     """
     context = f"Source: {source}" + (f"\nDocument title: {' '.join(document_title.split())[:200]}"
                                      if document_title else "")
     cut = text[:max_chars]
     user = f"{context}\n{quote_data('TEXT', cut)}" + ("\n(The text was cut here.)" if len(text) > max_chars else "")
     answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction",
-                                budget_share=EXTRACTION_SHARE)
+                                budget_share=BULK_SHARE)
     candidates, seen = [], set()
     for memory in answer.memories:
         candidate = _as_candidate(memory)
         if candidate is not None and candidate.content.casefold() not in seen:
             seen.add(candidate.content.casefold())
             candidates.append(candidate)
+    if answer.memories and not candidates:
+        raise BadAnswer(f"extraction: none of the model's {len(answer.memories)} memories was a usable sentence")
     return candidates[:min(limit, MAX_PER_CALL)], answer.profile

@@ -12,7 +12,7 @@ import json
 import tomllib
 import unicodedata
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from twin.store import Store
 
@@ -62,9 +62,17 @@ class ProfileDelta(BaseModel):
 
 
 class Profile(ProfileDelta):
-    """The whole profile of one being (same shape as a delta; a hand edit may not add unknown keys)."""
+    """The whole profile of one being (same shape as a delta; a hand edit may not add unknown keys, nor more
+    than `MAX_ITEMS` items to a list: it is sent with every reflection)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator(*LISTS)
+    @classmethod
+    def _bounded(cls, items: list[str]) -> list[str]:
+        if len(items) > MAX_ITEMS:
+            raise ValueError(f"at most {MAX_ITEMS} items (got {len(items)})")
+        return items
 
     def merged(self, delta: ProfileDelta) -> tuple[Profile, bool]:
         """This profile with `delta` merged in, and whether anything changed. Items already present
@@ -104,15 +112,22 @@ class Profile(ProfileDelta):
 
     @classmethod
     def from_toml(cls, text: str) -> Profile:
-        """Parse the text form. Raises `ValueError` (with the line of a TOML error, or the bad key) when it
-        is not a valid profile."""
+        """Parse the text form. Raises `ValueError` naming the problem (the line of a TOML error; the unknown
+        key or the list that is too long) when it is not a valid profile."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"not valid TOML: {exc}") from exc
+        except RecursionError as exc:
+            raise ValueError("not a profile: nested too deeply") from exc
         if data.get("tone") == "":
             data["tone"] = None
-        return cls.model_validate(data)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(part) for part in err["loc"]) or "the profile"
+            raise ValueError(f"{where}: {err['msg']}") from exc
 
 
 def load_profile(store: Store, being: str) -> Profile:

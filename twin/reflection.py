@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from twin.activity import Activity
 from twin.hush import HushGate
-from twin.memory import Memory, utc_now
+from twin.memory import Memory, strip_controls, utc_now
 from twin.profile import ProfileDelta, load_profile, merge_into_profile
-from twin.provider import DATA_RULE, BudgetExhausted, ModelProvider, ProviderError, quote_data
-from twin.signals import ProposedSignal, record_widget_suggestion
+from twin.provider import DATA_RULE, BudgetExhausted, ModelProvider, ProviderError, ProviderResting, quote_data
+from twin.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
 from twin.store import Store
 
 log = logging.getLogger("twin.reflection")
@@ -32,7 +32,6 @@ MIN_NEW_FOR_REFLECTION = 3
 MAX_FRESH_IN_PROMPT = 60
 """Newest fresh memories shown to the model (ours: bounds the prompt; the cursor still passes all of them)."""
 MAX_SIGNALS = MAX_WIDGETS = 2  # seed 001
-WIDGET_TYPES = ("files", "inbox", "calendar", "memory", "notes", "projects", "wallet")  # seed 001
 CURSOR = "reflection"
 
 SYSTEM_PROMPT = f"""Task: reflection.
@@ -49,6 +48,15 @@ widgets: at most {MAX_WIDGETS} suggestions of a desktop widget ({", ".join(WIDGE
 only when clearly helpful. profile: short items to add to Owner's profile (facts, goals, preferences), or empty.
 thought: one short first-person line about what you noticed, e.g. "Noticed you've been reading a lot about
 Rust lately." """
+
+
+_MEMORY_ID = re.compile(r"#?\d{1,18}")
+
+
+def _clean_text(value: object, limit: int) -> str:
+    """Model-written text made safe to store and print: a string, no terminal escapes or control characters,
+    whitespace collapsed, at most `limit` characters."""
+    return " ".join(strip_controls(value if isinstance(value, str) else "").split())[:limit]
 
 
 class SignalProposal(BaseModel):
@@ -70,7 +78,7 @@ class SignalProposal(BaseModel):
     @field_validator("title", "body", mode="before")
     @classmethod
     def _text(cls, value: object) -> str:
-        return " ".join(str(value or "").split())[:1000]
+        return _clean_text(value, 1000)
 
     @field_validator("priority", mode="before")
     @classmethod
@@ -84,8 +92,15 @@ class SignalProposal(BaseModel):
     @field_validator("evidence", mode="before")
     @classmethod
     def _ids(cls, value: object) -> list[int]:
+        """Memory ids: integers, or strings like "12" or "#12"; anything else (negative, huge, "1e5") is not an
+        id and is dropped, so it can never cite a memory by accident."""
         values = value if isinstance(value, list) else [value]
-        return [int(m) for v in values if v is not None for m in re.findall(r"\d+", str(v))][:20]
+        ids = []
+        for v in values:
+            text = str(v).strip() if isinstance(v, int | str) and not isinstance(v, bool) else ""
+            if _MEMORY_ID.fullmatch(text):
+                ids.append(int(text.lstrip("#")))
+        return ids[:20]
 
 
 class WidgetProposal(BaseModel):
@@ -94,6 +109,11 @@ class WidgetProposal(BaseModel):
     model_config = ConfigDict(extra="ignore")
     type: str
     reason: str = ""
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, value: object) -> str:
+        return _clean_text(value, 300)
 
 
 class ReflectionAnswer(BaseModel):
@@ -105,10 +125,20 @@ class ReflectionAnswer(BaseModel):
     profile: ProfileDelta = Field(default_factory=ProfileDelta)
     thought: str | None = None
 
-    @field_validator("signals", "widgets", mode="before")
+    @field_validator("signals", mode="before")
     @classmethod
-    def _at_most_two(cls, value: object) -> list:
-        return [v for v in value if isinstance(v, dict)][:MAX_SIGNALS] if isinstance(value, list) else []
+    def _signals(cls, value: object) -> list:
+        """At most 2; a signal without a title is dropped, not the whole answer."""
+        items = value if isinstance(value, list) else []
+        return [v for v in items if isinstance(v, dict) and isinstance(v.get("title"), str)
+                and v["title"].strip()][:MAX_SIGNALS]
+
+    @field_validator("widgets", mode="before")
+    @classmethod
+    def _widgets(cls, value: object) -> list:
+        """At most 2 of seed 001's widget types; others are dropped."""
+        items = value if isinstance(value, list) else []
+        return [v for v in items if isinstance(v, dict) and v.get("type") in WIDGET_TYPES][:MAX_WIDGETS]
 
     @field_validator("profile", mode="before")
     @classmethod
@@ -118,8 +148,7 @@ class ReflectionAnswer(BaseModel):
     @field_validator("thought", mode="before")
     @classmethod
     def _thought(cls, value: object) -> str | None:
-        text = " ".join(str(value or "").split())[:280]
-        return text or None
+        return (_clean_text(value, 280) or None) if isinstance(value, str) else None
 
 
 @dataclass
@@ -182,16 +211,24 @@ def reflect(store: Store, activity: Activity, being: str, provider: ModelProvide
         return ReflectionResult(ran=False, new_memories=len(fresh),
                                 note=f"{len(fresh)} new memories; reflection waits for {min_new}")
     shown = fresh[-MAX_FRESH_IN_PROMPT:]
-    store.set_cursor(CURSOR, being, "last_call_at", utc_now())
+    calls_before = provider.calls
     try:
         answer = provider.chat_json(SYSTEM_PROMPT, _prompt(load_profile(store, being).summary(), shown, len(fresh)),
                                     ReflectionAnswer, purpose="reflection", attempts=1)
-    except BudgetExhausted as exc:
-        return ReflectionResult(ran=False, new_memories=len(fresh), note=str(exc))
+        result = _apply(store, activity, being, gate, answer, fresh, {m.id for m in shown}, outbox)
+    except (BudgetExhausted, ProviderResting) as exc:  # no call was made: nothing to report each tick
+        result = ReflectionResult(ran=False, new_memories=len(fresh), note=str(exc))
     except ProviderError as exc:
         activity.record("model", f"Reflection failed ({exc}); it will try again at the next tick.")
-        return ReflectionResult(ran=False, new_memories=len(fresh), note=str(exc))
-    return _apply(store, activity, being, gate, answer, fresh, {m.id for m in shown}, outbox)
+        result = ReflectionResult(ran=False, new_memories=len(fresh), note=str(exc))
+    except (ValueError, TypeError, OverflowError) as exc:  # an answer that passed validation but not the store
+        log.exception("reflection: the model's answer could not be applied")
+        activity.record("model", f"Reflection failed (the model's answer could not be applied: "
+                                 f"{type(exc).__name__}); it will try again at the next tick.")
+        result = ReflectionResult(ran=False, new_memories=len(fresh), note=f"unusable answer ({type(exc).__name__})")
+    if provider.calls > calls_before:
+        store.set_cursor(CURSOR, being, "last_call_at", utc_now())
+    return result
 
 
 def _apply(store: Store, activity: Activity, being: str, gate: HushGate, answer: ReflectionAnswer,
@@ -205,9 +242,8 @@ def _apply(store: Store, activity: Activity, being: str, gate: HushGate, answer:
         result.signals.append({"id": signal.id, "status": signal.status, "kind": signal.kind, "title": signal.title,
                                "body": signal.body, "reason": signal.reason, "evidence": signal.evidence})
     for widget in answer.widgets:
-        if widget.type in WIDGET_TYPES:
-            record_widget_suggestion(store, being, widget.type, widget.reason[:300], now)
-            result.widgets.append({"type": widget.type, "reason": widget.reason[:300]})
+        record_widget_suggestion(store, being, widget.type, widget.reason, now)
+        result.widgets.append({"type": widget.type, "reason": widget.reason})
     with store.transaction():
         result.profile_updated = merge_into_profile(store, being, answer.profile, now)
         if fresh:

@@ -9,9 +9,11 @@ and where it comes from; `config/twin.example.toml` documents each one for owner
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -207,12 +209,35 @@ class Settings(BaseSettings):
     @field_validator("llm_base_url")
     @classmethod
     def _http_url(cls, url: str | None) -> str | None:
-        """None (no provider), or an http(s) URL without a trailing slash."""
+        """None (no provider), or an http(s) URL with a host (and a valid port, if any), no spaces and no
+        user:password part (the key belongs in TWIN_LLM_API_KEY: a URL is shown in status and diary lines);
+        returned without a trailing slash."""
         if url is None or not url.strip():
             return None
+        url = url.strip()
         if not url.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ValueError(f"is not a valid URL ({exc})") from exc
+        if not parts.hostname or any(ch.isspace() for ch in url):
+            raise ValueError("must name a host and contain no spaces")
+        if parts.username or parts.password:
+            raise ValueError("must not contain a user or password: put the key in TWIN_LLM_API_KEY (env file)")
         return url.rstrip("/")
+
+    @field_validator("llm_api_key")
+    @classmethod
+    def _header_safe_key(cls, key: SecretStr | None) -> SecretStr | None:
+        """None, or a key of printable ASCII without spaces (it is sent as an HTTP header)."""
+        if key is None or not key.get_secret_value().strip():
+            return None
+        value = key.get_secret_value().strip()
+        if not value.isascii() or not value.isprintable() or " " in value:
+            raise ValueError("must be printable ASCII without spaces (check the env file for a stray character)")
+        return SecretStr(value)
 
     @field_validator("hush_timezone")
     @classmethod
@@ -303,6 +328,14 @@ def load_settings(**overrides: object) -> Settings:
     and exit 2 (issue 2: "not a traceback").
     """
     env_file = str(env_file_path())
+    try:
+        Path(env_file).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        pass
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"invalid env file {env_file}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise SettingsError(f"cannot read the env file {env_file}: {exc.strerror or exc}") from exc
     _check_config_file(config_file_path(), explicit=bool(os.environ.get(f"{ENV_PREFIX}CONFIG")))
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
@@ -312,6 +345,7 @@ def load_settings(**overrides: object) -> Settings:
             raise SettingsError(f"invalid settings: {err['msg'].removeprefix('Value error, ')}") from exc
         name = f"{ENV_PREFIX}{str(err['loc'][0]).upper()}"
         got = "hidden" if name.endswith(SECRET_SUFFIXES) else repr(err.get("input"))
+        got = re.sub(r"//[^/@\s]*@", "//…@", got)  # a user:password in a URL is a secret too
         raise SettingsError(f"invalid setting {name}: {err['msg']} (got {got})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sqlite3
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
@@ -153,6 +154,19 @@ def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
     return 0
 
 
+def record_start_failure(settings: Settings, line: str) -> None:
+    """Put why a worker cannot run in the diary as a `degraded` line, unless the newest `degraded` line already
+    says it (the supervisor restarts the worker with backoff; the diary should not repeat itself every 30 s).
+    Never raises: the store may be what failed."""
+    try:
+        with Store(settings.db_path) as store:
+            last = [a.text for a in Activity(store, settings.being).recent(20) if a.kind == "degraded"][-1:]
+            if last != [line]:
+                Activity(store, settings.being).record("degraded", line)
+    except (TwinError, sqlite3.Error, OSError) as exc:
+        log.warning("worker: could not write the reason to the diary (%s)", exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
@@ -172,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(settings, redis, args.burst)
     except TwinError as exc:
         log.error("worker %s: %s", args.role, exc)
+        record_start_failure(settings, f"The {args.role} worker cannot run: {exc}")
         return 1
     except (RedisConnectionError, RedisTimeoutError) as exc:  # one line; the supervisor restarts us with backoff
         log.error("worker %s: Redis at %s is not reachable (%s)", args.role, settings.effective_redis_url, exc)
