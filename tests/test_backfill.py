@@ -221,7 +221,8 @@ def test_provider_failure_mid_backfill_keeps_what_was_saved(remote_settings, sto
     with pytest.raises(BackfillError) as caught:
         backfill(store, embedder, activity=Activity(store, remote_settings.being))
     message = str(caught.value)
-    assert "\n" not in message and "backfill stopped at 200/450" in message and "run `twin backfill` once the provider answers" in message
+    assert "\n" not in message and "backfill stopped at 200/450" in message
+    assert "run `twin backfill` once the provider answers" in message
     assert store.embedding_count(REMOTE_ID) == 200
     diary = [line.text for line in Activity(store, remote_settings.being).recent(5)]
     assert "Backfill with remote:fake-embed stopped after 200 memories; 250 still wait for a vector." in diary
