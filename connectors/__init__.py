@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from connectors.files import FilesConnector
+from connectors.telegram import TelegramConnector
 
-CONNECTORS = {"files": FilesConnector}
+CONNECTORS = {"files": FilesConnector, "telegram": TelegramConnector}
 """Every connector by name."""

@@ -268,6 +268,9 @@ class Supervisor:
                 self.store.set_cursor("files", self.settings.being, "roots",
                                       json.dumps([str(r) for r in self.settings.files_roots]))
                 connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
+            if self.settings.telegram_bot_token is not None:
+                connector_tasks.append(asyncio.create_task(self._keep_connector("telegram", bus),
+                                                           name="connector-telegram"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
             ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
             systemd.notify("READY=1", f"STATUS={self.status_line()}")

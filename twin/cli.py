@@ -49,7 +49,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
     if args.files:
         settings.files_roots = args.files
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.secret_values)
     return asyncio.run(Supervisor(settings).run())
 
 
@@ -376,6 +376,33 @@ def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
+    """`pair`: print a one-time code; the first Telegram user to send `/start CODE` to the bot within 10 minutes
+    becomes an owner. `owners`: list the owners."""
+    import secrets
+    from datetime import UTC, datetime, timedelta
+
+    from connectors.telegram import CONNECTOR, PAIR_CODE_TTL_S, pair_code_hash
+    from twin.memory import format_time
+
+    with Store(settings.db_path) as store:
+        if args.action == "owners":
+            paired = [row[0] for row in store.conn.execute(
+                "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (CONNECTOR, settings.being))]
+            for user_id in sorted(set(paired) | set(settings.telegram_allowed_users)):
+                print(f"{user_id} ({'paired' if user_id in paired else 'TWIN_TELEGRAM_ALLOWED_USERS'})")
+            return 0
+        code = secrets.token_hex(4)
+        expires = format_time(datetime.now(UTC) + timedelta(seconds=PAIR_CODE_TTL_S))
+        store.set_cursor(CONNECTOR, settings.being, "pair_code",
+                         json.dumps({"sha256": pair_code_hash(code), "expires_at": expires}))
+    if settings.telegram_bot_token is None:
+        print("note: TWIN_TELEGRAM_BOT_TOKEN is not set yet; put it in the env file and restart twin", file=sys.stderr)
+    print(f"Send this to your bot on Telegram within {PAIR_CODE_TTL_S // 60} minutes:\n\n    /start {code}\n")
+    print("The first account that sends it becomes the owner; twin answers no one else.")
+    return 0
+
+
 # -- parser -----------------------------------------------------------------------------------
 def _positive(value: str) -> int:
     try:
@@ -457,6 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", choices=("raised", "held"), help="only these")
     p.add_argument("--limit", type=_positive, default=20)
     p.add_argument("--json", action="store_true")
+    p = add("telegram", cmd_telegram, "pair your Telegram account with the bot, or list its owners")
+    p.add_argument("action", choices=("pair", "owners"))
     p = add("import", cmd_import, "read memories from JSON lines")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser

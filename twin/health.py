@@ -75,6 +75,10 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append(f"today's model call budget ({settings.llm_daily_calls}) is used up: offline extraction "
                         "until midnight UTC")
     report["signals"] = signal_counts(store, settings.being)
+    report["telegram"] = telegram_state(settings, store)
+    if report["telegram"].get("owners") == []:
+        degraded.append("Telegram: the bot answers no one yet: run `twin telegram pair` and send the code to the "
+                        "bot (or set TWIN_TELEGRAM_ALLOWED_USERS)")
     report["data_dir"] = str(settings.data_dir)
     for exposed in exposed_secret_files():
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
@@ -95,6 +99,17 @@ def model_state(settings: Settings, store: Store) -> dict:
     return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": int(calls),
             "budget": settings.llm_daily_calls, "tick_s": settings.tick_s,
             "last_reflection": store.get_cursor("reflection", settings.being, "last_call_at")}
+
+
+def telegram_state(settings: Settings, store: Store) -> dict:
+    """Whether the Telegram connector is on (a bot token is set; never shown), its owners (allowed and paired
+    user ids), and the last handled update id."""
+    if settings.telegram_bot_token is None:
+        return {"enabled": False}
+    paired = [row[0] for row in store.conn.execute(
+        "SELECT user_id FROM chat_owners WHERE connector = 'telegram' AND being_id = ?", (settings.being,))]
+    return {"enabled": True, "owners": sorted(set(paired) | set(settings.telegram_allowed_users)),
+            "last_update_id": store.get_cursor("telegram", settings.being, "update_id")}
 
 
 def signal_counts(store: Store, being: str) -> dict:

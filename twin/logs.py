@@ -33,15 +33,37 @@ class OneLineFormatter(logging.Formatter):
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.journal else text
 
 
-def configure_logging(level: str = "INFO") -> None:
-    """Send every logger to stdout, one line per record; quiet RQ's per-job and the HTTP client's per-request
-    chatter to WARNING."""
+class RedactSecrets(logging.Filter):
+    """Replaces each of `secrets` (the bot token, the API key) with `<redacted>` in every record's final text,
+    so no library's log line (a URL with the token in it, an exception) can put one in the journal."""
+
+    def __init__(self, secrets: list[str]):
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Render the message once, scrub it, and keep the record (always True)."""
+        if self.secrets:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+                record.exc_info = record.exc_text = None
+            for secret in self.secrets:
+                text = text.replace(secret, "<redacted>")
+            record.msg, record.args = text, None
+        return True
+
+
+def configure_logging(level: str = "INFO", secrets: list[str] | None = None) -> None:
+    """Send every logger to stdout, one line per record, with `secrets` (the values of secret settings) redacted;
+    quiet RQ's per-job and the HTTP clients' per-request chatter to WARNING."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(OneLineFormatter(journal=under_systemd()))
+    handler.addFilter(RedactSecrets(secrets or []))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
     # RQ's per-job chatter; the HTTP client's per-request lines (the provider's failures get their own line)
     for noisy in ("rq.worker", "rq.scheduler", "rq.queue", "rq.job", "openai", "httpx", "httpx2", "httpcore",
-                  "httpcore2"):
+                  "httpcore2", "telegram", "apscheduler"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))

@@ -23,6 +23,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from twin.exceptions import TwinError
+from twin.memory import strip_controls
 from twin.store import Store
 
 log = logging.getLogger("twin.provider")
@@ -230,12 +231,31 @@ class ModelProvider:
                 log.warning("provider: %s answer %d was not usable JSON: %s", purpose, attempt, problem)
         raise BadAnswer(f"{purpose}: the model's answer was not usable JSON ({problem})")
 
-    def _complete(self, messages: list[dict], schema: type[BaseModel], purpose: str, max_tokens: int) -> str | None:
+    def chat_text(self, messages: list[dict], *, purpose: str, max_tokens: int = 800) -> str:
+        """One plain-text chat completion of the `cheap` model for `messages` (`[{"role", "content"}]`; a chat
+        reply or a summary): the answer with terminal escapes and control characters removed.
+
+        Raises `ProviderError` (transport, an empty answer or a refusal; `BudgetExhausted` before any call,
+        `ProviderResting` while resting after a failure). Counts one call against the full budget."""
+        self._take("cheap")
+        clean = [{"role": m["role"], "content": _SURROGATES.sub("\ufffd", m["content"])} for m in messages]
+        try:
+            text = self._complete(clean, None, purpose, max_tokens)
+        except ProviderError:
+            self.resting_until = time.monotonic() + REST_AFTER_FAILURE_S
+            raise
+        text = strip_controls(text or "").strip()
+        if not text:
+            raise BadAnswer(f"{purpose}: the model returned nothing usable")
+        return text[:MAX_ANSWER_CHARS]
+
+    def _complete(self, messages: list[dict], schema: type[BaseModel] | None, purpose: str,
+                  max_tokens: int) -> str | None:
+        fmt = {} if schema is None else {"response_format": {
+            "type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}}
         try:
             response = self.client.chat.completions.create(
-                model=self.models["cheap"], messages=messages, temperature=0, max_tokens=max_tokens,
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}})
+                model=self.models["cheap"], messages=messages, temperature=0, max_tokens=max_tokens, **fmt)
         except openai.APITimeoutError as exc:
             raise ProviderError(f"{purpose}: the provider did not answer in time") from exc
         except openai.APIConnectionError as exc:

@@ -133,11 +133,46 @@ PROFILE_SIGNALS_USAGE = (
     )""",
 )
 
+# Chat transcripts (seed 002: working memory, compaction) and the owners a chat connector has paired.
+CHAT = (
+    # one row per message; `update_id` (the Bot API's) makes handling an incoming message idempotent:
+    # state received -> answered (the reply was sent) -> learned (pushed to learn())
+    """CREATE TABLE chat_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'twin')),
+        text TEXT NOT NULL,
+        update_id INTEGER,
+        state TEXT NOT NULL DEFAULT 'received' CHECK (state IN ('received', 'answered', 'learned')),
+        shown_memories TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX chat_messages_update ON chat_messages (chat_id, update_id) WHERE update_id IS NOT NULL",
+    "CREATE INDEX chat_messages_by_chat ON chat_messages (being_id, chat_id, id)",
+    """CREATE TABLE chat_sessions (
+        being_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        summarised_up_to INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (being_id, chat_id)
+    )""",
+    """CREATE TABLE chat_owners (
+        connector TEXT NOT NULL,
+        being_id TEXT NOT NULL,
+        user_id INTEGER NOT NULL,
+        paired_at TEXT NOT NULL,
+        PRIMARY KEY (connector, being_id, user_id)
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
     ("0002_superseded_by_index", ("CREATE INDEX memories_by_superseded ON memories (superseded_by)",)),
     ("0003_profile_signals_usage", PROFILE_SIGNALS_USAGE),
+    ("0004_chat", CHAT),
 )
 
 

@@ -130,6 +130,20 @@ class Settings(BaseSettings):
     hush_daily_ceiling: int = Field(3, ge=0, le=100, description="Signals raised per local day at most.")
     hush_dedup_days: float = Field(7.0, ge=0, le=365, description="No signal like one raised this recently (seed 001).")
 
+    # -- Telegram: the owner's chat with the twin (seeds 001, 002, 004; LIBRARY_NOTES §5) ---------------
+    telegram_bot_token: SecretStr | None = Field(None, description="From @BotFather; put it in the env file as "
+                                                 "TWIN_TELEGRAM_BOT_TOKEN. Unset = no Telegram connector.")
+    telegram_allowed_users: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, description="Telegram user ids the twin answers (besides `twin telegram pair`).")
+    telegram_allowed_chats: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, description="Chat ids the twin answers in; empty = the owners' private chats.")
+    telegram_base_url: str = Field("https://api.telegram.org/bot", description="Bot API base (a local server).")
+    telegram_poll_timeout_s: int = Field(30, ge=0, le=50, description="getUpdates long-poll, seconds.")
+    chat_working_messages: int = Field(20, ge=1, le=200, description="Working memory (seed 002: last 20).")
+    chat_compact_after: int = Field(50, ge=10, le=10_000, description="Compaction threshold (seed 002: 50).")
+    chat_keep_recent: int = Field(10, ge=1, le=1000, description="Messages kept as they are (seed 002: 10).")
+    chat_recall_limit: int = Field(5, ge=1, le=20, description="Memories recalled into each reply (seed 002: 5-10).")
+
     # -- embedding (seed 000 batching; LIBRARY_NOTES §8) -----------------------------------
     embed_backend: Literal["local", "openai", "none"] = "local"
     embed_threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = min(4, cores).")
@@ -174,6 +188,27 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [p for p in value.replace(",", ":").split(":") if p.strip()]
         return value
+
+    @field_validator("telegram_allowed_users", "telegram_allowed_chats", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        """Accept a list, or ids separated by ',' or ':' (as in `TWIN_TELEGRAM_ALLOWED_USERS=123,456`)."""
+        if isinstance(value, str):
+            return [p.strip() for p in value.replace(":", ",").split(",") if p.strip()]
+        if isinstance(value, int):
+            return [value]
+        return value
+
+    @field_validator("telegram_bot_token")
+    @classmethod
+    def _token_shape(cls, token: SecretStr | None) -> SecretStr | None:
+        """None, or `<digits>:<letters, digits, _ and ->` as @BotFather issues them (its value is never echoed)."""
+        if token is None or not token.get_secret_value().strip():
+            return None
+        value = token.get_secret_value().strip()
+        if not re.fullmatch(r"\d{1,20}:[A-Za-z0-9_-]{1,200}", value):
+            raise ValueError("is not a bot token (expected digits, ':', then letters, digits, _ or -)")
+        return SecretStr(value)
 
     @field_validator("files_ignore", mode="before")
     @classmethod
@@ -251,11 +286,27 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown time zone {zone!r} (use an IANA name such as Europe/Berlin)") from exc
         return zone
 
+    @field_validator("telegram_base_url")
+    @classmethod
+    def _bot_api_url(cls, url: str) -> str:
+        return cls._http_url(url) or "https://api.telegram.org/bot"
+
+    @model_validator(mode="after")
+    def _keep_fewer_than_compacted(self) -> Settings:
+        if self.chat_keep_recent >= self.chat_compact_after:
+            raise ValueError("TWIN_CHAT_KEEP_RECENT must be below TWIN_CHAT_COMPACT_AFTER")
+        return self
+
     @model_validator(mode="after")
     def _openai_embedder_needs_provider(self) -> Settings:
         if self.embed_backend == "openai" and self.llm_base_url is None:
             raise ValueError("TWIN_EMBED_BACKEND=openai needs TWIN_LLM_BASE_URL (the provider's base URL)")
         return self
+
+    @property
+    def secret_values(self) -> list[str]:
+        """The values of the secret settings that are set (bot token, API key), for log redaction."""
+        return [s.get_secret_value() for s in (self.telegram_bot_token, self.llm_api_key) if s is not None]
 
     @property
     def has_provider(self) -> bool:

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"twin: {exc}", flush=True)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.secret_values)
     os.umask(0o077)
     redis = connect_redis(settings)
     try:

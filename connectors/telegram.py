@@ -1,0 +1,449 @@
+"""The Telegram connector: the owner chats with the twin (seeds 001, 002, 004; LIBRARY_NOTES §5).
+
+An asyncio task inside the supervisor's loop, on python-telegram-bot's `ExtBot` (its protocol, its errors, its
+`AIORateLimiter` for `RetryAfter` and the overall 30/s), with long polling driven here so that the update offset
+is a cursor in SQLite (invariant 3): a message is stored (idempotent per update id), answered, then the cursor
+moves; a restart neither loses nor re-answers it. Only owners are answered: user ids from
+`TWIN_TELEGRAM_ALLOWED_USERS` or paired with `twin telegram pair` (optionally only in
+`TWIN_TELEGRAM_ALLOWED_CHATS`); anyone else is ignored, one diary line per stranger per day. Each reply recalls
+first (`twin.chat`); each owner message is then queued for `learn()` with source `telegram:<chatId>`. Raised
+signals (SQLite, woken by the Redis outbox) are sent to the owner, at most 1 message/s per chat, split at 4096
+characters. All store, recall and model work runs on one worker thread with its own SQLite connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+
+from telegram import Update
+from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.ext import AIORateLimiter, ExtBot
+from telegram.request import HTTPXRequest
+
+from twin.activity import Activity
+from twin.chat import ChatReply, Conversation, relevant_memories
+from twin.memory import KINDS, format_time, parse_time, utc_now
+from twin.provider import provider_for
+from twin.signals import mark_delivered, undelivered
+from twin.store import Store
+from workers.bus import OUTBOX, Bus
+
+log = logging.getLogger("twin.telegram")
+
+MAX_MESSAGE_CHARS = 4096  # Bot API limit (LIBRARY_NOTES §5)
+PER_CHAT_INTERVAL_S = 1.0  # FloodLimit: 1 message/s per chat (LIBRARY_NOTES §5)
+CONNECTOR = "telegram"
+PAIR_CODE_TTL_S = 600
+HELP = """I'm your twin: I remember what you tell me and what I read for you.
+Just talk to me, or:
+/remember TEXT – remember this now
+/recall QUERY – what I remember about it
+/forget – forget the memories in my last answer (/forget 12 40 by id)
+/memories [kind] – the newest memories
+/reflect – reflect now
+/activity – what I did lately
+/quiet [hours] – no signals for a while (/quiet 0 ends it)
+/help – this"""
+
+
+def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
+    """`text` in pieces of at most `limit` characters, cut at the last newline (else space) of each piece when
+    there is one in its second half; never an empty piece."""
+    pieces = []
+    while len(text) > limit:
+        cut = max(text.rfind("\n", limit // 2, limit), text.rfind(" ", limit // 2, limit))
+        cut = cut if cut > 0 else limit
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip("\n ")
+    if text:
+        pieces.append(text)
+    return pieces
+
+
+def pair_code_hash(code: str) -> str:
+    """How a pairing code is kept (only its SHA-256, so the store never holds a usable code)."""
+    return hashlib.sha256(code.strip().encode()).hexdigest()
+
+
+class TelegramConnector:
+    """Runs the bot until `stop` is set. Built by the supervisor with `(settings, store, bus, activity)`; uses its
+    own store connection (the supervisor's `store` is not shared across threads)."""
+
+    def __init__(self, settings, store: Store, bus: Bus, activity: Activity):
+        self.settings, self.bus = settings, bus
+        self.being = settings.being
+        self.token = settings.telegram_bot_token.get_secret_value()
+        self.work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telegram-store")
+        self.store: Store | None = None
+        self.activity: Activity | None = None
+        self.recall = None
+        self.provider = None
+        self.last_sent: dict[int, float] = {}
+        self.answered = self.queued = 0
+
+    # -- plumbing --------------------------------------------------------------------------------------
+    async def _in_store(self, fn, *args):
+        """Run `fn(*args)` on the connector's one store thread."""
+        return await asyncio.get_running_loop().run_in_executor(self.work, fn, *args)
+
+    def _open(self) -> None:
+        from twin.recall import open_recall
+
+        self.store = Store(self.settings.db_path).open()
+        self.activity = Activity(self.store, self.being)
+        self.provider = provider_for(self.settings, self.store)
+        self.recall = open_recall(self.settings, self.store)
+
+    def _close(self) -> None:
+        if self.recall is not None:
+            self.recall.close()
+        if self.provider is not None:
+            self.provider.close()
+        if self.store is not None:
+            self.store.close()
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.token, "<token>")
+
+    @staticmethod
+    async def _until_stopped(coro, stop: asyncio.Event):
+        """Await `coro` unless `stop` is set first (then cancel it and return None)."""
+        task = asyncio.ensure_future(coro)
+        stopper = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            stopper.cancel()
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, TelegramError):
+            await task
+        return None
+
+    async def _pause(self, seconds: float, stop: asyncio.Event) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+    # -- run ---------------------------------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        """Poll, answer and deliver signals until `stop`; the bot token never reaches a log or diary line."""
+        await self._in_store(self._open)
+        poll_s = self.settings.telegram_poll_timeout_s
+        bot = ExtBot(self.token, base_url=self.settings.telegram_base_url,
+                     request=HTTPXRequest(connect_timeout=10, read_timeout=20, write_timeout=20),
+                     get_updates_request=HTTPXRequest(connect_timeout=10, read_timeout=poll_s + 15),
+                     rate_limiter=AIORateLimiter(max_retries=5))
+        delivery = None
+        try:
+            try:
+                await bot.initialize()  # getMe: checks the token
+            except (InvalidToken, Forbidden) as exc:
+                await self._in_store(self.activity.record, "degraded", "Telegram refused the bot token "
+                                     f"({type(exc).__name__}); fix TWIN_TELEGRAM_BOT_TOKEN and restart twin.")
+                await stop.wait()
+                return
+            await bot.delete_webhook()
+            owners = await self._in_store(self._owners)
+            if not owners:
+                await self._in_store(self.activity.record, "degraded", "Telegram: no owner yet, so the bot answers "
+                                     "no one; run `twin telegram pair` (or set TWIN_TELEGRAM_ALLOWED_USERS).")
+            log.info("telegram: polling as @%s for %d owner(s)", bot.username, len(owners))
+            delivery = asyncio.create_task(self._deliver_signals(bot, stop), name="telegram-signals")
+            await self._poll(bot, stop, poll_s)
+        finally:
+            if delivery is not None:
+                delivery.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await delivery
+            with contextlib.suppress(TelegramError, RuntimeError):
+                await bot.shutdown()
+            if self.activity is not None:
+                await self._in_store(self._say_counts)
+            await self._in_store(self._close)
+            self.work.shutdown(wait=True)
+
+    async def _poll(self, bot: ExtBot, stop: asyncio.Event, poll_s: int) -> None:
+        backoff_s = 1.0
+        while not stop.is_set():
+            last = int(await self._in_store(self.store.get_cursor, CONNECTOR, self.being, "update_id") or 0)
+            try:
+                updates = await self._until_stopped(
+                    bot.get_updates(offset=last + 1 if last else None, timeout=poll_s, allowed_updates=["message"]),
+                    stop)
+            except RetryAfter as exc:
+                await self._pause(float(exc.retry_after if not isinstance(exc.retry_after, timedelta)
+                                        else exc.retry_after.total_seconds()), stop)
+                continue
+            except NetworkError as exc:  # TimedOut included; the library already retried nothing: we back off
+                log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", self._redact(str(exc)), backoff_s)
+                await self._pause(backoff_s, stop)
+                backoff_s = min(backoff_s * 2, 60.0)
+                continue
+            backoff_s = 1.0
+            if updates is None:
+                return
+            for update in updates:
+                await self._handle(bot, update)
+                await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "update_id", str(update.update_id))
+            if not updates:
+                await self._in_store(self._push_unlearned)
+                await self._in_store(self._say_counts)
+
+    # -- who may talk ----------------------------------------------------------------------------------
+    def _owners(self) -> set[int]:
+        paired = {row[0] for row in self.store.conn.execute(
+            "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (CONNECTOR, self.being))}
+        return paired | set(self.settings.telegram_allowed_users)
+
+    def _allowed(self, user_id: int, chat_id: int, chat_type: str) -> bool:
+        if user_id not in self._owners():
+            return False
+        if self.settings.telegram_allowed_chats:
+            return chat_id in self.settings.telegram_allowed_chats
+        return chat_type == "private"
+
+    def _try_pairing(self, user_id: int, text: str) -> bool:
+        """`/start CODE` with the unexpired code of `twin telegram pair` makes `user_id` an owner."""
+        parts = text.split()
+        if len(parts) != 2 or parts[0].split("@")[0] != "/start":
+            return False
+        saved = self.store.get_cursor(CONNECTOR, self.being, "pair_code")
+        if not saved:
+            return False
+        code = json.loads(saved)
+        if code["sha256"] != pair_code_hash(parts[1]) or parse_time(code["expires_at"]) < datetime.now(UTC):
+            return False
+        with self.store.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO chat_owners (connector, being_id, user_id, paired_at)"
+                         " VALUES (?, ?, ?, ?)", (CONNECTOR, self.being, user_id, utc_now()))
+            conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = 'pair_code'",
+                         (CONNECTOR, self.being))
+        self.activity.record("system", f"Telegram: paired user {user_id} as the owner.")
+        return True
+
+    def _note_stranger(self, user_id: int) -> None:
+        today = utc_now()[:10]
+        key = f"stranger:{user_id}"
+        if self.store.get_cursor(CONNECTOR, self.being, key) != today:
+            self.store.set_cursor(CONNECTOR, self.being, key, today)
+            self.activity.record("system", f"Telegram: ignored a message from a stranger (user {user_id}); "
+                                           "the twin answers only its owner.")
+
+    # -- messages ---------------------------------------------------------------------------------------
+    async def _handle(self, bot: ExtBot, update: Update) -> None:
+        message = update.message
+        if message is None or message.from_user is None:
+            return
+        user_id, chat = message.from_user.id, message.chat
+        text = message.text or ""
+        if not await self._in_store(self._allowed, user_id, chat.id, chat.type):
+            if await self._in_store(self._try_pairing, user_id, text):
+                await self._send(bot, chat.id, "Paired: I'll answer only you here.\n\n" + HELP)
+            else:
+                await self._in_store(self._note_stranger, user_id)
+            return
+        if not text.strip():
+            await self._send(bot, chat.id, "I can only read text for now.")
+            return
+        conversation = await self._in_store(self._conversation, chat.id)
+        row_id, state = await self._in_store(conversation.receive, text, update.update_id)
+        if state != "received":
+            return  # answered before a restart; `_push_unlearned` sees to its learning
+        if text.startswith("/"):
+            reply = await self._in_store(self._command, conversation, text)
+            await self._send(bot, chat.id, reply.text)
+            await self._in_store(conversation.answered, row_id, reply)
+            await self._in_store(conversation.learned, row_id)  # commands are not taught
+            return
+        reply = await self._in_store(conversation.reply_to, text)
+        await self._send(bot, chat.id, reply.text)
+        await self._in_store(self._after_reply, conversation, row_id, reply)
+
+    def _conversation(self, chat_id: int) -> Conversation:
+        return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider)
+
+    def _after_reply(self, conversation: Conversation, row_id: int, reply: ChatReply) -> None:
+        """Record the answer, queue the owner's message for `learn()` (seed 001: every turn teaches), compact."""
+        conversation.answered(row_id, reply)
+        self.store.set_cursor(CONNECTOR, self.being, "owner_chat", conversation.chat_id)
+        self.answered += 1
+        self._push_unlearned()
+        conversation.compact_if_due()
+
+    def _push_unlearned(self) -> None:
+        """Queue every answered owner message not yet handed to `learn()` (Redis may have been away)."""
+        rows = self.store.conn.execute(
+            "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND role = 'owner' AND state = 'answered'"
+            " ORDER BY id", (self.being,)).fetchall()
+        for row_id, chat_id, text in rows:
+            try:
+                self.bus.push_text(self.being, text, f"telegram:{chat_id}", f"telegram:{chat_id}")
+            except Exception as exc:  # noqa: BLE001 - Redis away: the next poll tries again, nothing is lost
+                log.warning("telegram: cannot queue messages for learning yet (%s)", exc)
+                return
+            self.store.conn.execute("UPDATE chat_messages SET state = 'learned' WHERE id = ?", (row_id,))
+            self.queued += 1
+
+    def _say_counts(self) -> None:
+        if self.answered or self.queued:
+            self.activity.record("learned", f"Telegram: answered {self.answered} message(s), "
+                                            f"{self.queued} sent to learn.")
+            self.answered = self.queued = 0
+
+    # -- commands (run on the store thread) ----------------------------------------------------------------
+    def _command(self, conversation: Conversation, text: str) -> ChatReply:
+        name, _, rest = text.strip().partition(" ")
+        name = name.split("@")[0].lower()
+        rest = rest.strip()
+        handlers = {"/start": self._help, "/help": self._help, "/remember": self._remember, "/recall": self._recall,
+                    "/forget": self._forget, "/memories": self._memories, "/reflect": self._reflect,
+                    "/activity": self._activity, "/quiet": self._quiet}
+        handler = handlers.get(name)
+        if handler is None:
+            return ChatReply(f"I don't know {name}.\n\n{HELP}")
+        return handler(conversation, rest)
+
+    def _help(self, conversation: Conversation, rest: str) -> ChatReply:
+        return ChatReply(HELP)
+
+    def _remember(self, conversation: Conversation, rest: str) -> ChatReply:
+        from twin.learn import as_memories, learn
+
+        if not rest:
+            return ChatReply("What should I remember? /remember I'm allergic to penicillin.")
+        result = learn(self.store, self.activity, self.being, rest, f"telegram:{conversation.chat_id}",
+                       provider=self.provider)
+        if result.created:
+            with contextlib.suppress(Exception):
+                self.bus.notify_embed()
+        stored = as_memories(self.store, result.created + result.reinforced)
+        if not stored:
+            return ChatReply("I found nothing to remember in that.")
+        lines = "\n".join(f"• #{m.id} {m.content}" for m in stored)
+        return ChatReply(f"Remembered:\n{lines}", [m.id for m in stored])
+
+    def _recall(self, conversation: Conversation, rest: str) -> ChatReply:
+        if not rest:
+            return ChatReply("Recall what? /recall coffee")
+        hits = relevant_memories(self.recall, self.being, rest, 10)
+        if not hits:
+            return ChatReply(f"I remember nothing about “{rest}”.")
+        return ChatReply("\n".join(f"#{h.memory.id} {h.memory.content}" for h in hits), [h.memory.id for h in hits])
+
+    def _forget(self, conversation: Conversation, rest: str) -> ChatReply:
+        from twin.learn import forget
+
+        if rest.lower() == "yes":
+            ids = json.loads(self.store.get_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}") or "[]")
+            if not ids:
+                return ChatReply("There is nothing waiting to be forgotten.")
+        elif rest:
+            try:
+                ids = [int(part.lstrip("#")) for part in rest.replace(",", " ").split()]
+            except ValueError:
+                return ChatReply("Forget which? /forget 12 40, or /forget to forget what I just showed you.")
+        else:
+            ids = conversation.last_shown()
+            if not ids:
+                return ChatReply("My last answer showed no memories. /forget 12 40 forgets by id.")
+            shown = self.store.get_many(ids)
+            self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", json.dumps(ids))
+            lines = "\n".join(f"• #{i} {shown[i].content}" for i in ids if i in shown)
+            return ChatReply(f"Forget these?\n{lines}\nSend /forget yes to forget them.")
+        gone = forget(self.store, self.activity, ids)
+        self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", "[]")
+        if gone:
+            with contextlib.suppress(Exception):
+                self.bus.request_checkpoint()
+        missing = sorted(set(ids) - set(gone))
+        answer = f"Forgot {len(gone)} memory(ies): " + ", ".join(f"#{i}" for i in gone) + "." if gone else \
+            "Nothing was forgotten."
+        return ChatReply(answer + (f" No memory {', '.join(f'#{i}' for i in missing)}." if missing else ""))
+
+    def _memories(self, conversation: Conversation, rest: str) -> ChatReply:
+        kind = rest.lower() or None
+        if kind is not None and kind not in KINDS:
+            return ChatReply(f"Kinds are: {', '.join(KINDS)}.")
+        memories = [m for m in self.store.list_memories(self.being, kind=kind, limit=30)
+                    if m.sensitivity != "sensitive"][:10]
+        if not memories:
+            return ChatReply("No memories yet.")
+        return ChatReply("\n".join(f"#{m.id} {m.kind}: {m.content}" for m in memories), [m.id for m in memories])
+
+    def _reflect(self, conversation: Conversation, rest: str) -> ChatReply:
+        from twin.hush import HushGate, HushRules
+        from twin.reflection import reflect
+
+        gate = HushGate(self.store, self.being, HushRules.from_settings(self.settings))
+        result = reflect(self.store, self.activity, self.being, self.provider, gate, force=True,
+                         outbox=lambda signal_id: self.bus.push_signal(signal_id, self.being))
+        if not result.ran:
+            return ChatReply(f"I didn't reflect: {result.note}.")
+        lines = [f"Reflected on {result.new_memories} new memories."]
+        lines += [f"• {s['title']} ({'raised' if s['status'] == 'raised' else 'held back: ' + s['reason']})"
+                  for s in result.signals]
+        if result.thought:
+            lines.append(result.thought)
+        return ChatReply("\n".join(lines))
+
+    def _activity(self, conversation: Conversation, rest: str) -> ChatReply:
+        lines = self.activity.recent(10)
+        return ChatReply("\n".join(f"{a.at[11:16]} {a.text}" for a in lines) or "Nothing yet.")
+
+    def _quiet(self, conversation: Conversation, rest: str) -> ChatReply:
+        try:
+            hours = float(rest) if rest else 8.0
+        except ValueError:
+            return ChatReply("/quiet 3 keeps signals back for 3 hours; /quiet 0 ends it.")
+        if hours <= 0:
+            self.store.set_cursor(CONNECTOR, self.being, "quiet_until", "")
+            return ChatReply("Signals are on again.")
+        until = datetime.now(UTC) + timedelta(hours=min(hours, 24 * 30))
+        self.store.set_cursor(CONNECTOR, self.being, "quiet_until", format_time(until))
+        return ChatReply(f"Quiet until {format_time(until)}; signals wait until then.")
+
+    # -- sending ------------------------------------------------------------------------------------------
+    async def _send(self, bot: ExtBot, chat_id: int, text: str) -> None:
+        """Send `text` in pieces of ≤ 4096 characters, ≥ 1 s apart per chat; `RetryAfter` is waited out by the
+        rate limiter (up to 5 times)."""
+        for piece in split_message(text):
+            wait = self.last_sent.get(chat_id, 0.0) + PER_CHAT_INTERVAL_S - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            try:
+                await bot.send_message(chat_id, piece)
+            finally:
+                self.last_sent[chat_id] = time.monotonic()
+
+    def _signals_due(self) -> tuple[list, list[int]]:
+        quiet = self.store.get_cursor(CONNECTOR, self.being, "quiet_until")
+        if quiet and parse_time(quiet) > datetime.now(UTC):
+            return [], []
+        chats = list(self.settings.telegram_allowed_chats) or sorted(self._owners())
+        return undelivered(self.store, self.being), chats
+
+    def _delivered(self, signal) -> None:
+        if mark_delivered(self.store, signal.id, utc_now()):
+            self.activity.record("signal", f"Sent signal “{signal.title}” on Telegram.")
+
+    async def _deliver_signals(self, bot: ExtBot, stop: asyncio.Event) -> None:
+        """Send raised, undelivered signals (SQLite is the truth; the Redis outbox only wakes this up sooner)."""
+        while not stop.is_set():
+            try:
+                signals, chats = await self._in_store(self._signals_due)
+                for signal in signals if chats else []:
+                    for chat_id in chats:
+                        await self._send(bot, chat_id, f"💡 {signal.title}\n{signal.body}".strip())
+                    await self._in_store(self._delivered, signal)
+            except TelegramError as exc:
+                log.warning("telegram: could not send a signal (%s); will retry", self._redact(str(exc)))
+            with contextlib.suppress(Exception):  # Redis away: fall back to the pause below
+                await self._until_stopped(asyncio.to_thread(self.bus.redis.blpop, [OUTBOX], 2), stop)
+                continue
+            await self._pause(2.0, stop)

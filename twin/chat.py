@@ -1,0 +1,208 @@
+"""Conversations with the owner: working memory, session compaction and replies with memory (seed 002).
+
+Every reply recalls first (seed 002's auto-recall; seed 004: "the chat never queried long-term storage" must be
+impossible): the best memories for the message, sensitive ones only when the owner asks for them, plus working
+memory (the last 20 messages of the chat) and the session summary. With a model provider the reply is written
+by the model, the memories given as quoted data under "Things I remember about you"; without one (or when the
+model fails) it is a plain reply built from recall, never an error. Transcripts stay in SQLite
+(`chat_messages`); past 50 stored messages, all but the last 10 are folded into the session summary.
+Transport-free: the Telegram connector (and any other chat) drives it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+
+from twin.extractor import extract
+from twin.memory import Recalled, strip_controls, utc_now
+from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
+from twin.recall import Recall
+from twin.store import Store
+
+log = logging.getLogger("twin.chat")
+
+SUMMARY_MAX_CHARS = 3000
+"""The session summary keeps its newest part within this many characters (ours; it goes into every prompt)."""
+MIN_VECTOR_SIMILARITY = 0.3
+"""A recalled memory with no keyword match is shown only at this cosine or above (ours, LIBRARY_NOTES §8: unrelated
+sentences score 0.0-0.25 on the local model); the adaptive cut of seed 004 belongs to the lifecycle issue."""
+_ASKS_FOR_SENSITIVE = re.compile(r"(?i)\b(password|passcode|passphrase|pin|secret|api key|token|account number|"
+                                 r"card number|iban|private key|sensitive)\b")
+
+_QUESTION = re.compile(r"(?i)\?\s*$|^(what|where|when|who|whom|which|why|how|do|does|did|is|are|was|were|can|"
+                       r"could|should|would|will|have|has)\b")
+
+REPLY_PROMPT = f"""You are the owner's personal memory twin, talking with the owner ("you") on Telegram.
+Be brief, warm and concrete. Use the things you remember when they help; say so plainly when you don't know.
+Never invent memories. {DATA_RULE}"""
+SUMMARY_PROMPT = f"""Summarise this conversation between the owner and their twin for the twin's own later use:
+the facts, decisions, plans and open questions, in at most 12 short lines. Keep what the earlier summary says
+unless the conversation changed it. {DATA_RULE}"""
+
+
+@dataclass
+class ChatReply:
+    """A reply and the memories it showed (their ids feed `/forget` of "the memories shown in the last answer")."""
+
+    text: str
+    shown: list[int] = field(default_factory=list)
+    by_model: bool = False
+
+
+def asks_for_sensitive(text: str) -> bool:
+    """True when the message asks for something sensitive by name (a password, PIN, key, account number…):
+    only then are `sensitive` memories recalled into the reply (seed 003, DESIGN "Recall")."""
+    return bool(_ASKS_FOR_SENSITIVE.search(text))
+
+
+def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list[Recalled]:
+    """The top `limit` memories for `text` that matter: a keyword hit or cosine ≥ `MIN_VECTOR_SIMILARITY`;
+    `sensitive` ones dropped unless `asks_for_sensitive(text)`. Never raises for recall trouble (logged; [])."""
+    try:
+        hits = recall.recall(being, text, limit=limit * 3)
+    except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
+        log.exception("chat: recall failed; replying without memories")
+        return []
+    include_sensitive = asks_for_sensitive(text)
+    kept = [h for h in hits if (h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY)
+            and (include_sensitive or h.memory.sensitivity != "sensitive")]
+    return kept[:limit]
+
+
+class Conversation:
+    """One chat of one being: its transcript rows, working memory, summary and replies.
+
+    `chat_id` is the transport's id as text (e.g. a Telegram chat id). `settings` supplies
+    `chat_working_messages` (20), `chat_compact_after` (50), `chat_keep_recent` (10), `chat_recall_limit` (5).
+    """
+
+    def __init__(self, store: Store, being: str, chat_id: str, settings, recall: Recall | None,
+                 provider: ModelProvider | None):
+        self.store, self.being, self.chat_id = store, being, str(chat_id)
+        self.settings, self.recall, self.provider = settings, recall, provider
+
+    # -- transcript ----------------------------------------------------------------------------------
+    def receive(self, text: str, update_id: int | None) -> tuple[int, str]:
+        """Store an owner message (idempotent per `update_id`); returns `(row id, state)`, where a state other
+        than `received` means an earlier run already answered it (a restart re-delivered it)."""
+        with self.store.transaction() as conn:
+            row = conn.execute("SELECT id, state FROM chat_messages WHERE chat_id = ? AND update_id = ?",
+                               (self.chat_id, update_id)).fetchone() if update_id is not None else None
+            if row is not None:
+                return row[0], row[1]
+            cursor = conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, update_id, created_at)"
+                                  " VALUES (?, ?, 'owner', ?, ?, ?)", (self.being, self.chat_id, text, update_id,
+                                                                      utc_now()))
+            return cursor.lastrowid, "received"
+
+    def answered(self, row_id: int, reply: ChatReply) -> None:
+        """Record that `reply` was sent for owner message `row_id` (the reply is stored as a `twin` row)."""
+        with self.store.transaction() as conn:
+            conn.execute("UPDATE chat_messages SET state = 'answered' WHERE id = ? AND state = 'received'",
+                         (row_id,))
+            conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, state, shown_memories,"
+                         " created_at) VALUES (?, ?, 'twin', ?, 'answered', ?, ?)",
+                         (self.being, self.chat_id, reply.text, json.dumps(reply.shown), utc_now()))
+
+    def learned(self, row_id: int) -> None:
+        """Record that owner message `row_id` was handed to `learn()`."""
+        self.store.conn.execute("UPDATE chat_messages SET state = 'learned' WHERE id = ?", (row_id,))
+
+    def last_shown(self) -> list[int]:
+        """Ids of the memories shown in the twin's last answer in this chat (for `/forget`)."""
+        row = self.store.conn.execute("SELECT shown_memories FROM chat_messages WHERE chat_id = ? AND role = 'twin'"
+                                      " ORDER BY id DESC LIMIT 1", (self.chat_id,)).fetchone()
+        return json.loads(row[0]) if row else []
+
+    def working_memory(self) -> list[tuple[str, str]]:
+        """The last `chat_working_messages` (20) `(role, text)` of this chat, oldest first (seed 002)."""
+        rows = self.store.conn.execute("SELECT role, text FROM chat_messages WHERE chat_id = ? AND being_id = ?"
+                                       " ORDER BY id DESC LIMIT ?",
+                                       (self.chat_id, self.being, self.settings.chat_working_messages)).fetchall()
+        return [(r[0], r[1]) for r in reversed(rows)]
+
+    def summary(self) -> str:
+        """The session summary ('' before the first compaction)."""
+        row = self.store.conn.execute("SELECT summary FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
+                                      (self.being, self.chat_id)).fetchone()
+        return row[0] if row else ""
+
+    # -- compaction (seed 002) ------------------------------------------------------------------------
+    def compact_if_due(self) -> bool:
+        """When more than `chat_compact_after` (50) messages are not yet summarised, fold all but the last
+        `chat_keep_recent` (10) into the session summary (the model's, or an extractive one offline); the
+        transcript rows stay. Returns True if it compacted."""
+        row = self.store.conn.execute("SELECT summarised_up_to FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
+                                      (self.being, self.chat_id)).fetchone()
+        done_up_to = row[0] if row else 0
+        rows = self.store.conn.execute("SELECT id, role, text FROM chat_messages WHERE being_id = ? AND chat_id = ?"
+                                       " AND id > ? ORDER BY id", (self.being, self.chat_id, done_up_to)).fetchall()
+        if len(rows) <= self.settings.chat_compact_after:
+            return False
+        folded = rows[:-self.settings.chat_keep_recent]
+        summary = self._summarise(self.summary(), [(r[1], r[2]) for r in folded])
+        with self.store.transaction() as conn:
+            conn.execute("INSERT INTO chat_sessions (being_id, chat_id, summary, summarised_up_to, updated_at)"
+                         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (being_id, chat_id) DO UPDATE SET"
+                         " summary = excluded.summary, summarised_up_to = excluded.summarised_up_to,"
+                         " updated_at = excluded.updated_at",
+                         (self.being, self.chat_id, summary, folded[-1][0], utc_now()))
+        log.info("chat %s: compacted %d messages into the session summary", self.chat_id, len(folded))
+        return True
+
+    def _summarise(self, previous: str, messages: list[tuple[str, str]]) -> str:
+        transcript = "\n".join(f"{'Owner' if role == 'owner' else 'Twin'}: {text}" for role, text in messages)
+        if self.provider is not None:
+            try:
+                text = self.provider.chat_text([
+                    {"role": "system", "content": SUMMARY_PROMPT},
+                    {"role": "user", "content": f"Earlier summary:\n{quote_data('SUMMARY', previous or '(none)')}\n"
+                                                f"Conversation:\n{quote_data('CHAT', transcript)}"}],
+                    purpose="chat summary")
+                return text[-SUMMARY_MAX_CHARS:]
+            except ProviderError as exc:
+                log.warning("chat: the model could not summarise (%s); using an extractive summary", exc)
+        owner_said = " ".join(text for role, text in messages if role == "owner")
+        points = [c.content for c in extract(owner_said, limit=12)]
+        merged = "\n".join(line for line in [previous, *points] if line)
+        return merged[-SUMMARY_MAX_CHARS:]
+
+    # -- replies ---------------------------------------------------------------------------------------
+    def reply_to(self, text: str) -> ChatReply:
+        """The twin's reply to owner message `text` (already received): recall first, then the model's reply or,
+        without a usable model, one built from recall. Never raises for model or recall trouble."""
+        memories = ([] if self.recall is None else
+                    relevant_memories(self.recall, self.being, text, self.settings.chat_recall_limit))
+        shown = [m.memory.id for m in memories]
+        if self.provider is not None:
+            try:
+                return ChatReply(self._model_reply(memories), shown, by_model=True)
+            except ProviderError as exc:
+                log.warning("chat: the model could not reply (%s); replying from recall", exc)
+        return ChatReply(offline_reply(text, memories), shown)
+
+    def _model_reply(self, memories: list[Recalled]) -> str:
+        remembered = "\n".join(f"- {m.memory.content}" for m in memories) or "(nothing relevant)"
+        context = f"Things I remember about you:\n{quote_data('MEMORIES', remembered)}"
+        summary = self.summary()
+        if summary:
+            context += f"\nEarlier in this chat (summary):\n{quote_data('SUMMARY', summary)}"
+        messages = [{"role": "system", "content": f"{REPLY_PROMPT}\n\n{context}"}]
+        messages += [{"role": "user" if role == "owner" else "assistant", "content": said}
+                     for role, said in self.working_memory()]
+        return self.provider.chat_text(messages, purpose="chat reply")
+
+
+def offline_reply(text: str, memories: list[Recalled]) -> str:
+    """The reply without a model (seed 001: degrade, never fail): what recall found, or a plain acknowledgement."""
+    topic = " ".join(strip_controls(text).split())
+    topic = topic if len(topic) <= 60 else topic[:57].rsplit(" ", 1)[0] + "…"
+    if not memories:
+        if _QUESTION.search(topic):
+            return "I don't remember anything about that yet."
+        return "Noted, I'll remember that."
+    lines = "\n".join(f"• {m.memory.content}" for m in memories)
+    return f"Here is what I remember about “{topic}”:\n{lines}"
