@@ -66,6 +66,7 @@ def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list
     except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
         log.exception("chat: recall failed; replying without memories")
         return []
+    log.debug("chat: recall found %s", [(h.memory.id, round(h.keyword, 3), round(h.vector, 3)) for h in hits])
     include_sensitive = asks_for_sensitive(text)
     kept = [h for h in hits if (h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY)
             and (include_sensitive or h.memory.sensitivity != "sensitive")]

@@ -7,6 +7,7 @@ index tombstones, activity, connector cursors and the files manifest all live he
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -89,8 +90,12 @@ class Store:
         """
         try:
             private_dir(self.path.parent)
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-            os.close(fd)
+            # create it 0600, but never open and close an existing file ourselves: closing any descriptor of
+            # the file drops every POSIX lock this process holds on it, so another Store of this process would
+            # lose the lock that tells other processes it is still in use, and the last of those to close would
+            # then checkpoint and reset the WAL under it (memories seen, then gone)
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -1,0 +1,213 @@
+"""The Telegram connector for real: `twin up` as a subprocess (private Redis, real workers, the real model) talking
+to a local server that speaks the Bot API (tests/fake_telegram.py): replies that recall, strangers ignored,
+restarts that neither lose nor double a message, every command, signals delivered once, split and paced under
+flood control, pairing, and a bot token that never reaches a log or the diary."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_telegram import FakeTelegram
+from test_daemon import start, stop, wait_for
+
+from twin.activity import Activity
+from twin.memory import utc_now
+from twin.signals import ProposedSignal, list_signals, record_signal
+from twin.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "4242:SECRET-bot-token_x"
+OWNER, STRANGER = 42, 999
+
+
+@pytest.fixture
+def bot_api():
+    server = FakeTelegram(token=TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def env(tmp_path, bot_api) -> dict:
+    """A `twin up` environment on its embedded defaults plus the bot (owner: user 42)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}
+    env.update({"TWIN_DATA_DIR": str(tmp_path / "data"), "TWIN_CONFIG_DIR": str(tmp_path / "config"),
+                "TWIN_RUNTIME_DIR": str(tmp_path / "run"), "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
+                "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"), "TWIN_EMBED_THREADS": "1",
+                "TWIN_TELEGRAM_BASE_URL": bot_api.url, "TWIN_TELEGRAM_ALLOWED_USERS": str(OWNER),
+                "TWIN_TELEGRAM_POLL_TIMEOUT_S": "1", "TWIN_STOP_GRACE_S": "15", "PYTHONUNBUFFERED": "1",
+                "TWIN_LOG_LEVEL": "DEBUG"})  # the token must stay out of even the most verbose journal
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "twin.toml").write_text("")
+    env_file = tmp_path / "config" / "env"
+    env_file.write_text(f"TWIN_TELEGRAM_BOT_TOKEN={TOKEN}\n")  # the secret lives in the env file
+    env_file.chmod(0o600)
+    return env
+
+
+def store_of(env: dict) -> Store:
+    return Store(Path(env["TWIN_DATA_DIR"]) / "twin.db")
+
+
+def diary(env: dict) -> list[str]:
+    with store_of(env) as store:
+        return [line.text for line in Activity(store, "owner").recent(500)]
+
+
+def memories_with(env: dict, word: str) -> list[str]:
+    with store_of(env) as store:
+        return [m.content for m in store.list_memories("owner", limit=500) if word in m.content]
+
+
+def ask(bot_api: FakeTelegram, text: str, user_id: int = OWNER) -> str:
+    """Send `text` as the owner and return the bot's next reply."""
+    before = len(bot_api.sent)
+    bot_api.send_user_message(text, user_id=user_id)
+    return bot_api.wait_for_sent(before + 1, 30)[before][1]
+
+
+def twin_cli(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60, check=True)
+
+
+@pytest.fixture
+def daemon(env, tmp_path, bot_api):
+    log = tmp_path / "daemon.log"
+    proc = start(env, log)
+    wait_for(lambda: any(m == "getUpdates" for m in bot_api.methods()), 60, "the bot to poll")
+    yield proc, log
+    if proc.poll() is None:
+        assert stop(proc) == 0, log.read_text()
+    text = log.read_text()
+    assert TOKEN not in text and "SECRET-bot-token" not in text  # never in the journal
+    assert all("SECRET-bot-token" not in line for line in diary(env))  # nor in the diary
+
+
+def test_owner_chat_recalls_learns_and_strangers_are_ignored(env, daemon, bot_api):
+    assert ask(bot_api, "My sister Ana lives in Porto and works as a nurse.") == "Noted, I'll remember that."
+    wait_for(lambda: memories_with(env, "Ana"), 30, "the message to be learned")
+
+    bot_api.send_user_message("Hi, I am not the owner. /remember I own a yacht", user_id=STRANGER)
+    bot_api.send_user_message("/remember I own a yacht", user_id=STRANGER)
+    reply = ask(bot_api, "Where does my sister live?")
+    assert "Owner's sister Ana lives in Porto and works as a nurse." in reply
+    assert all(chat == OWNER for chat, _ in bot_api.sent)  # the stranger got nothing
+    assert memories_with(env, "yacht") == []
+    with store_of(env) as store:
+        assert store.conn.execute("SELECT COUNT(*) FROM chat_messages WHERE text LIKE '%yacht%'").fetchone()[0] == 0
+        assert [m.source for m in store.list_memories("owner")] == [f"telegram:{OWNER}"]
+    lines = diary(env)
+    assert sum("ignored a message from a stranger (user 999)" in line for line in lines) == 1  # once a day
+    wait_for(lambda: any(line.startswith("Telegram: answered") for line in diary(env)), 15, "the summary line")
+
+
+def test_a_restart_neither_loses_nor_doubles_a_message(env, daemon, bot_api, tmp_path):
+    proc, log = daemon
+    ask(bot_api, "I started learning the cello.")
+    ask(bot_api, "My cello teacher is called Marta.")
+    assert stop(proc) == 0
+    bot_api.send_user_message("I practise every evening.")  # while twin is down
+    bot_api.send_user_message("What is my teacher called?")
+    proc = start(env, log)
+    try:
+        replies = bot_api.wait_for_sent(4, 60)
+        time.sleep(2.5)  # a doubled answer would arrive by now
+        assert len(bot_api.sent) == 4 and "Marta" in replies[3][1]
+        assert bot_api.pending() == []  # every update acknowledged
+        with store_of(env) as store:
+            owner_rows = store.conn.execute("SELECT update_id, state FROM chat_messages WHERE role = 'owner'"
+                                            " ORDER BY id").fetchall()
+        assert [r[0] for r in owner_rows] == [1, 2, 3, 4]
+    finally:
+        assert stop(proc) == 0
+
+
+def test_every_command(env, daemon, bot_api):
+    assert ask(bot_api, "/help").startswith("I'm your twin")
+    remembered = ask(bot_api, "/remember I'm allergic to penicillin.")
+    assert remembered.startswith("Remembered:\n• #") and "Owner is allergic to penicillin." in remembered
+    memory_id = int(remembered.split("#")[1].split()[0])
+    assert ask(bot_api, "/memories relationship") == "No memories yet."
+    assert ask(bot_api, "/memories banana").startswith("Kinds are:")
+    assert ask(bot_api, "/memories") == f"#{memory_id} fact: Owner is allergic to penicillin."
+    assert ask(bot_api, "/recall penicillin allergy").startswith(f"#{memory_id} Owner is allergic to penicillin.")
+    assert ask(bot_api, "/forget").startswith("Forget these?\n• #")  # the memories of the last answer
+    assert ask(bot_api, "/forget yes") == f"Forgot 1 memory(ies): #{memory_id}."
+    assert memories_with(env, "penicillin") == []
+    assert ask(bot_api, "/forget 99999") == "Nothing was forgotten. No memory #99999."
+    assert ask(bot_api, "/reflect") == "I didn't reflect: no model provider is configured."
+    assert "Forgot 1 memory(ies)" in ask(bot_api, "/activity")
+    assert ask(bot_api, "/quiet 2").startswith("Quiet until ")
+    assert ask(bot_api, "/quiet 0") == "Signals are on again."
+    assert ask(bot_api, "/dance").startswith("I don't know /dance.")
+    with store_of(env) as store:  # commands are answered, never taught
+        assert store.list_memories("owner") == []
+
+
+def raise_signal(env: dict, title: str, body: str) -> int:
+    with store_of(env) as store:
+        mid = store.insert_memory("owner", "fact", f"Owner noted {title}.", "muse", 0.5)
+        return record_signal(store, "owner", ProposedSignal("reminder", title, body, 0.5, [mid]), "raised", None,
+                             utc_now())
+
+
+def test_signals_are_delivered_once_split_and_paced_under_flood_control(env, daemon, bot_api):
+    proc, log = daemon
+    bot_api.script_flood(1, times=1)  # the first attempt is refused: retry after 1 s
+    long_body = " ".join(f"word{i}" for i in range(1800))  # ~ 14 000 characters: 4 messages
+    signal_id = raise_signal(env, "Passport renewal", long_body)
+    sent = bot_api.wait_for_sent(4, 60)
+    assert all(len(text) <= 4096 for _, text in sent) and sent[0][1].startswith("💡 Passport renewal\nword0 ")
+    assert " ".join(text for _, text in sent).split()[-1] == "word1799"
+    attempts = [t for t, chat in bot_api.send_attempts if chat == OWNER]
+    assert attempts[1] - attempts[0] >= 1.0  # the flood-controlled retry waited retry_after
+    assert all(b - a >= 0.95 for a, b in itertools.pairwise(attempts[1:]))  # ≤ 1 message/s per chat
+    wait_for(lambda: any(line == "Sent signal “Passport renewal” on Telegram." for line in diary(env)), 15,
+             "the signal line")
+
+    assert stop(proc) == 0
+    proc = start(env, log)
+    try:
+        assert ask(bot_api, "/quiet 1").startswith("Quiet until")
+        raise_signal(env, "Dentist", "Thursday at 9.")
+        time.sleep(4)
+        assert not any("Dentist" in text for _, text in bot_api.sent)  # quiet: it waits
+        assert ask(bot_api, "/quiet 0") == "Signals are on again."
+        wait_for(lambda: any("Dentist" in text for _, text in bot_api.sent), 20, "the held signal")
+        assert sum("Passport renewal" in text for _, text in bot_api.sent) == 1  # never sent twice
+        with store_of(env) as store:
+            assert all(s.delivered_at for s in list_signals(store, "owner"))
+            assert signal_id in [s.id for s in list_signals(store, "owner")]
+    finally:
+        assert stop(proc) == 0
+
+
+def test_pairing_makes_the_first_sender_of_the_code_the_owner(env, tmp_path, bot_api):
+    env = {**env, "TWIN_TELEGRAM_ALLOWED_USERS": ""}
+    status = json.loads(twin_cli(env, "status", "--json").stdout)
+    assert status["telegram"] == {"enabled": True, "owners": [], "last_update_id": None}
+    assert any("twin telegram pair" in line for line in status["degraded"])
+    code = twin_cli(env, "telegram", "pair").stdout.split("/start ")[1].split()[0]
+    log = tmp_path / "daemon.log"
+    proc = start(env, log)
+    try:
+        bot_api.send_user_message("/start 00000000", user_id=7)  # a wrong code: a stranger, ignored
+        assert ask(bot_api, f"/start {code}", user_id=7).startswith("Paired: I'll answer only you here.")
+        assert all(chat == 7 for chat, _ in bot_api.sent) and len(bot_api.sent) == 1
+        bot_api.send_user_message(f"/start {code}", user_id=8)  # a used code pairs no one else
+        assert ask(bot_api, "Hello twin, I like sailing.", user_id=7) == "Noted, I'll remember that."
+        assert {chat for chat, _ in bot_api.sent} == {7}
+        status = json.loads(twin_cli(env, "status", "--json").stdout)
+        assert status["telegram"]["owners"] == [7]
+        assert "7 (paired)" in twin_cli(env, "telegram", "owners").stdout
+    finally:
+        assert stop(proc) == 0
+    assert TOKEN not in log.read_text()
