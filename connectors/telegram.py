@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+from redis import Redis
 from telegram import Update
 from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import AIORateLimiter, ExtBot
@@ -85,6 +86,8 @@ class TelegramConnector:
         self.activity: Activity | None = None
         self.recall = None
         self.provider = None
+        # the outbox wake-up gets its own client without retries: a blocking pop must end within ~1 s at a stop
+        self.outbox = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=5)
         self.last_sent: dict[int, float] = {}
         self.answered = self.queued = 0
 
@@ -167,6 +170,7 @@ class TelegramConnector:
                 await self._in_store(self._say_counts)
             await self._in_store(self._close)
             self.work.shutdown(wait=True)
+            self.outbox.close()
 
     async def _poll(self, bot: ExtBot, stop: asyncio.Event, poll_s: int) -> None:
         backoff_s = 1.0
@@ -444,6 +448,6 @@ class TelegramConnector:
             except TelegramError as exc:
                 log.warning("telegram: could not send a signal (%s); will retry", self._redact(str(exc)))
             with contextlib.suppress(Exception):  # Redis away: fall back to the pause below
-                await self._until_stopped(asyncio.to_thread(self.bus.redis.blpop, [OUTBOX], 2), stop)
+                await self._until_stopped(asyncio.to_thread(self.outbox.blpop, [OUTBOX], 1), stop)
                 continue
-            await self._pause(2.0, stop)
+            await self._pause(1.0, stop)
