@@ -53,7 +53,8 @@ def _quoted(prompt: str, tag: str) -> str:
 
 
 def plausible_answer(messages: list[dict]) -> str:
-    """What a well-behaved small model would answer to twin's extraction and reflection prompts."""
+    """What a well-behaved small model would answer to twin's extraction, reflection, chat-reply and chat-summary
+    prompts (told apart by how their system prompt starts)."""
     system = messages[0]["content"] if messages else ""
     user = "\n".join(m["content"] for m in messages[1:] if m.get("role") == "user")
     if system.startswith("Task: reflection"):
@@ -66,10 +67,24 @@ def plausible_answer(messages: list[dict]) -> str:
         return json.dumps({"signals": signals, "widgets": [{"type": "memory", "reason": "new memories"}],
                            "profile": {"facts": [], "goals": [], "preferences": []},
                            "thought": f"Looked over {len(ids)} new memories."})
+    if system.startswith("You are the owner's personal memory twin"):
+        remembered = [line[2:] for line in _quoted(system, "MEMORIES").splitlines() if line.startswith("- ")]
+        last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        if remembered:
+            return f"You asked: {last} From what I remember: {remembered[0]}"
+        return "Got it, thanks for telling me."
+    if system.startswith("Summarise this conversation"):
+        said = [line for line in _quoted(user, "CHAT").splitlines() if line.startswith("Owner: ")]
+        return "\n".join(f"- {line[7:]}" for line in said[:12])
     text = _quoted(user, "TEXT")
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if 20 <= len(s.strip()) <= 300][:3]
     memories = [{"kind": "document", "content": f"Owner has a text saying: {s.rstrip('.!?')}.", "importance": 0.4,
                  "tags": ["demo"]} for s in sentences]
+    if "Source: telegram:" in user:  # what the owner says in chat: first person made third person, as a model would
+        memories = [{"kind": "fact", "importance": 0.5,
+                     "content": "Owner said: " + re.sub(r"(?i)\b(I'm|I|my|me)\b", lambda m: {
+                         "i": "they", "i'm": "they are", "my": "their", "me": "them"}[m.group(1).lower()], s)}
+                    for s in sentences]
     return json.dumps({"memories": memories, "profile": {"facts": [], "goals": [], "preferences": [],
                                                          "routines": [], "tone": None}})
 

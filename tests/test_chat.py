@@ -123,4 +123,5 @@ def test_compaction_with_a_model_summary(provider_env, store, fake_llm):
 
 def test_offline_reply_shapes():
     assert offline_reply("I love figs", []) == "Noted, I'll remember that."
+    assert offline_reply("Where are my keys", []) == "I don't remember anything about that yet."
     assert offline_reply("what do I love?", []) == "I don't remember anything about that yet."

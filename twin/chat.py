@@ -197,13 +197,21 @@ class Conversation:
         return self.provider.chat_text(messages, purpose="chat reply")
 
 
+STRONGLY_RELATED = 0.5
+"""Cosine at which a memory is worth mentioning after a statement (ours: a paraphrase scores 0.5+ on the local
+model, a topic neighbour 0.3-0.5; LIBRARY_NOTES §8)."""
+
+
 def offline_reply(text: str, memories: list[Recalled]) -> str:
-    """The reply without a model (seed 001: degrade, never fail): what recall found, or a plain acknowledgement."""
+    """The reply without a model (seed 001: degrade, never fail), built from recall: a question gets what recall
+    found ("Here is what I remember about …") or an honest "I don't remember"; a statement is acknowledged, with
+    the one memory it strongly relates to, if any."""
     topic = " ".join(strip_controls(text).split())
     topic = topic if len(topic) <= 60 else topic[:57].rsplit(" ", 1)[0] + "…"
+    if not _QUESTION.search(topic):
+        related = [m for m in memories if m.vector >= STRONGLY_RELATED]
+        return "Noted, I'll remember that." + (f"\nThat reminds me: {related[0].memory.content}" if related else "")
     if not memories:
-        if _QUESTION.search(topic):
-            return "I don't remember anything about that yet."
-        return "Noted, I'll remember that."
+        return "I don't remember anything about that yet."
     lines = "\n".join(f"• {m.memory.content}" for m in memories)
     return f"Here is what I remember about “{topic}”:\n{lines}"
