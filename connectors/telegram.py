@@ -18,6 +18,8 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -39,9 +41,12 @@ from workers.bus import OUTBOX, Bus
 log = logging.getLogger("twin.telegram")
 
 MAX_MESSAGE_CHARS = 4096  # Bot API limit (LIBRARY_NOTES §5)
-PER_CHAT_INTERVAL_S = 1.0  # FloodLimit: 1 message/s per chat (LIBRARY_NOTES §5)
+PER_CHAT_INTERVAL_S = 1.0
+SIGNAL_RETRY_S = 60.0  # after a failed signal send (ours)  # FloodLimit: 1 message/s per chat (LIBRARY_NOTES §5)
 CONNECTOR = "telegram"
 PAIR_CODE_TTL_S = 600
+MAX_MEMORY_ID = 2**63 - 1  # SQLite INTEGER
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 HELP = """I'm your twin: I remember what you tell me and what I read for you.
 Just talk to me, or:
 /remember TEXT – remember this now
@@ -147,10 +152,12 @@ class TelegramConnector:
             try:
                 await bot.initialize()  # getMe: checks the token
             except (InvalidToken, Forbidden) as exc:
+                await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "token_refused", utc_now())
                 await self._in_store(self.activity.record, "degraded", "Telegram refused the bot token "
                                      f"({type(exc).__name__}); fix TWIN_TELEGRAM_BOT_TOKEN and restart twin.")
                 await stop.wait()
                 return
+            await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "token_refused", "")
             await bot.delete_webhook()
             owners = await self._in_store(self._owners)
             if not owners:
@@ -170,7 +177,8 @@ class TelegramConnector:
                 await self._in_store(self._say_counts)
             await self._in_store(self._close)
             self.work.shutdown(wait=True)
-            self.outbox.close()
+            # self.outbox is not closed here: a blocking pop may still be running in its thread (≤ 1 s); the
+            # client closes with the object
 
     async def _poll(self, bot: ExtBot, stop: asyncio.Event, poll_s: int) -> None:
         backoff_s = 1.0
@@ -181,8 +189,9 @@ class TelegramConnector:
                     bot.get_updates(offset=last + 1 if last else None, timeout=poll_s, allowed_updates=["message"]),
                     stop)
             except RetryAfter as exc:
-                await self._pause(float(exc.retry_after if not isinstance(exc.retry_after, timedelta)
-                                        else exc.retry_after.total_seconds()), stop)
+                wait_s = _seconds(exc.retry_after)
+                log.warning("telegram: flood control on getUpdates; waiting %.0f s", wait_s)
+                await self._pause(wait_s, stop)
                 continue
             except NetworkError as exc:  # TimedOut included; the library already retried nothing: we back off
                 log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", self._redact(str(exc)), backoff_s)
@@ -193,11 +202,39 @@ class TelegramConnector:
             if updates is None:
                 return
             for update in updates:
-                await self._handle(bot, update)
+                if not await self._handle_safely(bot, update, stop):
+                    await self._pause(backoff_s, stop)  # a transient send failure: this update again, later
+                    backoff_s = min(backoff_s * 2, 60.0)
+                    break
                 await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "update_id", str(update.update_id))
             if not updates:
                 await self._in_store(self._push_unlearned)
                 await self._in_store(self._say_counts)
+
+    async def _handle_safely(self, bot: ExtBot, update: Update, stop: asyncio.Event) -> bool:
+        """Handle one update; True when its cursor may move. A network failure while answering returns False
+        (the update is tried again); anything else — a message no code path expected, a reply Telegram refuses
+        for good — is logged with its traceback, answered with an apology when possible, and skipped, so one bad
+        message can never stop the bot. A stop cancels the handling (the update is handled after the restart)."""
+        try:
+            await self._until_stopped(self._handle(bot, update), stop)
+            return not stop.is_set()
+        except NetworkError as exc:  # TimedOut included; BadRequest and Forbidden are not NetworkErrors
+            log.warning("telegram: could not answer update %d (%s); will try again", update.update_id,
+                        self._redact(str(exc)))
+            return False
+        except Exception as exc:
+            log.exception("telegram: update %d could not be handled; skipping it", update.update_id)
+            await self._in_store(self.activity.record, "error", "Telegram: a message could not be handled "
+                                 f"({type(exc).__name__}); skipped it. The journal has the details.")
+            chat = update.effective_chat
+            if chat is not None and await self._in_store(self._owner_chat, chat.id):
+                with contextlib.suppress(TelegramError):
+                    await bot.send_message(chat.id, "Sorry, I could not handle that message.")
+            return True
+
+    def _owner_chat(self, chat_id: int) -> bool:
+        return chat_id in self._owners() or chat_id in self.settings.telegram_allowed_chats
 
     # -- who may talk ----------------------------------------------------------------------------------
     def _owners(self) -> set[int]:
@@ -231,13 +268,17 @@ class TelegramConnector:
         self.activity.record("system", f"Telegram: paired user {user_id} as the owner.")
         return True
 
-    def _note_stranger(self, user_id: int) -> None:
+    def _note_stranger(self, user_id: int, chat_id: int) -> None:
         today = utc_now()[:10]
         key = f"stranger:{user_id}"
         if self.store.get_cursor(CONNECTOR, self.being, key) != today:
             self.store.set_cursor(CONNECTOR, self.being, key, today)
-            self.activity.record("system", f"Telegram: ignored a message from a stranger (user {user_id}); "
-                                           "the twin answers only its owner.")
+            if user_id in self._owners():
+                self.activity.record("system", f"Telegram: ignored your message in chat {chat_id}: the twin answers "
+                                               "in private chats unless TWIN_TELEGRAM_ALLOWED_CHATS lists the chat.")
+            else:
+                self.activity.record("system", f"Telegram: ignored a message from a stranger (user {user_id}); "
+                                               "the twin answers only its owner.")
 
     # -- messages ---------------------------------------------------------------------------------------
     async def _handle(self, bot: ExtBot, update: Update) -> None:
@@ -245,12 +286,12 @@ class TelegramConnector:
         if message is None or message.from_user is None:
             return
         user_id, chat = message.from_user.id, message.chat
-        text = message.text or ""
+        text = _SURROGATES.sub("\ufffd", message.text or "")
         if not await self._in_store(self._allowed, user_id, chat.id, chat.type):
             if await self._in_store(self._try_pairing, user_id, text):
                 await self._send(bot, chat.id, "Paired: I'll answer only you here.\n\n" + HELP)
             else:
-                await self._in_store(self._note_stranger, user_id)
+                await self._in_store(self._note_stranger, user_id, chat.id)
             return
         if not text.strip():
             await self._send(bot, chat.id, "I can only read text for now.")
@@ -351,6 +392,8 @@ class TelegramConnector:
             try:
                 ids = [int(part.lstrip("#")) for part in rest.replace(",", " ").split()]
             except ValueError:
+                ids = []
+            if not ids or not all(0 < i <= MAX_MEMORY_ID for i in ids):
                 return ChatReply("Forget which? /forget 12 40, or /forget to forget what I just showed you.")
         else:
             ids = conversation.last_shown()
@@ -402,8 +445,10 @@ class TelegramConnector:
 
     def _quiet(self, conversation: Conversation, rest: str) -> ChatReply:
         try:
-            hours = float(rest) if rest else 8.0
+            hours = float(rest.split()[0]) if rest else 8.0
         except ValueError:
+            hours = math.nan
+        if not math.isfinite(hours) and hours != math.inf:
             return ChatReply("/quiet 3 keeps signals back for 3 hours; /quiet 0 ends it.")
         if hours <= 0:
             self.store.set_cursor(CONNECTOR, self.being, "quiet_until", "")
@@ -439,15 +484,29 @@ class TelegramConnector:
     async def _deliver_signals(self, bot: ExtBot, stop: asyncio.Event) -> None:
         """Send raised, undelivered signals (SQLite is the truth; the Redis outbox only wakes this up sooner)."""
         while not stop.is_set():
-            try:
-                signals, chats = await self._in_store(self._signals_due)
-                for signal in signals if chats else []:
-                    for chat_id in chats:
+            signals, chats = await self._in_store(self._signals_due)
+            failed = False
+            for signal in signals if chats else []:
+                reached = 0
+                for chat_id in chats:  # delivered once it reached one owner chat; a chat that refuses is skipped
+                    try:
                         await self._send(bot, chat_id, f"💡 {signal.title}\n{signal.body}".strip())
+                        reached += 1
+                    except TelegramError as exc:
+                        failed = True
+                        log.warning("telegram: could not send signal #%d to chat %d (%s)", signal.id, chat_id,
+                                    self._redact(str(exc)))
+                if reached:
                     await self._in_store(self._delivered, signal)
-            except TelegramError as exc:
-                log.warning("telegram: could not send a signal (%s); will retry", self._redact(str(exc)))
+            if failed:  # back off before trying the rest again
+                await self._pause(SIGNAL_RETRY_S, stop)
+                continue
             with contextlib.suppress(Exception):  # Redis away: fall back to the pause below
                 await self._until_stopped(asyncio.to_thread(self.outbox.blpop, [OUTBOX], 1), stop)
                 continue
             await self._pause(1.0, stop)
+
+
+def _seconds(value: float | timedelta) -> float:
+    """A `RetryAfter.retry_after` in seconds (an int today, a `timedelta` in later python-telegram-bot)."""
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)

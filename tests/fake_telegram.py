@@ -118,6 +118,9 @@ class FakeTelegram:
         self._next_message_id = 1
         self._chats: dict[int, dict] = {}
         self._floods: deque[int] = deque()
+        self.refusing_chats: set[int] = set()
+        """Chats whose sendMessage gets 403 "bot can't initiate conversation with a user" (a user who never
+        opened the bot)."""
         self._allowed_updates: list[str] = []
         self._poll_generation = 0
         self._stopping = False
@@ -315,6 +318,8 @@ class FakeTelegram:
             raise TelegramError(400, "Bad Request: chat_id is empty")
         if not isinstance(chat_id, int) or isinstance(chat_id, bool):
             raise TelegramError(400, "Bad Request: chat not found")
+        if chat_id in self.refusing_chats:
+            raise TelegramError(403, "Forbidden: bot can't initiate conversation with a user")
         if not text.strip():
             raise TelegramError(400, "Bad Request: message text is empty")
         if len(text) > MAX_MESSAGE_LENGTH:

@@ -261,3 +261,23 @@ def test_sixty_message_conversation_recalls_message_3_in_message_55(env, tmp_pat
     finally:
         assert stop(proc) == 0
     (tmp_path / "transcript.txt").write_text("\n".join(transcript))
+
+
+def test_bad_input_never_stops_the_bot_and_a_refusing_chat_does_not_repeat_a_signal(env, tmp_path, bot_api):
+    env = {**env, "TWIN_TELEGRAM_ALLOWED_USERS": f"{OWNER},43"}
+    bot_api.refusing_chats.add(43)  # an allowed user who never opened the bot
+    log = tmp_path / "daemon.log"
+    proc = start(env, log)
+    try:
+        wait_for(lambda: any(m == "getUpdates" for m in bot_api.methods()), 60, "the bot to poll")
+        assert ask(bot_api, "/quiet nan").startswith("/quiet 3 keeps signals back")
+        assert ask(bot_api, "/forget 99999999999999999999999").startswith("Forget which?")
+        assert ask(bot_api, "I like \ud800 odd text.") == "Noted, I'll remember that."  # a lone surrogate
+        raise_signal(env, "Library books", "They are due on Wednesday.")
+        wait_for(lambda: any("Library books" in text for _, text in bot_api.sent), 20, "the signal")
+        time.sleep(3)
+        assert sum("Library books" in text for _, text in bot_api.sent) == 1  # not resent for chat 43's refusal
+        assert ask(bot_api, "Are you still there?").startswith("I don't remember")  # still answering
+    finally:
+        assert stop(proc) == 0
+    assert "Forbidden" in log.read_text() and "Traceback" not in log.read_text()

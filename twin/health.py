@@ -76,6 +76,9 @@ def status(settings: Settings, store: Store, bus) -> dict:
                         "until midnight UTC")
     report["signals"] = signal_counts(store, settings.being)
     report["telegram"] = telegram_state(settings, store)
+    if report["telegram"].get("token_refused"):
+        degraded.append(f"Telegram refused the bot token at {report['telegram']['token_refused']}: fix "
+                        "TWIN_TELEGRAM_BOT_TOKEN in the env file and restart twin")
     if report["telegram"].get("owners") == []:
         degraded.append("Telegram: the bot answers no one yet: run `twin telegram pair` and send the code to the "
                         "bot (or set TWIN_TELEGRAM_ALLOWED_USERS)")
@@ -103,13 +106,14 @@ def model_state(settings: Settings, store: Store) -> dict:
 
 def telegram_state(settings: Settings, store: Store) -> dict:
     """Whether the Telegram connector is on (a bot token is set; never shown), its owners (allowed and paired
-    user ids), and the last handled update id."""
+    user ids), the last handled update id, and when Telegram last refused the token (None if it did not)."""
     if settings.telegram_bot_token is None:
         return {"enabled": False}
     paired = [row[0] for row in store.conn.execute(
         "SELECT user_id FROM chat_owners WHERE connector = 'telegram' AND being_id = ?", (settings.being,))]
     return {"enabled": True, "owners": sorted(set(paired) | set(settings.telegram_allowed_users)),
-            "last_update_id": store.get_cursor("telegram", settings.being, "update_id")}
+            "last_update_id": store.get_cursor("telegram", settings.being, "update_id"),
+            "token_refused": store.get_cursor("telegram", settings.being, "token_refused") or None}
 
 
 def signal_counts(store: Store, being: str) -> dict:
