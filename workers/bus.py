@@ -14,8 +14,6 @@ from rq import Queue, Retry
 
 LEARN_QUEUE = "twin-learn"
 EMBED_QUEUE = "twin-embed"
-REFLECT_QUEUE = "twin-reflect"
-"""Reflection jobs; the learn worker takes them before learn jobs (one per being per tick, so never a flood)."""
 OUTBOX = "twin:outbox"
 """Raised signals waiting for delivery (a Redis list of `{"signal_id", "being"}` JSON); the Telegram connector
 sends them. The signal itself is in SQLite (`delivered_at` NULL until sent), so a lost outbox loses nothing."""
@@ -36,7 +34,6 @@ class Bus:
         self.redis = redis
         self.learn_queue = Queue(LEARN_QUEUE, connection=redis)
         self.embed_queue = Queue(EMBED_QUEUE, connection=redis)
-        self.reflect_queue = Queue(REFLECT_QUEUE, connection=redis)
 
     def _learn(self, name: str, **kwargs: object) -> str:
         from workers.jobs import JOBS  # the registry imports the core; keep `import workers.bus` light
@@ -86,12 +83,16 @@ class Bus:
         self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0, at_front=True)
 
     def push_reflect(self, being: str, force: bool = False) -> str:
-        """Queue one reflection of `being` (seed 001's tick). Not retried: the next tick is the retry."""
+        """Queue one reflection of `being` (seed 001's tick) before any waiting learn job. Not retried: the next
+        tick is the retry."""
         from workers.jobs import JOBS
 
-        job = self.reflect_queue.enqueue(JOBS["reflect_being"], kwargs={"being": being, "force": force},
-                                         job_timeout=JOB_TIMEOUT_S, result_ttl=0, failure_ttl=7 * 86400,
-                                         description="reflect_being")
+        # on the learn queue, at its front: the learn worker serves exactly one queue, the only way RQ takes a
+        # job through its intermediate list (with several queues it pops with BLPOP, and a job popped as the
+        # worker stops is lost; workers.main.recover_orphaned_jobs relies on that list)
+        job = self.learn_queue.enqueue(JOBS["reflect_being"], kwargs={"being": being, "force": force},
+                                       job_timeout=JOB_TIMEOUT_S, result_ttl=0, failure_ttl=7 * 86400,
+                                       description="reflect_being", at_front=True)
         return job.id
 
     def push_signal(self, signal_id: int, being: str) -> None:
@@ -101,7 +102,7 @@ class Bus:
     def depths(self) -> dict[str, int]:
         """Queued and failed job counts per queue (read-only)."""
         out = {}
-        for queue in (self.learn_queue, self.embed_queue, self.reflect_queue):
+        for queue in (self.learn_queue, self.embed_queue):
             out[f"{queue.name}"] = queue.count
             out[f"{queue.name}-failed"] = queue.failed_job_registry.count
         return out

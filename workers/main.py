@@ -27,7 +27,7 @@ from twin.provider import provider_for
 from twin.settings import Settings, load_settings
 from twin.store import Store
 from twin.vectors import IndexWriter
-from workers.bus import EMBED_QUEUE, LEARN_QUEUE, REFLECT_QUEUE, Bus
+from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
 from workers.context import WorkerContext, install
 from workers.jobs import BadInput
 
@@ -81,7 +81,7 @@ def recover_orphaned_jobs(queue: Queue) -> int:
 
 def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     """The learn worker: an in-process `SimpleWorker` with one store connection (and, when configured, one
-    model provider client) for all its jobs; it takes reflection jobs before learn jobs.
+    model provider client) for all its jobs; reflection jobs are queued at the front of its queue.
 
     Offline extraction is pure Python with bounded input and model calls are bounded by the client's timeout
     and retries, so the fork-per-job `Worker` (12 ms a job, a new SQLite connection each time; LIBRARY_NOTES §1)
@@ -91,9 +91,10 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     store = Store(settings.db_path).open()
     try:
         install(WorkerContext(settings=settings, redis=redis, store=store, provider=provider_for(settings, store)))
-        for name in (REFLECT_QUEUE, LEARN_QUEUE):
-            recover_orphaned_jobs(Queue(name, connection=redis))
-        worker = SimpleWorker([REFLECT_QUEUE, LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
+        recover_orphaned_jobs(Queue(LEARN_QUEUE, connection=redis))
+        # one queue per worker: only then does RQ dequeue through an intermediate list (BLMOVE) that
+        # recover_orphaned_jobs can read; reflection jobs go to the front of this same queue
+        worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
                               exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
         worker.work(burst=burst, logging_level="WARNING")
     finally:
@@ -144,7 +145,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
 def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
     """RQ's scheduler, which moves jobs whose retry delay has passed back onto their queue, as its own
     supervised process (RQ would fork it from a worker, where a dying worker leaves it orphaned)."""
-    scheduler = RQScheduler([REFLECT_QUEUE, LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
+    scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
     scheduler.acquire_locks()
     if burst:
         scheduler.enqueue_scheduled_jobs()
