@@ -202,7 +202,7 @@ class TelegramConnector:
             if updates is None:
                 return
             for update in updates:
-                if not await self._handle_safely(bot, update, stop):
+                if not await self._handle_safely(bot, update):
                     await self._pause(backoff_s, stop)  # a transient send failure: this update again, later
                     backoff_s = min(backoff_s * 2, 60.0)
                     break
@@ -211,14 +211,15 @@ class TelegramConnector:
                 await self._in_store(self._push_unlearned)
                 await self._in_store(self._say_counts)
 
-    async def _handle_safely(self, bot: ExtBot, update: Update, stop: asyncio.Event) -> bool:
+    async def _handle_safely(self, bot: ExtBot, update: Update) -> bool:
         """Handle one update; True when its cursor may move. A network failure while answering returns False
         (the update is tried again); anything else — a message no code path expected, a reply Telegram refuses
         for good — is logged with its traceback, answered with an apology when possible, and skipped, so one bad
-        message can never stop the bot. A stop cancels the handling (the update is handled after the restart)."""
+        message can never stop the bot. A stop waits for the update in hand (the supervisor cancels the connector
+        only after `TWIN_STOP_GRACE_S`)."""
         try:
-            await self._until_stopped(self._handle(bot, update), stop)
-            return not stop.is_set()
+            await self._handle(bot, update)  # not cancelled by a stop: a reply sent must also be recorded
+            return True
         except NetworkError as exc:  # TimedOut included; BadRequest and Forbidden are not NetworkErrors
             log.warning("telegram: could not answer update %d (%s); will try again", update.update_id,
                         self._redact(str(exc)))

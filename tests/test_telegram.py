@@ -193,7 +193,7 @@ def test_signals_are_delivered_once_split_and_paced_under_flood_control(env, dae
 def test_pairing_makes_the_first_sender_of_the_code_the_owner(env, tmp_path, bot_api):
     env = {**env, "TWIN_TELEGRAM_ALLOWED_USERS": ""}
     status = json.loads(twin_cli(env, "status", "--json").stdout)
-    assert status["telegram"] == {"enabled": True, "owners": [], "last_update_id": None}
+    assert status["telegram"] == {"enabled": True, "owners": [], "last_update_id": None, "token_refused": None}
     assert any("twin telegram pair" in line for line in status["degraded"])
     code = twin_cli(env, "telegram", "pair").stdout.split("/start ")[1].split()[0]
     log = tmp_path / "daemon.log"
