@@ -31,7 +31,7 @@ from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
 from twin.activity import Activity
-from twin.chat import ChatReply, Conversation, relevant_memories
+from twin.chat import ChatReply, Conversation, paired_owners, relevant_memories
 from twin.memory import KINDS, format_time, parse_time, utc_now
 from twin.provider import provider_for
 from twin.signals import mark_delivered, undelivered
@@ -117,9 +117,6 @@ class TelegramConnector:
         if self.store is not None:
             self.store.close()
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self.token, "<token>")
-
     @staticmethod
     async def _until_stopped(coro, stop: asyncio.Event):
         """Await `coro` unless `stop` is set first (then cancel it and return None)."""
@@ -194,7 +191,7 @@ class TelegramConnector:
                 await self._pause(wait_s, stop)
                 continue
             except NetworkError as exc:  # TimedOut included; the library already retried nothing: we back off
-                log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", self._redact(str(exc)), backoff_s)
+                log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", exc, backoff_s)
                 await self._pause(backoff_s, stop)
                 backoff_s = min(backoff_s * 2, 60.0)
                 continue
@@ -222,7 +219,7 @@ class TelegramConnector:
             return True
         except NetworkError as exc:  # TimedOut included; BadRequest and Forbidden are not NetworkErrors
             log.warning("telegram: could not answer update %d (%s); will try again", update.update_id,
-                        self._redact(str(exc)))
+                        exc)
             return False
         except Exception as exc:
             log.exception("telegram: update %d could not be handled; skipping it", update.update_id)
@@ -239,9 +236,7 @@ class TelegramConnector:
 
     # -- who may talk ----------------------------------------------------------------------------------
     def _owners(self) -> set[int]:
-        paired = {row[0] for row in self.store.conn.execute(
-            "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (CONNECTOR, self.being))}
-        return paired | set(self.settings.telegram_allowed_users)
+        return paired_owners(self.store, CONNECTOR, self.being) | set(self.settings.telegram_allowed_users)
 
     def _allowed(self, user_id: int, chat_id: int, chat_type: str) -> bool:
         if user_id not in self._owners():
@@ -496,7 +491,7 @@ class TelegramConnector:
                     except TelegramError as exc:
                         failed = True
                         log.warning("telegram: could not send signal #%d to chat %d (%s)", signal.id, chat_id,
-                                    self._redact(str(exc)))
+                                    exc)
                 if reached:
                     await self._in_store(self._delivered, signal)
             if failed:  # back off before trying the rest again

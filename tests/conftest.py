@@ -138,3 +138,18 @@ def provider_env(twin_env, fake_llm, monkeypatch) -> Settings:
                        "TWIN_LLM_TIMEOUT_S": "2", "TWIN_LLM_MAX_RETRIES": "1"}.items():
         monkeypatch.setenv(key, value)
     return load_settings()
+
+
+@pytest.fixture
+def provider(provider_env, store):
+    """A `ModelProvider` on `fake_llm`, counting its calls in the isolated store's budget."""
+    from twin.provider import provider_for
+
+    model = provider_for(provider_env, store)
+    yield model
+    model.close()
+
+
+def diary_lines(activity: Activity, kind: str) -> list[str]:
+    """The texts of the newest 200 diary lines of `kind`, oldest first."""
+    return [line.text for line in activity.recent(200) if line.kind == kind]

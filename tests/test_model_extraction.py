@@ -7,6 +7,7 @@ import json
 import logging
 
 import pytest
+from conftest import diary_lines as lines
 from conftest import run_worker
 from fake_llm import Reply
 
@@ -21,16 +22,6 @@ from workers.bus import Bus
 def answer(*memories: dict, profile: dict | None = None) -> str:
     return json.dumps({"memories": list(memories), "profile": profile or {}})
 
-
-@pytest.fixture
-def provider(provider_env, store):
-    model = provider_for(provider_env, store)
-    yield model
-    model.close()
-
-
-def lines(activity, kind: str) -> list[str]:
-    return [line.text for line in activity.recent(200) if line.kind == kind]
 
 
 def test_well_formed_answer_is_stored_with_coerced_kinds_and_the_profile(provider, store, activity, fake_llm):

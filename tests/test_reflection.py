@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
+from conftest import diary_lines as diary
 from conftest import run_worker
 from fake_llm import Reply
 from test_cli import twin
@@ -16,7 +17,6 @@ from test_cli import twin
 from twin.hush import HushGate, HushRules
 from twin.learn import learn
 from twin.profile import load_profile
-from twin.provider import provider_for
 from twin.reflection import fresh_memories, reflect
 from twin.signals import list_signals, list_widget_suggestions
 from workers.bus import OUTBOX, Bus
@@ -49,16 +49,6 @@ def settings(provider_env, monkeypatch):
 
     return load_settings()
 
-
-@pytest.fixture
-def provider(settings, store):
-    model = provider_for(settings, store)
-    yield model
-    model.close()
-
-
-def diary(activity, kind: str) -> list[str]:
-    return [line.text for line in activity.recent(200) if line.kind == kind]
 
 
 def test_fewer_than_three_new_memories_make_no_call_unless_forced(settings, provider, store, activity, fake_llm):

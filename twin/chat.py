@@ -52,6 +52,12 @@ class ChatReply:
     by_model: bool = False
 
 
+def paired_owners(store: Store, connector: str, being: str) -> set[int]:
+    """User ids paired as owners of `being` on `connector` (`chat_owners`; e.g. by `twin telegram pair`)."""
+    return {row[0] for row in store.conn.execute(
+        "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (connector, being))}
+
+
 def asks_for_sensitive(text: str) -> bool:
     """True when the message asks for something sensitive by name (a password, PIN, key, account number…):
     only then are `sensitive` memories recalled into the reply (seed 003, DESIGN "Recall")."""
@@ -66,7 +72,8 @@ def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list
     except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
         log.exception("chat: recall failed; replying without memories")
         return []
-    log.debug("chat: recall found %s", [(h.memory.id, round(h.keyword, 3), round(h.vector, 3)) for h in hits])
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("chat: recall found %s", [(h.memory.id, round(h.keyword, 3), round(h.vector, 3)) for h in hits])
     include_sensitive = asks_for_sensitive(text)
     kept = [h for h in hits if (h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY)
             and (include_sensitive or h.memory.sensitivity != "sensitive")]

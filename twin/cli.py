@@ -387,9 +387,10 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
 
     with Store(settings.db_path) as store:
         if args.action == "owners":
-            paired = [row[0] for row in store.conn.execute(
-                "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (CONNECTOR, settings.being))]
-            for user_id in sorted(set(paired) | set(settings.telegram_allowed_users)):
+            from twin.chat import paired_owners
+
+            paired = paired_owners(store, CONNECTOR, settings.being)
+            for user_id in sorted(paired | set(settings.telegram_allowed_users)):
                 print(f"{user_id} ({'paired' if user_id in paired else 'TWIN_TELEGRAM_ALLOWED_USERS'})")
             return 0
         code = secrets.token_hex(4)

@@ -96,10 +96,8 @@ def model_state(settings: Settings, store: Store) -> dict:
         return {"provider": None}
     from twin.provider import CallBudget
 
-    budget = CallBudget(store, settings.llm_daily_calls)
-    calls = store.conn.execute("SELECT COALESCE(SUM(calls), 0) FROM provider_usage WHERE day = ?",
-                               (budget.day(),)).fetchone()[0]
-    return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": int(calls),
+    calls = CallBudget(store, settings.llm_daily_calls).used(None)
+    return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": calls,
             "budget": settings.llm_daily_calls, "tick_s": settings.tick_s,
             "last_reflection": store.get_cursor("reflection", settings.being, "last_call_at")}
 
@@ -109,9 +107,10 @@ def telegram_state(settings: Settings, store: Store) -> dict:
     user ids), the last handled update id, and when Telegram last refused the token (None if it did not)."""
     if settings.telegram_bot_token is None:
         return {"enabled": False}
-    paired = [row[0] for row in store.conn.execute(
-        "SELECT user_id FROM chat_owners WHERE connector = 'telegram' AND being_id = ?", (settings.being,))]
-    return {"enabled": True, "owners": sorted(set(paired) | set(settings.telegram_allowed_users)),
+    from twin.chat import paired_owners
+
+    paired = paired_owners(store, "telegram", settings.being)
+    return {"enabled": True, "owners": sorted(paired | set(settings.telegram_allowed_users)),
             "last_update_id": store.get_cursor("telegram", settings.being, "update_id"),
             "token_refused": store.get_cursor("telegram", settings.being, "token_refused") or None}
 

@@ -9,7 +9,6 @@ The text is quoted as data (DESIGN.md invariant 8); the model has no tools. Any 
 
 from __future__ import annotations
 
-import math
 import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from twin.extractor import MAX_CHARS, MAX_PER_CALL, MIN_CHARS, Candidate
 from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
-from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data
+from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data, unit_interval
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",
@@ -75,11 +74,7 @@ class ExtractedMemory(BaseModel):
     @field_validator("importance", mode="before")
     @classmethod
     def _importance(cls, value: object) -> float:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return 0.5
-        return 0.5 if math.isnan(number) else min(1.0, max(0.0, number))
+        return unit_interval(value)
 
     @field_validator("tags", mode="before")
     @classmethod

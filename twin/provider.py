@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -74,6 +75,16 @@ def clean_strings(value: object) -> object:
     if isinstance(value, dict):
         return {clean_strings(k): clean_strings(v) for k, v in value.items()}
     return value
+
+
+def unit_interval(value: object, default: float = 0.5) -> float:
+    """A model's number (or numeric string) clamped to 0..1; `default` for anything else, NaN included (an
+    importance or a priority the model got wrong must not drop the whole answer)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(number) else min(1.0, max(0.0, number))
 
 
 def parse_json_object(text: str) -> dict:
@@ -139,11 +150,11 @@ class CallBudget:
         """Today's UTC date, `YYYY-MM-DD`."""
         return self.clock().astimezone(UTC).strftime("%Y-%m-%d")
 
-    def used(self, tier: str = "cheap") -> int:
-        """Calls of `tier` made today."""
-        row = self.store.conn.execute("SELECT calls FROM provider_usage WHERE day = ? AND tier = ?",
-                                      (self.day(), tier)).fetchone()
-        return int(row[0]) if row else 0
+    def used(self, tier: str | None = "cheap") -> int:
+        """Calls of `tier` made today; of every tier when `tier` is None (what the limit counts)."""
+        row = self.store.conn.execute("SELECT COALESCE(SUM(calls), 0) FROM provider_usage WHERE day = ?"
+                                      " AND (? IS NULL OR tier = ?)", (self.day(), tier, tier)).fetchone()
+        return int(row[0])
 
     def take(self, tier: str, share: float = 1.0) -> None:
         """Count one call of `tier`, or raise `BudgetExhausted` (and count nothing) when today's calls have
@@ -152,10 +163,8 @@ class CallBudget:
         day = self.day()
         with self.store.transaction() as conn:
             if self.limit:
-                row = conn.execute("SELECT COALESCE(SUM(calls), 0) FROM provider_usage WHERE day = ?",
-                                   (day,)).fetchone()
                 allowed = max(1, int(self.limit * share))
-                if row[0] >= allowed:
+                if self.used(None) >= allowed:
                     what = "" if share >= 1 else f" for extraction and embedding ({allowed} of {self.limit}; the " \
                                                   "rest is kept for reflection)"
                     raise BudgetExhausted(f"today's model call budget{what} (TWIN_LLM_DAILY_CALLS={self.limit}) "

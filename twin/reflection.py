@@ -11,7 +11,6 @@ anyway. Without a provider reflection makes no call and says so once in the diar
 from __future__ import annotations
 
 import logging
-import math
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -21,7 +20,15 @@ from twin.activity import Activity
 from twin.hush import HushGate
 from twin.memory import Memory, strip_controls, utc_now
 from twin.profile import ProfileDelta, load_profile, merge_into_profile
-from twin.provider import DATA_RULE, BudgetExhausted, ModelProvider, ProviderError, ProviderResting, quote_data
+from twin.provider import (
+    DATA_RULE,
+    BudgetExhausted,
+    ModelProvider,
+    ProviderError,
+    ProviderResting,
+    quote_data,
+    unit_interval,
+)
 from twin.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
 from twin.store import Store
 
@@ -83,11 +90,7 @@ class SignalProposal(BaseModel):
     @field_validator("priority", mode="before")
     @classmethod
     def _priority(cls, value: object) -> float:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return 0.5
-        return 0.5 if math.isnan(number) else min(1.0, max(0.0, number))
+        return unit_interval(value)
 
     @field_validator("evidence", mode="before")
     @classmethod

@@ -203,9 +203,9 @@ class Settings(BaseSettings):
     @classmethod
     def _token_shape(cls, token: SecretStr | None) -> SecretStr | None:
         """None, or `<digits>:<letters, digits, _ and ->` as @BotFather issues them (its value is never echoed)."""
-        if token is None or not token.get_secret_value().strip():
+        value = _stripped(token)
+        if value is None:
             return None
-        value = token.get_secret_value().strip()
         if not re.fullmatch(r"\d{1,20}:[A-Za-z0-9_-]{1,200}", value):
             raise ValueError("is not a bot token (expected digits, ':', then letters, digits, _ or -)")
         return SecretStr(value)
@@ -267,9 +267,9 @@ class Settings(BaseSettings):
     @classmethod
     def _header_safe_key(cls, key: SecretStr | None) -> SecretStr | None:
         """None, or a key of printable ASCII without spaces (it is sent as an HTTP header)."""
-        if key is None or not key.get_secret_value().strip():
+        value = _stripped(key)
+        if value is None:
             return None
-        value = key.get_secret_value().strip()
         if not value.isascii() or not value.isprintable() or " " in value:
             raise ValueError("must be printable ASCII without spaces (check the env file for a stray character)")
         return SecretStr(value)
@@ -351,6 +351,12 @@ class Settings(BaseSettings):
         """Sources, highest first: init arguments, environment, env file, TOML file (pydantic-settings hook)."""
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
         return init_settings, env_settings, dotenv_settings, toml
+
+
+def _stripped(secret: SecretStr | None) -> str | None:
+    """A secret's value without surrounding whitespace (an env file line often ends in a space), None if blank."""
+    value = secret.get_secret_value().strip() if secret is not None else ""
+    return value or None
 
 
 def _check_config_file(path: Path, explicit: bool) -> None:
