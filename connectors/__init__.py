@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+from connectors.browser import BrowserConnector
 from connectors.files import FilesConnector
+from connectors.gmail import GmailConnector
 from connectors.telegram import TelegramConnector
 
-CONNECTORS = {"files": FilesConnector, "telegram": TelegramConnector}
+CONNECTORS = {"files": FilesConnector, "gmail": GmailConnector, "browser": BrowserConnector,
+              "telegram": TelegramConnector}
 """Every connector by name."""

@@ -59,7 +59,7 @@ def redis(redis_server) -> Redis:
 
 @pytest.fixture
 def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
-    """An isolated twin: data, config and runtime dirs under tmp_path, the private Redis, zero flush delay.
+    """An isolated twin: data, config and runtime dirs and HOME under tmp_path, the private Redis, zero flush delay.
     Set through `TWIN_…` variables so worker subprocesses see the same settings."""
     env = {
         "TWIN_DATA_DIR": str(tmp_path / "data"),
@@ -76,8 +76,34 @@ def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    # the browser connector reads profiles under HOME: never the developer's own browsers
+    (tmp_path / "home").mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     Redis.from_url(redis_server).flushall()
     return load_settings()
+
+
+@pytest.fixture
+def daemon_env(tmp_path, monkeypatch) -> dict:
+    """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}
+    env.update({
+        "TWIN_DATA_DIR": str(tmp_path / "data"),
+        "TWIN_CONFIG_DIR": str(tmp_path / "config"),
+        "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
+        "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"),
+        "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
+        "TWIN_FILES_ROOTS": str(tmp_path / "docs"),
+        "TWIN_EMBED_THREADS": "1",
+        "TWIN_STOP_GRACE_S": "15",
+        "PYTHONUNBUFFERED": "1",
+        "HOME": str(tmp_path / "home"),  # the browser connector reads profiles under HOME: not the developer's
+    })
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "twin.toml").write_text("# empty: every setting at its default\n")
+    return env
 
 
 @pytest.fixture

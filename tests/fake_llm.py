@@ -67,6 +67,21 @@ def plausible_answer(messages: list[dict]) -> str:
         return json.dumps({"signals": signals, "widgets": [{"type": "memory", "reason": "new memories"}],
                            "profile": {"facts": [], "goals": [], "preferences": []},
                            "thought": f"Looked over {len(ids)} new memories."})
+    if system.startswith("Task: interests"):  # one interest per site with ≥ 3 lines, named by its 2 commonest words
+        by_site: dict[str, list[str]] = {}
+        for line in _quoted(user, "VISITS").splitlines():
+            site, dash, title = line.partition(" — ")
+            if dash:
+                by_site.setdefault(site.strip(), []).append(title)
+        interests = []
+        for site, titles in sorted(by_site.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            words: dict[str, int] = {}
+            for word in (w for t in titles for w in set(re.findall(r"[a-z]{4,}", t.lower()))):
+                words[word] = words.get(word, 0) + 1
+            if len(titles) >= 3:
+                topic = " ".join(w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:2]) or site
+                interests.append({"topic": topic, "pages": len(titles), "sites": [site]})
+        return json.dumps({"interests": interests[:5]})
     if system.startswith("You are the owner's personal memory twin"):
         remembered = [line[2:] for line in _quoted(system, "MEMORIES").splitlines() if line.startswith("- ")]
         last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")

@@ -20,27 +20,6 @@ TOPICS = ["sailing", "pottery", "chess openings", "sourdough baking", "birdwatch
           "jazz piano", "alpine hiking", "bookbinding", "home roasting coffee"]
 
 
-@pytest.fixture
-def daemon_env(tmp_path, monkeypatch) -> dict:
-    """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}
-    env.update({
-        "TWIN_DATA_DIR": str(tmp_path / "data"),
-        "TWIN_CONFIG_DIR": str(tmp_path / "config"),
-        "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
-        "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"),
-        "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
-        "TWIN_FILES_ROOTS": str(tmp_path / "docs"),
-        "TWIN_EMBED_THREADS": "1",
-        "TWIN_STOP_GRACE_S": "15",
-        "PYTHONUNBUFFERED": "1",
-    })
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "twin.toml").write_text("# empty: every setting at its default\n")
-    return env
-
-
 def write_docs(folder: Path, n: int) -> list[Path]:
     paths = []
     for i in range(n):

@@ -43,7 +43,8 @@ def env(tmp_path, bot_api) -> dict:
                 "TWIN_CONFIG": str(tmp_path / "config" / "twin.toml"), "TWIN_EMBED_THREADS": "1",
                 "TWIN_TELEGRAM_BASE_URL": bot_api.url, "TWIN_TELEGRAM_ALLOWED_USERS": str(OWNER),
                 "TWIN_TELEGRAM_POLL_TIMEOUT_S": "1", "TWIN_STOP_GRACE_S": "15", "PYTHONUNBUFFERED": "1",
-                "TWIN_LOG_LEVEL": "DEBUG"})  # the token must stay out of even the most verbose journal
+                "TWIN_LOG_LEVEL": "DEBUG",  # the token must stay out of even the most verbose journal
+                "HOME": str(tmp_path / "home")})  # no browser profiles of the developer's own
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "twin.toml").write_text("")
     env_file = tmp_path / "config" / "env"

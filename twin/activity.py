@@ -12,9 +12,11 @@ from twin.store import Store
 log = logging.getLogger("twin.activity")
 
 ACTIVITY_KINDS = ("learned", "indexed_file", "forgot", "index", "system", "degraded", "recovered", "error",
-                  "thought", "reflected", "signal", "held_back", "profile", "model")
-"""Kinds of diary lines: seed 001's `learned`/`indexed_file`/`thought`, reflection's `reflected`, `signal` (raised)
-and `held_back` (blocked by the Hush gate), `profile` edits, `model` (provider fallbacks) and our system lines."""
+                  "thought", "reflected", "signal", "held_back", "profile", "model", "read_email",
+                  "browsed")
+"""Kinds of diary lines: seed 001's `learned`/`indexed_file`/`thought`/`read_email`/`browsed`, reflection's
+`reflected`, `signal` (raised) and `held_back` (blocked by the Hush gate), `profile` edits, `model` (provider
+fallbacks) and our system lines."""
 
 
 @dataclass

@@ -404,6 +404,48 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
+    """Connect Gmail: sign in with Google in a browser (read-only access); the token is saved 0600 in the data
+    dir and a running twin starts reading mail within seconds. Needs TWIN_GMAIL_CLIENT_SECRETS: the OAuth client
+    file (type "Desktop app") of your own Google Cloud project with the Gmail API enabled."""
+    from connectors.gmail import GmailAuthError, authorize
+
+    try:
+        authorize(settings, port=args.port, open_browser=not args.no_browser, timeout_s=args.timeout)
+    except GmailAuthError as exc:
+        print(f"twin: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the flow's own errors (timeout, refused consent, bad response)
+        print(f"twin: Gmail sign-in failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 1
+    with Store(settings.db_path) as store:
+        store.delete_cursor("gmail", settings.being, "auth_error")
+        Activity(store, settings.being).record("read_email", "Gmail connected (read-only).")
+    print("Gmail is connected. A running twin picks the token up within seconds; `twin status` shows the sync.")
+    return 0
+
+
+def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
+    """Import browser history now, whatever the 24-hour pace (seed 001): visits since the last import of each
+    profile are clustered into interests and learned (with the model when one is configured)."""
+    from connectors.browser import BrowserBusy, import_now
+
+    try:
+        report = import_now(settings)
+    except BrowserBusy as exc:
+        print(f"twin: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(report)
+        return 0
+    print(report["line"])
+    for text in report["interests"]:
+        print(f"  {text}")
+    for problem in report["problems"]:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    return 0
+
+
 # -- parser -----------------------------------------------------------------------------------
 def _positive(value: str) -> int:
     try:
@@ -487,6 +529,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = add("telegram", cmd_telegram, "pair your Telegram account with the bot, or list its owners")
     p.add_argument("action", choices=("pair", "owners"))
+    p = add("connect", cmd_connect, "connect a source that needs signing in (gmail)")
+    p.add_argument("source", choices=("gmail",))
+    p.add_argument("--port", type=_positive, default=8765, help="local port Google redirects to (default 8765)")
+    p.add_argument("--no-browser", action="store_true", help="only print the URL (a headless machine)")
+    p.add_argument("--timeout", type=_positive, default=300, help="seconds to wait for the sign-in")
+    p = add("sync", cmd_sync, "import browser history now instead of at the daily pace")
+    p.add_argument("source", choices=("browser",))
+    p.add_argument("--json", action="store_true")
     p = add("import", cmd_import, "read memories from JSON lines")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser

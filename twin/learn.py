@@ -58,11 +58,13 @@ class Extraction:
 
 def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
                          provider: ModelProvider | None, *, limit: int = MAX_PER_CALL,
-                         document_title: str | None = None) -> Extraction:
+                         document_title: str | None = None, offline_text: str | None = None) -> Extraction:
     """The model's extraction when a provider is configured, else (and whenever the model fails) the offline
-    extractor's (seed 000: "on a model failure, [it] degrades"). A failure writes one `model` activity line
-    naming the source type and the reason, never the text; an exhausted budget says so once per UTC day; a
-    provider resting after a failure falls back silently. Never raises for model trouble."""
+    extractor's (seed 000: "on a model failure, [it] degrades"). The offline extractor reads `offline_text`
+    when given (a connector's heuristic summary of what the model reads raw, e.g. an email thread), else
+    `text`. A failure writes one `model` activity line naming the source type and the reason, never the text;
+    an exhausted budget says so once per UTC day; a provider resting after a failure falls back silently.
+    Never raises for model trouble."""
     if provider is not None:
         try:
             candidates, delta = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
@@ -82,7 +84,8 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
             if activity is not None:
                 activity.record("model", f"Model extraction failed for {source_type(source)} (unexpected "
                                          f"{type(exc).__name__}); used the offline extractor.")
-    return Extraction(extract(text, document_title=document_title, limit=limit), ProfileDelta(), OFFLINE_CONFIDENCE)
+    offline = text if offline_text is None else offline_text
+    return Extraction(extract(offline, document_title=document_title, limit=limit), ProfileDelta(), OFFLINE_CONFIDENCE)
 
 
 def _note_budget_once(store: Store, activity: Activity | None, being: str, provider: ModelProvider,
@@ -142,9 +145,9 @@ def learned_line(created: int, reinforced: int, kind: str, profile_updated: bool
     return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + "."
 
 
-def learn_document(store: Store, being: str, text: str, source: str, title: str, max_memories: int,
+def learn_document(store: Store, being: str, text: str, source: str, title: str | None, max_memories: int,
                    ref: str | None = None, provider: ModelProvider | None = None,
-                   activity: Activity | None = None) -> LearnResult:
+                   activity: Activity | None = None, offline_text: str | None = None) -> LearnResult:
     """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) with those of `text`.
 
     Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
@@ -152,10 +155,12 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str,
     at most 12, and its profile delta is merged. Memories the new text still yields keep their ids (no
     re-embedding); the others of this source are deleted (row, FTS, vector; the index is scrubbed at its next
     checkpoint). `activity` receives only model-fallback lines (the connector writes the summary).
+    `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`). `title`
+    None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, text, source, provider, limit=max_memories,
-                                      document_title=title)
+                                      document_title=title, offline_text=offline_text)
     candidates = extraction.candidates
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()

@@ -167,12 +167,32 @@ CHAT = (
     )""",
 )
 
+EMAIL = (
+    # the Gmail connector's per-thread state (its cursor besides the historyId): a thread is learned again only
+    # when its newest message changed; `needs_reply` is the rule in connectors.email_text
+    """CREATE TABLE email_threads (
+        being_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        last_message_id TEXT NOT NULL,
+        last_from TEXT NOT NULL,
+        last_message_at TEXT NOT NULL,
+        message_count INTEGER NOT NULL,
+        needs_reply INTEGER NOT NULL DEFAULT 0,
+        reply_reason TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (being_id, thread_id)
+    )""",
+    "CREATE INDEX email_threads_needing_reply ON email_threads (being_id, needs_reply, last_message_at)",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
     ("0002_superseded_by_index", ("CREATE INDEX memories_by_superseded ON memories (superseded_by)",)),
     ("0003_profile_signals_usage", PROFILE_SIGNALS_USAGE),
     ("0004_chat", CHAT),
+    ("0005_email_threads", EMAIL),
 )
 
 

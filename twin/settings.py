@@ -144,6 +144,27 @@ class Settings(BaseSettings):
     chat_keep_recent: int = Field(10, ge=1, le=1000, description="Messages kept as they are (seed 002: 10).")
     chat_recall_limit: int = Field(5, ge=1, le=20, description="Memories recalled into each reply (seed 002: 5-10).")
 
+    # -- Gmail connector (LIBRARY_NOTES §4): on once `twin connect gmail` saved a token -----------------
+    gmail_client_secrets: Path | None = Field(None, description="The OAuth client file (Desktop app) downloaded from "
+                                              "Google Cloud, for `twin connect gmail`.")
+    gmail_api_url: str = Field("https://gmail.googleapis.com/", description="Gmail API root (a local server in tests).")
+    gmail_token_url: str = Field("https://oauth2.googleapis.com/token",
+                                 description="Google's OAuth token endpoint, where the token is refreshed.")
+    gmail_poll_s: float = Field(90.0, ge=10, le=86400, description="Seconds between syncs (LIBRARY_NOTES §4: 60-120).")
+    gmail_first_sync_days: int = Field(30, ge=1, le=3650, description="How far back a full sync reads, days.")
+    gmail_max_threads: int = Field(500, ge=1, le=100_000, description="Threads read by one full sync at most.")
+    gmail_skip_labels: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["SPAM", "TRASH", "DRAFT", "CATEGORY_PROMOTIONS"],
+        description="Messages with any of these Gmail labels are never read.")
+
+    # -- browser history connector (seed 001; LIBRARY_NOTES §6) -------------------------------------------
+    browser_enabled: bool = Field(True, description="Read Chrome/Chromium/Brave/Edge/Vivaldi/Firefox history.")
+    browser_interval_s: float = Field(86400.0, ge=60, description="At most one import this often (seed 001: 24 h).")
+    browser_first_days: int = Field(7, ge=1, le=365, description="How far back the first import of a profile reads.")
+    browser_max_visits: int = Field(5000, ge=10, le=100_000, description="Visits read per profile per import.")
+    browser_deny: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="More URL globs never learned (matched on host + path, case-insensitive).")
+
     # -- embedding (seed 000 batching; LIBRARY_NOTES §8) -----------------------------------
     embed_backend: Literal["local", "openai", "none"] = "local"
     embed_threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = min(4, cores).")
@@ -210,7 +231,7 @@ class Settings(BaseSettings):
             raise ValueError("is not a bot token (expected digits, ':', then letters, digits, _ or -)")
         return SecretStr(value)
 
-    @field_validator("files_ignore", mode="before")
+    @field_validator("files_ignore", "gmail_skip_labels", "browser_deny", mode="before")
     @classmethod
     def _split_globs(cls, value: object) -> object:
         """Accept a list, or a comma-separated string of globs (as in `TWIN_FILES_IGNORE=*.log,copyright`)."""
@@ -291,6 +312,22 @@ class Settings(BaseSettings):
     def _bot_api_url(cls, url: str) -> str:
         return cls._http_url(url) or "https://api.telegram.org/bot"
 
+    @field_validator("gmail_api_url")
+    @classmethod
+    def _gmail_api_url(cls, url: str) -> str:
+        """An http(s) URL (validated like the provider's), returned with one trailing slash."""
+        return (cls._http_url(url) or "https://gmail.googleapis.com") + "/"
+
+    @field_validator("gmail_token_url")
+    @classmethod
+    def _token_url(cls, url: str) -> str:
+        return cls._http_url(url) or "https://oauth2.googleapis.com/token"
+
+    @field_validator("gmail_client_secrets")
+    @classmethod
+    def _expand_secrets_file(cls, path: Path | None) -> Path | None:
+        return path.expanduser() if path is not None else None
+
     @model_validator(mode="after")
     def _keep_fewer_than_compacted(self) -> Settings:
         if self.chat_keep_recent >= self.chat_compact_after:
@@ -323,6 +360,11 @@ class Settings(BaseSettings):
     def db_path(self) -> Path:
         """The SQLite store: `<data dir>/twin.db`."""
         return self.data_dir / "twin.db"
+
+    @property
+    def gmail_token_path(self) -> Path:
+        """The Gmail OAuth token `twin connect gmail` saved: `<data dir>/gmail-token.json`, mode 0600."""
+        return self.data_dir / "gmail-token.json"
 
     @property
     def index_path(self) -> Path:

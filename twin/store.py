@@ -372,3 +372,8 @@ class Store:
         self.conn.execute("INSERT INTO cursors (connector, being_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)"
                           " ON CONFLICT (connector, being_id, key) DO UPDATE SET value = excluded.value,"
                           " updated_at = excluded.updated_at", (connector, being, key, value, utc_now()))
+
+    def delete_cursor(self, connector: str, being: str, key: str) -> None:
+        """Remove a connector's saved cursor value (absent is fine)."""
+        self.conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
+                          (connector, being, key))

@@ -25,6 +25,8 @@ LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
 JOB_TIMEOUT_S = 600
 LEARN_BATCH = 50
 """Texts per `learn_batch` job."""
+EMAIL_BATCH = 10
+"""Email threads per `learn_email_threads` job (each may be one model call of up to ~10 s)."""
 
 
 class Bus:
@@ -56,6 +58,17 @@ class Bus:
         """Queue a whole document whose memories replace the ones of `source` (a file)."""
         return self._learn("learn_document", being=being, source=source, text=text, title=title,
                            max_memories=max_memories)
+
+    def push_email_threads(self, being: str, threads: list[dict]) -> list[str]:
+        """Queue email thread items (`connectors.gmail.thread_item`) for learning, `EMAIL_BATCH` per job.
+        Returns the job ids; raises `redis.ConnectionError` when Redis is down."""
+        return [self._learn("learn_email_threads", being=being, threads=threads[i:i + EMAIL_BATCH])
+                for i in range(0, len(threads), EMAIL_BATCH)]
+
+    def push_interests(self, being: str, visits: list[list[str]], profiles: int) -> str:
+        """Queue one browser import's visits (`[url, title, visited_at]` each) to be clustered into interests and
+        learned (`learn_interests`); `profiles` is how many profiles were read (for the diary line)."""
+        return self._learn("learn_interests", being=being, visits=visits, profiles=profiles)
 
     def push_forget_source(self, being: str, source: str) -> str:
         """Queue the removal of every memory of `source` (a file that is gone)."""

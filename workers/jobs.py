@@ -13,6 +13,8 @@ from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.hush import HushGate, HushRules
+from twin.interests import PageVisit
+from twin.interests import learn_interests as _learn_interests
 from twin.learn import forget_source as _forget_source
 from twin.learn import learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
@@ -80,6 +82,58 @@ def learn_document(being: str, source: str, text: str, title: str, max_memories:
         bus.request_checkpoint()
     return {"created": len(result.created), "reinforced": len(result.reinforced),
             "removed": len(result.removed)}
+
+
+EMAIL_MEMORIES_PER_THREAD = 12
+"""A thread is read in one call of at most 12 memories (seed 000's per-call bound)."""
+
+
+def learn_email_threads(being: str, threads: list) -> dict:
+    """Learn each email thread item `{source, text, summary}` (the Gmail connector's `thread_item`):
+    its memories replace the thread's earlier ones (an updated thread is read whole again). With a model
+    provider the model reads `text`; without one, or when it fails, the offline extractor reads the heuristic
+    `summary` (seed 001). One diary line for the job ("Learned 14 thing(s) from email."), one embedding flush
+    request, a checkpoint request if memories were replaced. A malformed item is logged and skipped."""
+    if not isinstance(threads, list):
+        raise BadInput("learn_email_threads needs a list of thread items")
+    ctx = current()
+    activity = Activity(ctx.store, being)
+    created = reinforced = removed = 0
+    profiled = False
+    for item in threads:
+        if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("source", "text", "summary"))):
+            log.error("learn: skipped an email item that is not {source, text, summary}")
+            continue
+        text = item["text"] if ctx.provider is not None else item["summary"]
+        result = _learn_document(ctx.store, being, text, item["source"], None, EMAIL_MEMORIES_PER_THREAD,
+                                 provider=ctx.provider, activity=activity, offline_text=item["summary"])
+        created += len(result.created)
+        reinforced += len(result.reinforced)
+        removed += len(result.removed)
+        profiled = profiled or result.profile_updated
+    if created or reinforced or profiled:
+        activity.record("learned", learned_line(created, reinforced, "email", profiled))
+    bus = Bus(ctx.redis)
+    if created:
+        bus.notify_embed()
+    if removed:
+        bus.request_checkpoint()
+    return {"created": created, "reinforced": reinforced, "removed": removed}
+
+
+def learn_interests(being: str, visits: list, profiles: int) -> dict:
+    """Cluster one browser import's `[url, title, visited_at]` visits into interests (the model when configured,
+    else the heuristic) and learn each with source `browser`; one diary line ("Browser: 212 visits read from
+    2 profiles; learned 4 interests."). Malformed visits are dropped."""
+    if not isinstance(visits, list):
+        raise BadInput("learn_interests needs a list of [url, title, visited_at] visits")
+    ctx = current()
+    pages = [PageVisit.from_list(v) for v in visits
+             if isinstance(v, list | tuple) and len(v) == 3 and all(isinstance(x, str) for x in v)]
+    texts, _ = _learn_interests(ctx.store, Activity(ctx.store, being), being, pages, profiles, ctx.provider)
+    if texts:
+        Bus(ctx.redis).notify_embed()
+    return {"interests": len(texts)}
 
 
 def forget_source(being: str, source: str) -> dict:
@@ -200,6 +254,8 @@ JOBS = {
     "learn_text": learn_text,
     "learn_batch": learn_batch,
     "learn_document": learn_document,
+    "learn_email_threads": learn_email_threads,
+    "learn_interests": learn_interests,
     "forget_source": forget_source,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,

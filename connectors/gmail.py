@@ -1,0 +1,449 @@
+"""The Gmail connector: the owner's mail threads, read-only, into `learn()` (seed 001; LIBRARY_NOTES §4).
+
+Three parts:
+- authorisation: `authorize()` runs google-auth-oauthlib's installed-app flow for `twin connect gmail` (the
+  owner's own client file, `gmail.readonly`, a local redirect port, PKCE) and saves the token 0600;
+  `fresh_credentials()` reloads it, refreshes it when expired and saves it back. `invalid_grant` raises
+  `GmailAuthRevoked`: the connector stops syncing, tells the owner once and waits for a new token file;
+- fetch (`GmailSync`, blocking, google-api-python-client): a bounded full sync (threads of the last
+  `gmail_first_sync_days`, at most `gmail_max_threads`) that starts from `getProfile`'s historyId, then
+  incremental syncs with `history.list`; a 404 for an expired historyId is `HistoryExpired`, answered with
+  one bounded full sync. Threads come in batches of `BATCH_SIZE` `threads.get(format=full)`; a part of a
+  batch refused for quota or a server error is fetched again on its own with the library's retries;
+- push (`GmailConnector.sync_once`): each new or changed thread (`connectors.email_text`) goes to the learn
+  queue as one `learn_email_threads` item, source `email:<threadId>`; the `email_threads` rows and the
+  historyId cursor are written only after the push (invariant 3), so a crash re-reads, never skips.
+
+Email text is untrusted data: it reaches a model only fenced by `twin.provider.quote_data` under DATA_RULE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httplib2
+from google.auth.exceptions import RefreshError, TransportError
+from google.auth.transport.requests import Request
+from google.oauth2.credentials import Credentials
+from google_auth_httplib2 import AuthorizedHttp
+from googleapiclient.discovery import build
+from googleapiclient.errors import HttpError
+from googleapiclient.http import BatchHttpRequest
+
+from connectors.email_text import EmailThread, MalformedThread, heuristic_summary, parse_thread, thread_text
+from twin.memory import utc_now
+from twin.signals import ProposedSignal, record_signal
+
+if TYPE_CHECKING:
+    from twin.activity import Activity
+    from twin.settings import Settings
+    from twin.store import Store
+    from workers.bus import Bus
+
+log = logging.getLogger(__name__)
+
+CONNECTOR = "gmail"
+SCOPES = ["https://www.googleapis.com/auth/gmail.readonly"]
+"""Read-only mail (LIBRARY_NOTES §4: `gmail.metadata` cannot read bodies)."""
+BATCH_SIZE = 25
+"""`threads.get` calls per batch request (Google allows 100 and advises ≤ 50; 25 keeps a batch of big threads
+well under the per-user concurrency limit)."""
+NUM_RETRIES = 5
+"""`execute(num_retries=…)`: the library's own exponential backoff on 5xx, 429 and rate-limit 403s."""
+HTTP_TIMEOUT_S = 60
+THREAD_TEXT_CHARS = 12_000
+"""A thread's text for the model is cut to this (newest messages kept); the provider cuts it further if its
+`llm_max_input_chars` is lower."""
+AUTH_RECHECK_S = 5.0
+"""While the token is revoked, how often the connector looks for a new token file (no network call)."""
+
+
+class GmailAuthError(Exception):
+    """The saved token cannot be used: missing, unreadable or not a token file. The message says what to do."""
+
+
+class GmailAuthRevoked(GmailAuthError):
+    """Google refused the refresh token (`invalid_grant`: revoked, expired, or a 7-day "Testing" consent
+    screen; LIBRARY_NOTES §4). Only `twin connect gmail` helps; never retried in a loop."""
+
+
+class HistoryExpired(Exception):
+    """`history.list` answered 404: the stored historyId is too old (kept for about a week, sometimes hours)."""
+
+
+# -- authorisation -------------------------------------------------------------------------------------------
+def save_token(path: Path, creds: Credentials) -> None:
+    """Write `creds.to_json()` to `path` atomically with mode 0600 (created so, never widened afterwards);
+    raises `OSError` if the data dir is not writable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(creds.to_json())
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def authorize(settings: Settings, port: int, open_browser: bool, timeout_s: int,
+              say: Callable[[str], None] = print) -> Credentials:
+    """`twin connect gmail`: the installed-app flow on `localhost:port` (google-auth-oauthlib; PKCE, offline
+    access), then the token saved 0600 at `settings.gmail_token_path`. `say` gets the instructions (the URL to
+    open and, for a headless machine, the SSH tunnel to use). Raises `GmailAuthError` for a missing or
+    malformed client file, and lets the flow's own errors through (a timeout, a refused consent)."""
+    from google_auth_oauthlib.flow import InstalledAppFlow
+
+    secrets = settings.gmail_client_secrets
+    if secrets is None:
+        raise GmailAuthError("set TWIN_GMAIL_CLIENT_SECRETS (or gmail_client_secrets in twin.toml) to the OAuth "
+                             "client file you downloaded from Google Cloud (type: Desktop app)")
+    try:
+        flow = InstalledAppFlow.from_client_secrets_file(str(secrets), SCOPES)
+    except (OSError, ValueError, KeyError) as exc:
+        raise GmailAuthError(f"cannot use the OAuth client file {secrets}: {exc}") from exc
+    prompt = ("Open this URL in a browser and allow read-only access to your mail:\n{url}\n\n"
+              f"On a headless machine, first run on the machine with the browser:  ssh -N -L {port}:localhost:{port} "
+              f"<this machine>\nGoogle then sends your browser back to http://localhost:{port}/ and twin takes it "
+              f"from there (waiting {timeout_s} s).")
+    creds = flow.run_local_server(host="localhost", bind_addr="127.0.0.1", port=port, open_browser=open_browser,
+                                  timeout_seconds=timeout_s, authorization_prompt_message=prompt,
+                                  success_message="twin may now read your mail. You can close this tab.")
+    save_token(settings.gmail_token_path, creds)
+    say(f"Saved the Gmail token to {settings.gmail_token_path} (mode 600).")
+    return creds
+
+
+def fresh_credentials(path: Path, token_url: str) -> Credentials:
+    """The saved token, refreshed at `token_url` (Google's token endpoint, `gmail_token_url`; google-auth
+    ignores the file's own `token_uri`) and saved back when it is expired: the HTTP layer's own refreshes are
+    not persisted (LIBRARY_NOTES §4). Raises `GmailAuthError` when the file is missing or not a token,
+    `GmailAuthRevoked` when Google refuses the refresh (`invalid_grant` and other non-retryable answers), and
+    `TransportError` / a retryable `RefreshError` when the token endpoint is unreachable or failing."""
+    try:
+        saved = Credentials.from_authorized_user_file(str(path), SCOPES)
+    except FileNotFoundError as exc:
+        raise GmailAuthError(f"no Gmail token at {path}: run `twin connect gmail`") from exc
+    except (OSError, ValueError) as exc:
+        raise GmailAuthError(f"the Gmail token at {path} is not usable ({exc}): run `twin connect gmail`") from exc
+    creds = saved.with_token_uri(token_url)
+    creds.expiry = saved.expiry  # the copy forgets it, and would pass an expired token as valid
+    if creds.valid:
+        return creds
+    if not creds.refresh_token:
+        raise GmailAuthRevoked("the Gmail token has no refresh token")
+    try:
+        creds.refresh(Request())
+    except RefreshError as exc:
+        if exc.retryable:  # the token endpoint's 5xx / "temporarily_unavailable": the next poll retries
+            raise
+        raise GmailAuthRevoked(_refresh_reason(exc)) from exc
+    save_token(path, creds)
+    return creds
+
+
+def _refresh_reason(exc: RefreshError) -> str:
+    """`invalid_grant: Token has been expired or revoked.` from google-auth's RefreshError arguments."""
+    first = exc.args[0] if exc.args else str(exc)
+    return str(first).strip()[:200]
+
+
+# -- fetch -----------------------------------------------------------------------------------------------------
+class GmailSync:
+    """The Gmail API calls of one sync (blocking; httplib2 is not thread-safe, so one instance per thread).
+
+    `http` is an authorised `httplib2.Http` (see `for_credentials`; an `HttpMockSequence` in tests), `api_url`
+    the API root (`https://gmail.googleapis.com/`; a local server in tests): requests and batches both go there.
+    The discovery document is the one shipped with the library (no network for it)."""
+
+    def __init__(self, http: httplib2.Http, api_url: str):
+        self.api_url = api_url
+        self.service = build("gmail", "v1", http=http, static_discovery=True, cache_discovery=False,
+                             client_options={"api_endpoint": api_url})
+        self.users = self.service.users()
+
+    @classmethod
+    def for_credentials(cls, creds: Credentials, api_url: str) -> GmailSync:
+        """A sync whose requests carry `creds` (refreshed on a 401 by google-auth-httplib2)."""
+        return cls(AuthorizedHttp(creds, http=httplib2.Http(timeout=HTTP_TIMEOUT_S)), api_url)
+
+    def profile(self) -> tuple[str, str]:
+        """`(email address lower-cased, current historyId)`. Raises `HttpError`."""
+        answer = self.users.getProfile(userId="me").execute(num_retries=NUM_RETRIES)
+        return str(answer["emailAddress"]).lower(), str(answer["historyId"])
+
+    def recent_thread_ids(self, days: int, limit: int) -> list[str]:
+        """Ids of threads with mail in the last `days` days, newest first, at most `limit` (a bounded full sync).
+        Raises `HttpError`."""
+        ids: list[str] = []
+        token = None
+        while len(ids) < limit:
+            answer = self.users.threads().list(userId="me", q=f"newer_than:{days}d", pageToken=token,
+                                               maxResults=min(500, limit - len(ids))).execute(num_retries=NUM_RETRIES)
+            ids.extend(t["id"] for t in answer.get("threads", []))
+            token = answer.get("nextPageToken")
+            if not token:
+                break
+        return list(dict.fromkeys(ids))[:limit]
+
+    def changed_thread_ids(self, start_history_id: str) -> tuple[list[str], str]:
+        """Threads with messages added since `start_history_id`, oldest change first, and the historyId to save
+        after them. Raises `HistoryExpired` on a 404, `HttpError` otherwise."""
+        ids: list[str] = []
+        token = None
+        latest = start_history_id
+        while True:
+            try:
+                answer = self.users.history().list(userId="me", startHistoryId=start_history_id, pageToken=token,
+                                                   historyTypes=["messageAdded"], maxResults=500
+                                                   ).execute(num_retries=NUM_RETRIES)
+            except HttpError as exc:
+                if exc.resp.status == 404:
+                    raise HistoryExpired(f"historyId {start_history_id} is no longer kept") from exc
+                raise
+            for record in answer.get("history", []):
+                ids.extend(added["message"]["threadId"] for added in record.get("messagesAdded", [])
+                           if isinstance(added.get("message"), dict) and "threadId" in added["message"])
+            latest = str(answer.get("historyId", latest))
+            token = answer.get("nextPageToken")
+            if not token:
+                return list(dict.fromkeys(ids)), latest
+
+    def threads(self, thread_ids: list[str]) -> list[dict]:
+        """`threads.get(format=full)` for each id, `BATCH_SIZE` per batch request, in the order given. A thread
+        gone meanwhile (404) is left out; one refused for quota or a server error is fetched again alone with
+        the library's retries. Raises `HttpError` when that fails too."""
+        found: dict[str, dict] = {}
+        again: list[str] = []
+
+        def collect(request_id: str, response: dict | None, exc: HttpError | None) -> None:
+            if exc is None:
+                found[request_id] = response
+            elif exc.resp.status == 404:
+                log.info("gmail: thread %s is gone", request_id)
+            else:
+                again.append(request_id)
+
+        for start in range(0, len(thread_ids), BATCH_SIZE):
+            batch = BatchHttpRequest(callback=collect, batch_uri=f"{self.api_url}batch/gmail/v1")
+            for thread_id in thread_ids[start:start + BATCH_SIZE]:
+                batch.add(self.users.threads().get(userId="me", id=thread_id, format="full"), request_id=thread_id)
+            batch.execute()
+        for thread_id in again:
+            try:
+                found[thread_id] = self.users.threads().get(userId="me", id=thread_id, format="full"
+                                                            ).execute(num_retries=NUM_RETRIES)
+            except HttpError as exc:
+                if exc.resp.status != 404:
+                    raise
+        return [found[t] for t in thread_ids if t in found]
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self.service.close()
+
+
+# -- push ------------------------------------------------------------------------------------------------------
+@dataclass
+class SyncReport:
+    """What one sync did: threads read (new / changed), how many need a reply, whether it was a full sync."""
+
+    full: bool = False
+    new: int = 0
+    updated: int = 0
+    needs_reply: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The diary line (seed 001): "Read 3 new email thread(s); 1 needs a reply."."""
+        text = f"Read {self.new} new email thread(s)"
+        if self.updated:
+            text += f" and {self.updated} updated one(s)"
+        if self.needs_reply:
+            text += f"; {self.needs_reply} {'needs' if self.needs_reply == 1 else 'need'} a reply"
+        return text + "."
+
+
+def thread_item(thread: EmailThread) -> dict:
+    """The learn job's item for one thread: `{source, text, summary}`; `text` is what a model reads, `summary`
+    what the offline extractor reads (seed 001: a sync without a model uses its heuristic)."""
+    return {"source": f"email:{thread.thread_id}", "text": thread_text(thread, THREAD_TEXT_CHARS),
+            "summary": heuristic_summary(thread)}
+
+
+class GmailConnector:
+    """Polls Gmail every `gmail_poll_s` while the daemon runs (started when a token file exists)."""
+
+    def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
+        self.settings = settings
+        self.store = store
+        self.bus = bus
+        self.activity = activity
+        self.being = settings.being
+        self.failing: str | None = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Sync, then wait `gmail_poll_s`, until `stop`. A revoked token pauses syncing until the token file
+        changes (a new `twin connect gmail`); any other failure is logged (diary line once per kind) and the
+        next poll tries again. Without a token file yet, it waits for `twin connect gmail` to write one."""
+        if not self.settings.gmail_token_path.exists():
+            await self._wait_for_new_token(stop)
+        while not stop.is_set():
+            delay = self.settings.gmail_poll_s
+            try:
+                report = await asyncio.to_thread(self.sync_once)
+                self._recovered()
+                log.info("gmail: %s", report.line())
+            except GmailAuthError as exc:
+                await asyncio.to_thread(self._auth_failed, exc)
+                await self._wait_for_new_token(stop)
+                continue
+            except Exception as exc:  # noqa: BLE001 - the network, the API or Redis: log it, try at the next poll
+                log.warning("gmail: sync failed (%s: %s); trying again in %.0f s", type(exc).__name__, exc, delay)
+                self._failed(f"{type(exc).__name__}: {_short(exc)}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+
+    def _failed(self, reason: str) -> None:
+        kind = reason.split(":", 1)[0]
+        if self.failing != kind:
+            self.activity.record("error", f"Gmail sync failed ({reason}); trying again every "
+                                          f"{self.settings.gmail_poll_s:.0f} s.")
+        self.failing = kind
+
+    def _recovered(self) -> None:
+        if self.failing is not None:
+            self.activity.record("read_email", "Gmail sync works again.")
+            self.failing = None
+
+    def _auth_failed(self, exc: GmailAuthError) -> None:
+        """Say once (diary, and Telegram through the signal outbox when configured) that Gmail needs a new
+        `twin connect gmail`; `twin status` shows it from the `auth_error` cursor."""
+        if self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
+            return
+        revoked = isinstance(exc, GmailAuthRevoked)
+        detail = f"Google refused the saved token ({exc})" if revoked else str(exc)
+        self.store.set_cursor(CONNECTOR, self.being, "auth_error", json.dumps({"at": utc_now(), "reason": detail}))
+        self.activity.record("degraded", f"Gmail stopped: {detail}. Run `twin connect gmail` to sign in again.")
+        if revoked:
+            notice = ProposedSignal(kind="reminder", title="Gmail needs you to sign in again",
+                                    body="Google no longer accepts twin's Gmail token, so mail is not being read. "
+                                         "Run `twin connect gmail` on your workstation.", priority=1.0)
+            signal_id = record_signal(self.store, self.being, notice, "raised", None, utc_now())
+            with contextlib.suppress(Exception):  # Redis away: the signal is in SQLite and is sent anyway
+                self.bus.push_signal(signal_id, self.being)
+
+    async def _wait_for_new_token(self, stop: asyncio.Event) -> None:
+        path = self.settings.gmail_token_path
+        before = _mtime(path)
+        while not stop.is_set() and _mtime(path) == before:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=AUTH_RECHECK_S)
+        if not stop.is_set() and self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
+            self.store.delete_cursor(CONNECTOR, self.being, "auth_error")
+            self.activity.record("read_email", "Found a new Gmail token; syncing again.")
+
+    def sync_once(self) -> SyncReport:
+        """One sync (blocking): full when there is no historyId (or it expired), else incremental; push the
+        new and changed threads, then save their rows and the historyId. Raises `GmailAuthError`,
+        `HttpError`, transport errors and Redis errors; nothing is saved unless everything was pushed."""
+        creds = fresh_credentials(self.settings.gmail_token_path, self.settings.gmail_token_url)
+        sync = GmailSync.for_credentials(creds, self.settings.gmail_api_url)
+        try:
+            return self._sync(sync)
+        except RefreshError as exc:  # the HTTP layer's own refresh, after a 401
+            if exc.retryable:
+                raise
+            raise GmailAuthRevoked(_refresh_reason(exc)) from exc
+        finally:
+            sync.close()
+
+    def _sync(self, sync: GmailSync) -> SyncReport:
+        report = SyncReport()
+        address, profile_history = sync.profile()
+        history_id = self.store.get_cursor(CONNECTOR, self.being, "history_id")
+        if history_id is not None:
+            try:
+                thread_ids, new_history = sync.changed_thread_ids(history_id)
+            except HistoryExpired:
+                self.activity.record("read_email", f"Gmail no longer keeps the changes since the last sync; reading "
+                                                   f"the last {self.settings.gmail_first_sync_days} days again.")
+                history_id = None
+        if history_id is None:
+            report.full = True
+            new_history = profile_history  # taken before listing: nothing that arrives meanwhile is missed
+            thread_ids = sync.recent_thread_ids(self.settings.gmail_first_sync_days, self.settings.gmail_max_threads)
+        threads = self._changed(sync.threads(thread_ids), address, report)
+        if threads:
+            self.bus.push_email_threads(self.being, [thread_item(t) for t in threads])
+        now = utc_now()
+        with self.store.transaction():
+            for thread in threads:
+                self._save_thread(thread, now)
+            self.store.set_cursor(CONNECTOR, self.being, "history_id", new_history)
+            self.store.set_cursor(CONNECTOR, self.being, "address", address)
+            self.store.set_cursor(CONNECTOR, self.being, "last_sync", now)
+        if threads or report.skipped:
+            self.activity.record("read_email", report.line())
+        return report
+
+    def _changed(self, raw_threads: list[dict], address: str, report: SyncReport) -> list[EmailThread]:
+        """Parse threads; keep those whose newest message is not the one already learned."""
+        known = dict(self.store.conn.execute("SELECT thread_id, last_message_id FROM email_threads WHERE being_id = ?",
+                                             (self.being,)).fetchall())
+        changed = []
+        for raw in raw_threads:
+            try:
+                thread = parse_thread(raw, {address}, self.settings.gmail_skip_labels)
+            except MalformedThread as exc:
+                log.warning("gmail: skipped a thread the API sent malformed (%s)", exc)
+                report.skipped.append(str(raw.get("id") if isinstance(raw, dict) else "?"))
+                continue
+            if thread is None or known.get(thread.thread_id) == thread.messages[-1].message_id:
+                continue
+            changed.append(thread)
+            if thread.thread_id in known:
+                report.updated += 1
+            else:
+                report.new += 1
+            report.needs_reply += thread.needs_reply
+        return changed
+
+    def _save_thread(self, thread: EmailThread, now: str) -> None:
+        last = thread.messages[-1]
+        self.store.conn.execute(
+            "INSERT INTO email_threads (being_id, thread_id, subject, last_message_id, last_from, last_message_at, "
+            "message_count, needs_reply, reply_reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (being_id, thread_id) DO UPDATE SET subject = excluded.subject, "
+            "last_message_id = excluded.last_message_id, last_from = excluded.last_from, "
+            "last_message_at = excluded.last_message_at, message_count = excluded.message_count, "
+            "needs_reply = excluded.needs_reply, reply_reason = excluded.reply_reason, "
+            "updated_at = excluded.updated_at",
+            (self.being, thread.thread_id, thread.subject, last.message_id,
+             "Owner" if last.from_owner else last.sender_name, last.sent_at, len(thread.messages),
+             int(thread.needs_reply), thread.reply_reason, now))
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _short(exc: BaseException) -> str:
+    """An error for the diary: its first line, at most 160 characters (an HttpError carries the URL)."""
+    if isinstance(exc, HttpError):
+        return f"HTTP {exc.resp.status} {exc._get_reason()}"[:160]
+    if isinstance(exc, TransportError | httplib2.HttpLib2Error | OSError):
+        return str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return (str(exc).splitlines() or [""])[0][:160]
