@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from connectors.browser_history import HistoryUnreadable, clean_url, find_profiles, read_visits
+from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
 from twin.store import Store, private_dir
@@ -83,17 +83,14 @@ def read_new_visits(settings: Settings, store: Store, home: Path | None = None) 
         after = int(store.get_cursor(CONNECTOR, settings.being, key) or 0)
         try:
             visits, last_id = read_visits(profile, after, None if after else first_since,
-                                          settings.browser_max_visits, work_dir)
+                                          settings.browser_max_visits, work_dir, settings.browser_deny)
         except HistoryUnreadable as exc:
             log.warning("browser: %s", exc)
             read.problems.append(str(exc))
             continue
         read.profiles += 1
         read.cursors[key] = last_id
-        for visit in visits:
-            url = clean_url(visit.url, settings.browser_deny)
-            if url is not None:
-                read.visits.append(PageVisit(url, visit.title, visit.visited_at))
+        read.visits.extend(PageVisit(v.url, v.title, v.visited_at) for v in visits)
     return read
 
 

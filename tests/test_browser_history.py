@@ -200,6 +200,18 @@ def test_a_second_read_after_the_cursor_returns_only_new_visits(tmp_path, browse
     assert (third, cursor3) == ([], 5)
 
 
+def test_cleared_firefox_history_restarts_ids_below_the_cursor_and_is_read_again(tmp_path):
+    db = make_firefox_profile(tmp_path, visits=[page(f"https://docs.rs/a{i}", i, FF_LINK) for i in range(5)])
+    profile = find_profiles(tmp_path)[0]
+    _, cursor = read_visits(profile, 0, None, 100, tmp_path / "work")
+    with history_writer(db) as conn:  # "Clear recent history: everything", then two new visits
+        conn.execute("DELETE FROM moz_historyvisits")  # no AUTOINCREMENT: the next id is 1 again
+        conn.commit()
+        add_firefox_visits(conn, [page("https://tokio.rs/x", 20, FF_LINK), page("https://tokio.rs/y", 21, FF_LINK)])
+    visits, after = read_visits(profile, cursor, None, 100, tmp_path / "work")
+    assert cursor == 5 and urls(visits) == ["https://tokio.rs/x", "https://tokio.rs/y"] and after == 2
+
+
 def test_limit_keeps_the_newest_and_the_cursor_passes_them_all(tmp_path):
     history = make_chromium_profile(tmp_path, visits=[page(f"https://docs.rs/p{i}", i) for i in range(10)])
     visits, cursor = read_visits(chrome(history), 0, None, 4, tmp_path / "work")

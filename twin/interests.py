@@ -13,6 +13,7 @@ The clustering is pure (no I/O apart from the provider call). Times are UTC ISO-
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import Counter
@@ -110,6 +111,7 @@ class _Site:
     times: list[datetime] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=65_536)
 def site_of(url: str) -> str | None:
     """The site of `url`: its host, lower-cased, without a leading `www.` or `m.`; None without a host."""
     try:
