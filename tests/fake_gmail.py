@@ -255,3 +255,47 @@ def token_file_json(server: FakeGmail, refresh_token: str = "refresh-1", expired
     return json.dumps({"token": "ya29.stale", "refresh_token": refresh_token, "token_uri": server.token_uri,
                        "client_id": "1234.apps.googleusercontent.com", "client_secret": "test-client-secret",
                        "scopes": ["https://www.googleapis.com/auth/gmail.readonly"], "expiry": expiry})
+
+
+def main() -> None:
+    """Serve a small sample mailbox until interrupted (demo and acceptance runs): prints the API root and the
+    token endpoint, and writes a token file for them to `--token-file` (put it at `<data dir>/gmail-token.json`
+    and set TWIN_GMAIL_API_URL / TWIN_GMAIL_TOKEN_URL). Each line typed on stdin arrives as a new email."""
+    import argparse
+    import sys
+    from datetime import UTC, datetime, timedelta
+    from pathlib import Path
+
+    from gmail_fixtures import message_json, thread_json
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--token-file", type=Path, required=True)
+    args = parser.parse_args()
+    server = FakeGmail(port=args.port).start()
+    now = datetime.now(UTC)
+    samples = [("Alice Smith <alice@example.com>", "Quarterly report", "The numbers for the quarterly report are "
+                "final now. Can you send me the slides by Friday?"),
+               ("Bob Jones <bob@example.com>", "Lunch on Thursday", "The Italian place on Main Street was great. I "
+                "booked the same table for Thursday at noon."),
+               ("Carol Diaz <carol@example.com>", "Concert tickets", "I bought two tickets for the jazz concert in "
+                "Tartu on 12 December. The show starts at eight.")]
+    for i, (sender, subject, body) in enumerate(samples):
+        server.add_thread(thread_json(f"demo-{i}", messages=[message_json(
+            f"demo-{i}-m1", sender=sender, to=server.address, subject=subject, body_text=body,
+            sent_at=now - timedelta(hours=5 - i))]))
+    args.token_file.parent.mkdir(parents=True, exist_ok=True)
+    args.token_file.write_text(token_file_json(server))
+    args.token_file.chmod(0o600)
+    print(f"TWIN_GMAIL_API_URL={server.url}\nTWIN_GMAIL_TOKEN_URL={server.token_uri}", flush=True)
+    for n, line in enumerate(sys.stdin):
+        if line.strip():
+            server.add_thread(thread_json(f"typed-{n}", messages=[message_json(
+                f"typed-{n}-m1", sender="Dan Brown <dan@example.com>", to=server.address, subject=line.strip()[:60],
+                body_text=line.strip(), sent_at=datetime.now(UTC))]))
+            print(f"new email typed-{n}", flush=True)
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
