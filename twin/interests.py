@@ -128,7 +128,8 @@ _TITLE_PARTS = re.compile(r"\s+[-|–—·:]{1,2}\s+")
 def _terms(title: str, site: str) -> list[str]:
     """Title words in order: lower-cased, no stopwords, no numbers, no single letters, not the site's own name:
     neither a label of its host but the last (`tokio` on tokio.rs) nor a title part after the first that
-    spells a host label ("Baking sourdough - King Arthur Baking" on kingarthurbaking.com)."""
+    spells a host label ("Baking sourdough - King Arthur Baking" on kingarthurbaking.com). A site's tagline
+    stays ("… | Tokio - An asynchronous Rust runtime"): it says what the site is about and links sites."""
     own = set(site.split(".")[:-1])
     head, *rest = _TITLE_PARTS.split(title.casefold())
     kept = [head] + [part for part in rest if "".join(_WORD.findall(part)) not in own]
@@ -138,7 +139,7 @@ def _terms(title: str, site: str) -> list[str]:
 
 def _sites(visits: Iterable[PageVisit]) -> dict[str, _Site]:
     sites: dict[str, _Site] = {}
-    seen: set[str] = set()
+    titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
     for visit in visits:
         site = site_of(visit.url)
         try:
@@ -150,15 +151,20 @@ def _sites(visits: Iterable[PageVisit]) -> dict[str, _Site]:
         entry = sites.setdefault(site, _Site())
         entry.times.append(when)
         entry.pages.add(visit.url)
-        if visit.url in seen:
-            continue
-        seen.add(visit.url)
-        words = list(dict.fromkeys(_terms(visit.title, site)))
-        for index, word in enumerate(words):
-            n = entry.terms[word]
-            entry.positions[word] = (entry.positions.get(word, 0.0) * n + index / len(words)) / (n + 1)
-            entry.terms[word] += 1
+        titles.setdefault(site, {}).setdefault(visit.url, visit.title)
+    for site, pages in titles.items():
+        for title in pages.values():
+            _count_terms(sites[site], _terms(title, site))
     return sites
+
+
+def _count_terms(entry: _Site, terms: list[str]) -> None:
+    """Add one page's title terms to its site: each term once, with its running mean relative position."""
+    words = list(dict.fromkeys(terms))
+    for index, word in enumerate(words):
+        n = entry.terms[word]
+        entry.positions[word] = (entry.positions.get(word, 0.0) * n + index / len(words)) / (n + 1)
+        entry.terms[word] += 1
 
 
 def _top(terms: Counter, n: int) -> list[str]:
@@ -230,8 +236,9 @@ def _interest(group: list[str], sites: dict[str, _Site]) -> Interest | None:
             positions.setdefault(term, []).append(where)
     mean = {t: sum(p) / len(p) for t, p in positions.items()}
     _fold_plurals(terms, mean)
-    ranked = [t for t in _top(terms, MAX_TOPIC_TERMS) if terms[t] >= 2]
-    chosen = [t for i, t in enumerate(ranked) if i < 2 or terms[t] * 2 >= terms[ranked[0]]]
+    # most frequent first; among equals the earlier in titles (a title leads with what the page is about)
+    ranked = sorted((t for t in terms if terms[t] >= 2), key=lambda t: (-terms[t], mean[t], t))[:MAX_TOPIC_TERMS]
+    chosen = [t for t in ranked if terms[t] * 2 >= terms[ranked[0]]]
     ordered = sorted(group, key=lambda s: (-len(sites[s].pages), s))
     topic = " ".join(sorted(chosen, key=lambda t: (mean[t], t))) if chosen else ordered[0]
     times = [t for s in group for t in sites[s].times]
