@@ -480,10 +480,12 @@ def heuristic_summary(thread: EmailThread) -> str:
     and contractions) so their words are never taken as the owner's.
     """
     first, newest = thread.messages[0], thread.messages[-1]
-    subject = _clip(thread.subject if first.from_owner else _reported(thread.subject, _short_name(first)), 80)
+    # a subject's own final "." "?" or "!" would end the summary sentence at its closing quote: dropped
+    subject = _inline(_clip(thread.subject if first.from_owner else _reported(thread.subject, _short_name(first)),
+                            80)).rstrip(".!?… ") or "(no subject)"
     others = [m for m in thread.messages if not m.from_owner]
     sentences = []
-    excerpt = _excerpt(newest, thread.reply_reason)
+    excerpt = _inline(_excerpt(newest, thread.reply_reason))
     quote = f": “{excerpt}”" if excerpt else ""
     if not newest.from_owner:
         sentences.append(f"{_short_name(newest)} emailed Owner about “{subject}” on {_day(newest)}{quote}.")
@@ -493,7 +495,7 @@ def heuristic_summary(thread: EmailThread) -> str:
         to = _clip(", ".join(newest.to[:3]), 80) or "someone"
         sentences.append(f"Owner emailed {to} about “{subject}” on {_day(newest)}{quote}.")
     if thread.needs_reply and thread.reply_reason:
-        reason = _clip(_reported(thread.reply_reason, _short_name(newest)), EXCERPT_MAX_CHARS)
+        reason = _inline(_clip(_reported(thread.reply_reason, _short_name(newest)), EXCERPT_MAX_CHARS))
         sentences.append(f"{_short_name(newest)} asked Owner about “{subject}”: “{reason}”, and Owner has not "
                          "replied yet.")
     if len(thread.messages) > 1:
@@ -506,6 +508,16 @@ def heuristic_summary(thread: EmailThread) -> str:
         more = f" and {len(attachments) - 5} more" if len(attachments) > 5 else ""
         sentences.append(f"The thread “{subject}” has attachments: {_clip(', '.join(attachments[:5]), 200)}{more}.")
     return " ".join(sentences)
+
+
+_INNER_END = re.compile(r"[.!?…]+([\"'”’»)\]]*)\s+(?=\S)")
+
+
+def _inline(fragment: str) -> str:
+    """A subject or quote made safe to sit inside one summary sentence: an inner sentence end ("week? The key")
+    becomes a dash ("week – The key"), so the extractor does not split the summary sentence there. A final
+    "?" or "!" stays (it ends the quote, not the summary sentence)."""
+    return _INNER_END.sub(r"\1 – ", fragment)
 
 
 def _short_name(message: EmailMessage) -> str:

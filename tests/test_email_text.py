@@ -457,3 +457,14 @@ def test_every_summary_sentence_survives_the_extractor_even_with_long_fields():
     memories = extract(summary)
     assert len(memories) == 4 and all(len(m.content) <= 400 for m in memories)
     assert all("Budget Budget" in m.content for m in memories)
+
+
+def test_a_subject_and_quote_with_inner_sentence_ends_stay_one_memory_each():
+    thread = parse_thread(thread_json("t-q", messages=[message_json(
+        "m1", sender="Dan Brown <dan@example.com>", to="owner@example.com",
+        subject="Plants? Keys! Back on Monday.", sent_at=datetime(2026, 11, 29, 9, tzinfo=UTC),
+        body_text="Hi, could you water the plants while I am away? The key is under the mat. Thanks!")]),
+        {"owner@example.com"})
+    memories = [c.content for c in extract(heuristic_summary(thread))]
+    assert memories and all(m.startswith("Dan Brown ") for m in memories), memories
+    assert all("“Plants – Keys – Back on Monday”" in m for m in memories)
