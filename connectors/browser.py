@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
+from twin.activity import Activity
 from twin.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
 from twin.store import Store, private_dir
 
 if TYPE_CHECKING:
-    from twin.activity import Activity
     from twin.settings import Settings
     from workers.bus import Bus
 
@@ -106,7 +106,6 @@ def import_now(settings: Settings, home: Path | None = None) -> dict:
     """`twin sync browser`: one import in this process, learned at once (the model clusters when a provider is
     configured), then the daemon is asked to embed. Returns `{line, visits, profiles, interests, problems}`
     (`interests`: the learned sentences). Raises `BrowserBusy` when an import is running elsewhere."""
-    from twin.activity import Activity
     from twin.provider import provider_for
 
     with import_lock(settings), Store(settings.db_path) as store:
@@ -139,15 +138,21 @@ def _ask_for_embedding(settings: Settings) -> None:
 
 
 class BrowserConnector:
-    """Imports browser history when one is due (seed 001: at most once every 24 hours) while the daemon runs."""
+    """Imports browser history when one is due (seed 001: at most once every 24 hours) while the daemon runs. It
+    works on a store connection of its own (imports run in worker threads and hold transactions), closed when
+    `run` returns or by `close()`; the supervisor's `store` and `activity` are not used."""
 
     def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
         self.settings = settings
-        self.store = store
+        self.store = Store(settings.db_path).open()
         self.bus = bus
-        self.activity = activity
+        self.activity = Activity(self.store, settings.being)
         self.being = settings.being
         self.failing = False
+
+    def close(self) -> None:
+        """Close the connector's store connection."""
+        self.store.close()
 
     def due_in_s(self) -> float:
         """Seconds until the next import is due (≤ 0: now), from the `last_import` cursor."""
@@ -159,6 +164,12 @@ class BrowserConnector:
     async def run(self, stop: asyncio.Event) -> None:
         """Import whenever one is due, until `stop`. A failed import is logged (one diary line until one works)
         and tried again an hour later; an import running in `twin sync browser` is simply waited out."""
+        try:
+            await self._schedule(stop)
+        finally:
+            self.close()
+
+    async def _schedule(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             wait_s = self.due_in_s()
             if wait_s <= 0:

@@ -39,13 +39,13 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
 from connectors.email_text import EmailThread, MalformedThread, heuristic_summary, parse_thread, thread_text
+from twin.activity import Activity
 from twin.memory import utc_now
 from twin.signals import ProposedSignal, record_signal
+from twin.store import Store
 
 if TYPE_CHECKING:
-    from twin.activity import Activity
     from twin.settings import Settings
-    from twin.store import Store
     from workers.bus import Bus
 
 log = logging.getLogger(__name__)
@@ -281,20 +281,32 @@ def thread_item(thread: EmailThread) -> dict:
 
 
 class GmailConnector:
-    """Polls Gmail every `gmail_poll_s` while the daemon runs (started when a token file exists)."""
+    """Polls Gmail every `gmail_poll_s` while the daemon runs, once a token file exists. It works on a store
+    connection of its own (its syncs run in worker threads and hold transactions), closed when `run` returns
+    or by `close()`; the supervisor's `store` and `activity` are not used."""
 
     def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
         self.settings = settings
-        self.store = store
+        self.store = Store(settings.db_path).open()
         self.bus = bus
-        self.activity = activity
+        self.activity = Activity(self.store, settings.being)
         self.being = settings.being
         self.failing: str | None = None
+
+    def close(self) -> None:
+        """Close the connector's store connection."""
+        self.store.close()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync, then wait `gmail_poll_s`, until `stop`. A revoked token pauses syncing until the token file
         changes (a new `twin connect gmail`); any other failure is logged (diary line once per kind) and the
         next poll tries again. Without a token file yet, it waits for `twin connect gmail` to write one."""
+        try:
+            await self._poll(stop)
+        finally:
+            self.close()
+
+    async def _poll(self, stop: asyncio.Event) -> None:
         if not self.settings.gmail_token_path.exists():
             await self._wait_for_new_token(stop)
         while not stop.is_set():
@@ -302,7 +314,7 @@ class GmailConnector:
             try:
                 report = await asyncio.to_thread(self.sync_once)
                 self._recovered()
-                log.info("gmail: %s", report.line())
+                log.log(logging.INFO if report.new or report.updated else logging.DEBUG, "gmail: %s", report.line())
             except GmailAuthError as exc:
                 await asyncio.to_thread(self._auth_failed, exc)
                 await self._wait_for_new_token(stop)

@@ -268,8 +268,8 @@ class Supervisor:
                 self.store.set_cursor("files", self.settings.being, "roots",
                                       json.dumps([str(r) for r in self.settings.files_roots]))
                 connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
-            if self.settings.gmail_token_path.exists() or self.settings.gmail_client_secrets is not None:
-                connector_tasks.append(asyncio.create_task(self._keep_connector("gmail", bus), name="connector-gmail"))
+            # always: without a token it only waits for `twin connect gmail` to write one
+            connector_tasks.append(asyncio.create_task(self._keep_connector("gmail", bus), name="connector-gmail"))
             if self.settings.browser_enabled:
                 connector_tasks.append(asyncio.create_task(self._keep_connector("browser", bus),
                                                            name="connector-browser"))

@@ -153,7 +153,9 @@ def gmail(twin_env, monkeypatch):
 def connector(gmail, store, activity, redis):
     from twin.settings import load_settings
 
-    return GmailConnector(load_settings(), store, Bus(redis), activity)
+    connector = GmailConnector(load_settings(), store, Bus(redis), activity)
+    yield connector
+    connector.close()
 
 
 def _sources(store) -> dict[str, list[str]]:
@@ -238,8 +240,10 @@ def test_redis_down_saves_neither_the_history_id_nor_the_threads(gmail, store, a
     from twin.settings import load_settings
 
     dead = Redis.from_url("unix:///nonexistent/redis.sock", socket_connect_timeout=1)
+    connector = GmailConnector(load_settings(), store, Bus(dead), activity)
     with pytest.raises(Exception, match=r"(?i)connect|no such file"):
-        GmailConnector(load_settings(), store, Bus(dead), activity).sync_once()
+        connector.sync_once()
+    connector.close()
     assert store.get_cursor("gmail", "owner", "history_id") is None
     assert store.conn.execute("SELECT COUNT(*) FROM email_threads").fetchone() == (0,)
 
