@@ -8,8 +8,9 @@ Three parts:
 - fetch (`GmailSync`, blocking, google-api-python-client): a bounded full sync (threads of the last
   `gmail_first_sync_days`, at most `gmail_max_threads`) that starts from `getProfile`'s historyId, then
   incremental syncs with `history.list`; a 404 for an expired historyId is `HistoryExpired`, answered with
-  one bounded full sync. Threads come in batches of `BATCH_SIZE` `threads.get(format=full)`; a part of a
-  batch refused for quota or a server error is fetched again on its own with the library's retries;
+  one bounded full sync. Threads come in batches of `BATCH_SIZE` `threads.get(format=full)`, paced to
+  `UNITS_PER_MINUTE` of the per-user quota; a part of a batch refused for quota or a server error is fetched
+  again on its own with the library's retries (`num_retries`: backoff on 5xx, 429 and rate-limit 403s);
 - push (`GmailConnector.sync_once`): each new or changed thread (`connectors.email_text`) goes to the learn
   queue as one `learn_email_threads` item, source `email:<threadId>`; the `email_threads` rows and the
   historyId cursor are written only after the push (invariant 3), so a crash re-reads, never skips.
@@ -24,6 +25,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +58,11 @@ SCOPES = ["https://www.googleapis.com/auth/gmail.readonly"]
 BATCH_SIZE = 25
 """`threads.get` calls per batch request (Google allows 100 and advises ≤ 50; 25 keeps a batch of big threads
 well under the per-user concurrency limit)."""
+UNITS_PER_MINUTE = 12_000
+"""Quota units a sync spends per minute at most: Gmail allows 15,000 per user per minute (LIBRARY_NOTES §4);
+the rest is left to the owner's other mail clients."""
+THREAD_GET_UNITS = 10
+"""Quota cost of one `threads.get` (Gmail's published cost; `messages.get` is 5)."""
 NUM_RETRIES = 5
 """`execute(num_retries=…)`: the library's own exponential backoff on 5xx, 429 and rate-limit 403s."""
 HTTP_TIMEOUT_S = 60
@@ -221,9 +228,11 @@ class GmailSync:
     def threads(self, thread_ids: list[str]) -> list[dict]:
         """`threads.get(format=full)` for each id, `BATCH_SIZE` per batch request, in the order given. A thread
         gone meanwhile (404) is left out; one refused for quota or a server error is fetched again alone with
-        the library's retries. Raises `HttpError` when that fails too."""
+        the library's retries. Batches are paced to `UNITS_PER_MINUTE`. Raises `HttpError` when a single fetch
+        fails too."""
         found: dict[str, dict] = {}
         again: list[str] = []
+        window_start, spent = time.monotonic(), 0
 
         def collect(request_id: str, response: dict | None, exc: HttpError | None) -> None:
             if exc is None:
@@ -234,6 +243,11 @@ class GmailSync:
                 again.append(request_id)
 
         for start in range(0, len(thread_ids), BATCH_SIZE):
+            cost = THREAD_GET_UNITS * len(thread_ids[start:start + BATCH_SIZE])
+            if spent + cost > UNITS_PER_MINUTE:  # this minute's share is spent: wait for the next one
+                time.sleep(max(0.0, 60.0 - (time.monotonic() - window_start)))
+                window_start, spent = time.monotonic(), 0
+            spent += cost
             batch = BatchHttpRequest(callback=collect, batch_uri=f"{self.api_url}batch/gmail/v1")
             for thread_id in thread_ids[start:start + BATCH_SIZE]:
                 batch.add(self.users.threads().get(userId="me", id=thread_id, format="full"), request_id=thread_id)

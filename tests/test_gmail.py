@@ -132,6 +132,18 @@ def test_a_thread_gone_meanwhile_is_left_out_and_a_throttled_one_is_fetched_alon
     assert "/threads/t-tickets" in http.request_sequence[1][0]
 
 
+def test_batches_are_paced_to_the_per_minute_quota(pinned_batch_ids, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr("connectors.gmail.UNITS_PER_MINUTE", 50)  # 2 batches of 2 threads (20 units each) a minute
+    monkeypatch.setattr("connectors.gmail.BATCH_SIZE", 2)
+    monkeypatch.setattr("connectors.gmail.time.sleep", waits.append)
+    many = [_thread(f"t{i}", "Alice Smith <alice@example.com>", f"Note {i}", f"Note number {i} is here.")
+            for i in range(6)]
+    http = HttpMockSequence([_batch_reply(many[i:i + 2]) for i in range(0, 6, 2)])
+    threads = GmailSync(http, "https://gmail.googleapis.com/").threads([t["id"] for t in many])
+    assert len(threads) == 6 and len(waits) == 1 and 55 < waits[0] <= 60
+
+
 # -- whole syncs against the fake Gmail server ------------------------------------------------------------------
 @pytest.fixture
 def gmail(twin_env, monkeypatch):
