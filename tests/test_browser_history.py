@@ -44,7 +44,7 @@ from fake_llm import Reply
 
 from connectors import browser_history
 from connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
-from twin.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text
+from twin.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
 from twin.provider import DATA_RULE, BadAnswer
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
@@ -532,3 +532,31 @@ def test_a_garbage_model_answer_raises(fake_llm, provider):
         cluster_with_model(provider, model_history())
     assert len(fake_llm.chat_requests()) == 2
     assert cluster_with_model(provider, []) == []
+
+
+# -- learning them ------------------------------------------------------------------------------------------------
+def _browser_memories(store) -> list[str]:
+    return [c for (c,) in store.conn.execute("SELECT content FROM memories WHERE source = 'browser' ORDER BY id")]
+
+
+def test_learn_interests_offline_learns_one_memory_per_interest_and_one_diary_line(store, activity):
+    texts, line = learn_interests(store, activity, "owner", realistic_history(), 2, None,
+                                  now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert line == f"Browser: 25 visits read from 2 profiles; learned {len(texts)} interests."
+    assert len(texts) == 2 and _browser_memories(store) == texts
+    assert [(a.kind, a.text) for a in activity.recent(5)] == [("browsed", line)]
+    # the same import again (an at-least-once redelivery) reinforces instead of duplicating
+    learn_interests(store, activity, "owner", realistic_history(), 2, None, now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert _browser_memories(store) == texts
+
+
+def test_learn_interests_uses_the_model_and_falls_back_on_garbage(store, activity, fake_llm, provider):
+    texts, _ = learn_interests(store, activity, "owner", model_history(), 1, provider,
+                               now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert len(fake_llm.chat_requests()) == 1 and texts and all("docs.rs" in t or "tokio.rs" in t for t in texts)
+    fake_llm.script(Reply(content="I'd rather talk about the weather."), Reply(content="{not json"))
+    fallback, line = learn_interests(store, activity, "owner", model_history(), 1, provider,
+                                     now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert fallback == [interest_text(i, datetime(2026, 11, 30, tzinfo=UTC)) for i in cluster_visits(model_history())]
+    assert any("Model clustering of browser history failed" in a.text for a in activity.recent(10) if a.kind == "model")
+    assert line.startswith("Browser: ")
