@@ -15,17 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin.activity import Activity
 from twin.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
+from twin.sensitivity import redact
 from twin.store import Store, private_dir
 
 if TYPE_CHECKING:
@@ -90,16 +94,33 @@ def read_new_visits(settings: Settings, store: Store, home: Path | None = None) 
             continue
         read.profiles += 1
         read.cursors[key] = last_id
-        read.visits.extend(PageVisit(v.url, v.title, v.visited_at) for v in visits)
+        read.visits.extend(PageVisit(page_id(v.url), redact(v.title), v.visited_at) for v in visits)
     return read
 
 
+def page_id(url: str) -> str:
+    """What leaves the reader for a page: its scheme and host (the interest's site) and a hash of its path (to
+    count distinct pages), never the path itself: a path can carry a session id or a token, and the visits
+    travel through Redis (whose AOF is on disk) and, as site and title, to a model provider."""
+    parts = urlsplit(url)
+    digest = hashlib.sha256(parts.path.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{parts.scheme}://{parts.netloc}/{digest}"
+
+
 def save_cursors(store: Store, being: str, read: BrowserRead) -> None:
-    """Save every profile's cursor and `last_import` (now, UTC ISO-8601) in one transaction."""
+    """Save every profile's cursor, `last_import` (now, UTC ISO-8601) and the profiles that could not be read
+    (`unreadable`, for `twin status`) in one transaction."""
     with store.transaction():
         for key, last_id in read.cursors.items():
             store.set_cursor(CONNECTOR, being, key, str(last_id))
         store.set_cursor(CONNECTOR, being, "last_import", utc_now())
+        store.set_cursor(CONNECTOR, being, "unreadable", json.dumps(read.problems))
+
+
+def note_problems(activity: Activity, read: BrowserRead) -> None:
+    """One diary line per profile that could not be read (its reason; never a URL)."""
+    for problem in read.problems:
+        activity.record("error", f"Browser: {problem}")
 
 
 def import_now(settings: Settings, home: Path | None = None) -> dict:
@@ -111,6 +132,7 @@ def import_now(settings: Settings, home: Path | None = None) -> dict:
     with import_lock(settings), Store(settings.db_path) as store:
         read = read_new_visits(settings, store, home)
         activity = Activity(store, settings.being)
+        note_problems(activity, read)
         provider = provider_for(settings, store)
         try:
             texts, line = learn_interests(store, activity, settings.being, read.visits, read.profiles, provider)
@@ -206,7 +228,6 @@ class BrowserConnector:
                                                 "history found; looking again daily.")
             else:
                 log.info("browser: no new visits in %d profile(s)", read.profiles)
-            for problem in read.problems:
-                self.activity.record("error", f"Browser: {problem}")
+            note_problems(self.activity, read)
             save_cursors(self.store, self.being, read)
         return read

@@ -106,23 +106,34 @@ DEFAULT_DENY: tuple[str, ...] = (
     # banking, payments, money
     "*bank*", "*paypal.*", "*venmo.*", "*revolut.*", "*klarna.*", "wise.com/*", "*.wise.com/*", "*sparkasse*",
     "*.chase.com/*", "*americanexpress.*", "*coinbase.*", "*binance.*", "*/billing*", "*/checkout*",
-    "*/payment*",
+    "*/payment*", "chase.com/*", "*hsbc.*", "*.ing.*", "ing.*", "*n26.*", "*schwab.*", "*fidelity.*",
+    "*vanguard.*", "*citi.*", "*capitalone.*", "*monzo.*", "*barclays.*", "*santander.*", "*comdirect.*",
+    "*wellsfargo.*", "*dkb.*", "*postfinance.*", "*/banking*", "*onlinebanking*",
     # health
     "*patient*", "*mychart*", "*doctolib.*", "*myhealth*", "*healthcare*", "*/medical*", "*pharmacy*",
+    "*webmd.*", "nhs.uk/conditions*", "*.nhs.uk/*", "*plannedparenthood.*", "*mayoclinic.*", "*healthline.*",
+    "*/symptoms*", "*/diagnosis*", "*therapy*", "*psychiatr*", "*clinic*",
     # login, auth, tokens, passwords, OAuth, SSO
     "accounts.*", "login.*", "auth.*", "sso.*", "signin.*", "id.*", "appleid.apple.com/*", "*.okta.com/*",
     "*.auth0.com/*", "*/login*", "*/log-in*", "*/logon*", "*/signin*", "*/sign-in*", "*/sign_in*", "*/logout*",
     "*/oauth*", "*/auth", "*/auth/*", "*/authorize*", "*/authenticate*", "*/token", "*/token/*", "*/tokens/*",
     "*password*", "*passwd*", "*/reset*", "*/forgot*", "*/sso", "*/sso/*", "*/saml*", "*/2fa*", "*/mfa*",
-    "*/verify*", "*/magic-link*",
+    "*/verify*", "*/magic-link*", "*/settings/tokens*", "*/settings/keys*", "*/api-keys*", "*/apikeys*",
+    "*/credentials*", "*;jsessionid=*", "*;sid=*",
+    # URLs that are themselves secrets (webhooks, bot tokens)
+    "hooks.slack.com/*", "api.telegram.org/bot*", "*/webhook*", "discord.com/api/webhooks/*",
     # webmail: titles carry subjects and addresses (mail comes in through its own connector)
     "mail.google.com/*", "outlook.live.com/*", "outlook.office.com/*", "outlook.office365.com/*",
+    "mail.proton.me/*", "*.protonmail.com/*", "*fastmail.*", "mail.yahoo.com/*", "*.mail.yahoo.com/*",
+    "mail.*", "webmail.*", "*/webmail*", "*roundcube*",
 )
 """URL globs never learned (ours, from the privacy invariant, DESIGN.md 8): case-insensitive `fnmatch` on
 `host + path` (query and fragment already gone), e.g. `docs.rs/tokio/latest/`. `*` also matches `/`, so a
 pattern like `*bank*` catches a host or a path. The `browser_deny` setting adds more."""
-LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa")
-"""Host suffixes of the owner's own network (ours); `localhost` itself and non-global IPs are refused too."""
+LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa", ".home", ".localdomain", ".corp",
+                  ".intranet", ".private", ".box", ".fritz.box", ".router", ".test", ".invalid")
+"""Host suffixes of the owner's own network (ours); `localhost`, a host without a dot (an intranet name) and
+non-global IPs are refused too."""
 
 
 class HistoryUnreadable(TwinError):
@@ -280,7 +291,7 @@ def read_visits(profile: BrowserProfile, after_id: int, since: datetime | None, 
             shutil.rmtree(temp, ignore_errors=True)
         if attempt < COPY_ATTEMPTS:
             time.sleep(COPY_RETRY_S)
-    raise HistoryUnreadable(f"browser: cannot read the history of {profile.browser} profile {profile.name!r} "
+    raise HistoryUnreadable(f"cannot read the history of {profile.browser} profile {profile.name!r} "
                             f"after {COPY_ATTEMPTS} copies ({problem})")
 
 
@@ -365,7 +376,7 @@ def _deny_pattern(extra_deny: tuple[str, ...]) -> re.Pattern:
 
 
 def _is_local(host: str) -> bool:
-    if host == "localhost" or host.endswith(LOCAL_SUFFIXES):
+    if host == "localhost" or host.endswith(LOCAL_SUFFIXES) or ("." not in host and ":" not in host):
         return True
     if ":" not in host and not host[-1].isdigit():  # a name, not an IP literal (cheap: most hosts)
         return False

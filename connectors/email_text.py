@@ -148,8 +148,7 @@ def _parse_message(raw: dict, owners: set[str]) -> _Parsed | None:
     sent_at = _sent_at(raw.get("internalDate"), headers.get("date"))
     if sent_at is None:
         return None
-    sender = _addresses(headers.get("from", ""))
-    sender_name, sender_address = sender[0] if sender else ("", "")
+    sender_name, sender_address = _sender(headers.get("from", ""))
     if not sender_name:
         sender_name = sender_address.split("@")[0] or "unknown sender"
     body, attachments = _body(payload)
@@ -162,14 +161,18 @@ def _parse_message(raw: dict, owners: set[str]) -> _Parsed | None:
     return _Parsed(message, _decode_words(headers.get("subject", "")), _automated(headers, sender_address))
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def _headers(part: dict) -> dict[str, str]:
-    """Lower-case name -> value; a repeated header's values joined with ", "."""
+    """Lower-case name -> value (control characters and lone surrogates dropped: the stdlib's header parsers
+    raise on them); a repeated header's values joined with ", "."""
     out: dict[str, str] = {}
     headers = part.get("headers")
     for header in headers if isinstance(headers, list) else []:
         if isinstance(header, dict) and isinstance(header.get("name"), str) and isinstance(header.get("value"), str):
-            name = header["name"].lower()
-            out[name] = f"{out[name]}, {header['value']}" if name in out else header["value"]
+            name, value = header["name"].lower(), _SURROGATE.sub("", strip_controls(header["value"]))
+            out[name] = f"{out[name]}, {value}" if name in out else value
     return out
 
 
@@ -198,6 +201,22 @@ def _decode_words(value: str) -> str:
         except (HeaderParseError, ValueError, UnicodeError):
             text = value
     return " ".join(strip_controls(text).split())
+
+
+_ROUTE_ADDRESS = re.compile(r"<\s*([^<>\s@]+@[^<>\s@]+)\s*>\s*$")
+
+
+def _sender(value: str) -> tuple[str, str]:
+    """`(display name, lower-case address)` of a From header. The address is the one in the closing `<…>` when
+    there is one (where mail is really from), so a display name that is itself an address ("owner@example.com
+    <attacker@evil.example>") is only a name and can never make a message the owner's; else the first mailbox
+    `getaddresses` finds; `("", "")` when there is none."""
+    route = _ROUTE_ADDRESS.search(value)
+    if route is not None:
+        name = _decode_words(value[:route.start()]).strip("\"' ")
+        return name, route.group(1).strip().lower()
+    found = _addresses(value)
+    return found[0] if found else ("", "")
 
 
 def _addresses(value: str) -> list[tuple[str, str]]:

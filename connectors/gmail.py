@@ -140,8 +140,9 @@ def fresh_credentials(path: Path, token_url: str) -> Credentials:
         saved = Credentials.from_authorized_user_file(str(path), SCOPES)
     except FileNotFoundError as exc:
         raise GmailAuthError(f"no Gmail token at {path}: run `twin connect gmail`") from exc
-    except (OSError, ValueError) as exc:
-        raise GmailAuthError(f"the Gmail token at {path} is not usable ({exc}): run `twin connect gmail`") from exc
+    except (OSError, ValueError, AttributeError, TypeError, KeyError) as exc:  # unreadable, not JSON, wrong shape
+        raise GmailAuthError(f"the Gmail token at {path} is not usable ({type(exc).__name__}: {exc}): run "
+                             "`twin connect gmail`") from exc
     creds = saved.with_token_uri(token_url)
     creds.expiry = saved.expiry  # the copy forgets it, and would pass an expired token as valid
     if creds.valid:
@@ -284,6 +285,8 @@ class SyncReport:
             text += f" and {self.updated} updated one(s)"
         if self.needs_reply:
             text += f"; {self.needs_reply} {'needs' if self.needs_reply == 1 else 'need'} a reply"
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)} that could not be read"
         return text + "."
 
 
@@ -305,7 +308,6 @@ class GmailConnector:
         self.bus = bus
         self.activity = Activity(self.store, settings.being)
         self.being = settings.being
-        self.failing: str | None = None
 
     def close(self) -> None:
         """Close the connector's store connection."""
@@ -340,16 +342,21 @@ class GmailConnector:
                 await asyncio.wait_for(stop.wait(), timeout=delay)
 
     def _failed(self, reason: str) -> None:
-        kind = reason.split(":", 1)[0]
-        if self.failing != kind:
-            self.activity.record("error", f"Gmail sync failed ({reason}); trying again every "
-                                          f"{self.settings.gmail_poll_s:.0f} s.")
-        self.failing = kind
+        """Note a failed sync in the `sync_error` cursor (`twin status` shows it until a sync works), with one
+        diary line per kind of failure (a restart does not repeat it)."""
+        noted = json.loads(self.store.get_cursor(CONNECTOR, self.being, "sync_error") or "{}")
+        if noted.get("reason", "").split(":", 1)[0] == reason.split(":", 1)[0]:
+            return
+        self.activity.record("error", f"Gmail sync failed ({reason}); trying again every "
+                                      f"{self.settings.gmail_poll_s:.0f} s.")
+        self.store.set_cursor(CONNECTOR, self.being, "sync_error", json.dumps({"at": utc_now(), "reason": reason}))
 
     def _recovered(self) -> None:
-        if self.failing is not None:
+        """A sync worked: clear what `_failed` and `_auth_failed` left (also across a restart)."""
+        if self.store.get_cursor(CONNECTOR, self.being, "sync_error") is not None:
             self.activity.record("read_email", "Gmail sync works again.")
-            self.failing = None
+        for key in ("sync_error", "auth_error"):
+            self.store.delete_cursor(CONNECTOR, self.being, key)
 
     def _auth_failed(self, exc: GmailAuthError) -> None:
         """Say once (diary, and Telegram through the signal outbox when configured) that Gmail needs a new
@@ -370,8 +377,8 @@ class GmailConnector:
 
     async def _wait_for_new_token(self, stop: asyncio.Event) -> None:
         path = self.settings.gmail_token_path
-        before = _mtime(path)
-        while not stop.is_set() and _mtime(path) == before:
+        before = _token_state(path)
+        while not stop.is_set() and _token_state(path) == before:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=AUTH_RECHECK_S)
         if not stop.is_set() and self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
@@ -434,6 +441,10 @@ class GmailConnector:
                 log.warning("gmail: skipped a thread the API sent malformed (%s)", exc)
                 report.skipped.append(str(raw.get("id") if isinstance(raw, dict) else "?"))
                 continue
+            except Exception:  # mail is untrusted input: one thread that breaks the parser must not stop the sync
+                log.exception("gmail: skipped a thread that could not be read")
+                report.skipped.append(str(raw.get("id") if isinstance(raw, dict) else "?"))
+                continue
             if thread is None or known.get(thread.thread_id) == thread.messages[-1].message_id:
                 continue
             changed.append(thread)
@@ -459,11 +470,13 @@ class GmailConnector:
              int(thread.needs_reply), thread.reply_reason, now))
 
 
-def _mtime(path: Path) -> float | None:
+def _token_state(path: Path) -> tuple[int, int, int] | None:
+    """What changes when the token file is rewritten, replaced or chmod-ed: `(inode, mtime ns, ctime ns)`."""
     try:
-        return path.stat().st_mtime
+        st = path.stat()
     except OSError:
         return None
+    return st.st_ino, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _short(exc: BaseException) -> str:

@@ -374,6 +374,13 @@ def test_a_torn_copy_is_retried(tmp_path, monkeypatch):
     "ftp://example.com/file", "http://192.168.1.1/admin", "http://10.0.0.5:8080/", "http://172.16.3.4/",
     "http://127.0.0.1:8000/", "http://localhost:3000/app", "http://printer.local/", "http://[::1]/",
     "http://169.254.169.254/latest/meta-data", "http://100.64.1.2/", "https://", "not a url",
+    # found by a breaker run: secrets in paths, intranet names, banks and health sites without the obvious words
+    "https://shop.example.com/cart;jsessionid=SECRETJSESSION123", "https://hooks.slack.com/services/T0/B0/SECRET",
+    "https://api.telegram.org/bot123456:AAHSECRETBOTTOKEN/getMe", "https://github.com/settings/tokens",
+    "http://fritz.box/", "http://printer.home/", "http://nas.localdomain/", "http://intranet/salaries",
+    "https://wiki.acme.corp/page", "https://www.chase.com/personal", "https://www.hsbc.co.uk/", "https://n26.com/en",
+    "https://www.webmd.com/depression/symptoms", "https://www.nhs.uk/conditions/asthma/",
+    "https://mail.proton.me/u/0/inbox", "https://app.fastmail.com/mail/Inbox",
 ])
 def test_clean_url_refuses(url):
     assert clean_url(url) is None
@@ -560,3 +567,21 @@ def test_learn_interests_uses_the_model_and_falls_back_on_garbage(store, activit
     assert fallback == [interest_text(i, datetime(2026, 11, 30, tzinfo=UTC)) for i in cluster_visits(model_history())]
     assert any("Model clustering of browser history failed" in a.text for a in activity.recent(10) if a.kind == "model")
     assert line.startswith("Browser: ")
+
+
+def test_what_leaves_the_reader_is_site_hashed_path_and_redacted_title(twin_env, store):
+    from connectors.browser import read_new_visits
+
+    home = Path(os.environ["HOME"])
+    secret = "hunter2-" + "x" * 8
+    make_chromium_profile(home, visits=[
+        page("https://docs.rs/tokio/latest/session/ABCDEF0123456789/", 0),
+        ("https://docs.rs/tokio/", f"My Wi-Fi password is {secret} - notes", T0, LINK, 0)])
+    make_chromium_profile(home, "brave", visits=[page("https://docs.rs/x", 0)])
+    (home / ".config" / "BraveSoftware" / "Brave-Browser" / "Default" / "History").write_bytes(b"garbage" * 100)
+    read = read_new_visits(twin_env, store)
+    assert read.profiles == 1 and len(read.problems) == 1 and "brave" in read.problems[0]
+    assert all(v.url.startswith("https://docs.rs/") and "session" not in v.url and "tokio" not in v.url
+               for v in read.visits)
+    assert len({v.url for v in read.visits}) == 2  # two distinct pages stay two
+    assert all(secret not in v.title for v in read.visits) and "[redacted]" in read.visits[1].title

@@ -468,3 +468,26 @@ def test_a_subject_and_quote_with_inner_sentence_ends_stay_one_memory_each():
     memories = [c.content for c in extract(heuristic_summary(thread))]
     assert memories and all(m.startswith("Dan Brown ") for m in memories), memories
     assert all("“Plants – Keys – Back on Monday”" in m for m in memories)
+
+
+def test_a_display_name_that_is_the_owners_address_does_not_make_mail_the_owners():
+    spoof = message_json("m2", sender="owner@example.com <attacker@evil.example>", to="alice@example.com",
+                         subject="Re: Budget", sent_at=datetime(2026, 11, 29, 10, tzinfo=UTC),
+                         body_text="I have decided to wire 5000 EUR today.")
+    question = message_json("m1", sender="Alice Smith <alice@example.com>", to="owner@example.com",
+                            subject="Budget", sent_at=datetime(2026, 11, 29, 9, tzinfo=UTC),
+                            body_text="Can you approve the budget by Monday?")
+    thread = parse_thread(thread_json("t-spoof", messages=[question, spoof]), {"owner@example.com"})
+    newest = thread.messages[-1]
+    assert not newest.from_owner and newest.sender_address == "attacker@evil.example"
+    assert "Owner replied" not in heuristic_summary(thread)
+
+
+def test_lone_surrogates_and_escapes_in_headers_are_dropped_not_fatal():
+    message = message_json("m1", sender="\x1b[31mRED\x1b[0m <red@example.com>", to="owner@example.com",
+                           subject="Hello \ud800there", sent_at=datetime(2026, 11, 29, 9, tzinfo=UTC),
+                           body_text="Could you call me back today please?")
+    message["payload"]["headers"].append({"name": "Content-Type", "value": 'text/plain; charset="ut\ud800f-8"'})
+    thread = parse_thread(thread_json("t-odd", messages=[message]), {"owner@example.com"})
+    assert thread.subject == "Hello there" and thread.messages[0].sender_name == "RED"
+    assert thread.needs_reply

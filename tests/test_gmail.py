@@ -26,7 +26,14 @@ from gmail_fixtures import message_json, thread_json
 from googleapiclient.http import HttpMockSequence
 from redis import Redis
 
-from connectors.gmail import GmailAuthRevoked, GmailConnector, GmailSync, HistoryExpired, fresh_credentials
+from connectors.gmail import (
+    GmailAuthError,
+    GmailAuthRevoked,
+    GmailConnector,
+    GmailSync,
+    HistoryExpired,
+    fresh_credentials,
+)
 from twin.health import status
 from twin.provider import DATA_RULE
 from twin.signals import list_signals
@@ -403,3 +410,64 @@ def test_twin_connect_gmail_without_a_client_file_says_what_to_do(twin_env):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "TWIN_GMAIL_CLIENT_SECRETS" in proc.stderr
     assert not re.search(r"Traceback", proc.stderr)
+
+
+def test_a_thread_that_breaks_the_parser_is_skipped_and_the_rest_is_read(connector, gmail, store, activity,
+                                                                         monkeypatch):
+    import connectors.gmail as gmail_module
+
+    real = gmail_module.parse_thread
+
+    def fragile(raw, *args):
+        if raw["id"] == "t-lunch":
+            raise UnicodeEncodeError("ascii", "\ud800", 0, 1, "surrogates not allowed")
+        return real(raw, *args)
+
+    monkeypatch.setattr(gmail_module, "parse_thread", fragile)
+    report = connector.sync_once()
+    assert (report.new, report.skipped) == (2, ["t-lunch"])
+    assert diary_lines(activity, "read_email") == ["Read 2 new email thread(s); 1 needs a reply; skipped 1 that "
+                                                   "could not be read."]
+    assert store.get_cursor("gmail", "owner", "history_id") is not None  # the sync moved on
+
+
+def test_failing_syncs_show_in_status_until_one_works_and_a_stale_sign_in_problem_is_cleared(
+        gmail, store, activity, redis, twin_env, monkeypatch):
+    from twin.settings import load_settings
+
+    monkeypatch.setenv("TWIN_GMAIL_POLL_S", "10")
+    settings = load_settings()
+    store.set_cursor("gmail", "owner", "auth_error", json.dumps({"at": "2026-11-01T00:00:00Z", "reason": "old"}))
+    gmail.stop()  # the API is unreachable
+
+    async def run_for(seconds: float) -> None:
+        connector = GmailConnector(settings, store, Bus(redis), activity)
+        stop = asyncio.Event()
+        task = asyncio.create_task(connector.run(stop))
+        await asyncio.sleep(seconds)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(run_for(1.0))
+    state = status(settings, store, Bus(redis))
+    assert state["gmail"]["sync_error"] and len(diary_lines(activity, "error")) == 1
+    revived = FakeGmail(OWNER, port=int(urlsplit(gmail.url).port)).start()
+    try:
+        for thread in MAILBOX:
+            revived.add_thread(thread)
+        asyncio.run(run_for(1.5))
+    finally:
+        revived.stop()
+    state = status(settings, store, Bus(redis))
+    assert state["gmail"]["sync_error"] is None and state["gmail"]["auth_error"] is None
+    assert not [d for d in state["degraded"] if "Gmail" in d]
+    assert "Gmail sync works again." in diary_lines(activity, "read_email")
+
+
+@pytest.mark.parametrize("content", ["[1, 2, 3]", '{"token": 5}', "", "\x00\xff garbage"])
+def test_a_token_file_of_the_wrong_shape_is_a_sign_in_problem(twin_env, content):
+    path = twin_env.data_dir / "gmail-token.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, errors="surrogateescape")
+    with pytest.raises(GmailAuthError, match="twin connect gmail"):
+        fresh_credentials(path, twin_env.gmail_token_url)

@@ -6,6 +6,7 @@ Read commands take `--json`. An invalid setting prints one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sqlite3
@@ -415,6 +416,12 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
     except GmailAuthError as exc:
         print(f"twin: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        print(f"twin: port {args.port} is in use (or was a moment ago): wait a minute or pick another with --port",
+              file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - the flow's own errors (timeout, refused consent, bad response)
         print(f"twin: Gmail sign-in failed ({type(exc).__name__}: {exc})", file=sys.stderr)
         return 1
@@ -454,6 +461,13 @@ def _positive(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
+    return number
+
+
+def _port(value: str) -> int:
+    number = _positive(value)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (1-65535): {value!r}")
     return number
 
 
@@ -531,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("pair", "owners"))
     p = add("connect", cmd_connect, "connect a source that needs signing in (gmail)")
     p.add_argument("source", choices=("gmail",))
-    p.add_argument("--port", type=_positive, default=8765, help="local port Google redirects to (default 8765)")
+    p.add_argument("--port", type=_port, default=8765, help="local port Google redirects to (default 8765)")
     p.add_argument("--no-browser", action="store_true", help="only print the URL (a headless machine)")
     p.add_argument("--timeout", type=_positive, default=300, help="seconds to wait for the sign-in")
     p = add("sync", cmd_sync, "import browser history now instead of at the daily pace")

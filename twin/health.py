@@ -83,10 +83,15 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append("Telegram: the bot answers no one yet: run `twin telegram pair` and send the code to the "
                         "bot (or set TWIN_TELEGRAM_ALLOWED_USERS)")
     report["gmail"] = gmail_state(settings, store)
+    report["browser"] = browser_state(settings, store)
     if report["gmail"].get("auth_error"):
         degraded.append(f"Gmail stopped at {report['gmail']['auth_error']['at']}: "
                         f"{report['gmail']['auth_error']['reason']}; run `twin connect gmail`")
-    report["browser"] = browser_state(settings, store)
+    elif report["gmail"].get("sync_error"):
+        degraded.append(f"Gmail syncs fail since {report['gmail']['sync_error']['at']} "
+                        f"({report['gmail']['sync_error']['reason']}); twin keeps trying")
+    if report["browser"].get("unreadable"):
+        degraded.append("Browser history: " + "; ".join(report["browser"]["unreadable"]))
     report["data_dir"] = str(settings.data_dir)
     for exposed in exposed_secret_files():
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
@@ -123,7 +128,8 @@ def telegram_state(settings: Settings, store: Store) -> dict:
 def gmail_state(settings: Settings, store: Store) -> dict:
     """Whether Gmail is connected (a token file exists; its content is never shown), the account, the last
     sync (UTC ISO-8601) and historyId, threads read, the newest threads that need a reply
-    (`[{subject, from, at, asks}]`, at most 5) and the sign-in problem that stopped it (None if none)."""
+    (`[{subject, from, at, asks}]`, at most 5), the sign-in problem that stopped it and the failure of the
+    syncs since the last one that worked (`{at, reason}`; None if none)."""
     if not settings.gmail_token_path.exists():
         return {"connected": False}
     being = settings.being
@@ -132,24 +138,26 @@ def gmail_state(settings: Settings, store: Store) -> dict:
     rows = store.conn.execute("SELECT subject, last_from, last_message_at, reply_reason FROM email_threads "
                               "WHERE being_id = ? AND needs_reply = 1 ORDER BY last_message_at DESC LIMIT 5",
                               (being,)).fetchall()
-    auth_error = store.get_cursor("gmail", being, "auth_error")
+    auth_error, sync_error = (store.get_cursor("gmail", being, key) for key in ("auth_error", "sync_error"))
     return {"connected": True, "account": store.get_cursor("gmail", being, "address"),
             "last_sync": store.get_cursor("gmail", being, "last_sync"),
             "history_id": store.get_cursor("gmail", being, "history_id"), "threads": threads,
             "needs_reply": waiting,
             "waiting": [{"subject": r[0], "from": r[1], "at": r[2], "asks": r[3]} for r in rows],
-            "auth_error": json.loads(auth_error) if auth_error else None}
+            "auth_error": json.loads(auth_error) if auth_error else None,
+            "sync_error": json.loads(sync_error) if sync_error else None}
 
 
 def browser_state(settings: Settings, store: Store) -> dict:
-    """Whether browser history is read, when it was last imported (UTC ISO-8601; None before the first import)
-    and how many profiles have a cursor."""
+    """Whether browser history is read, when it was last imported (UTC ISO-8601; None before the first import),
+    how many profiles have a cursor, and the profiles the last import could not read (their reasons)."""
     if not settings.browser_enabled:
         return {"enabled": False}
     profiles = store.conn.execute("SELECT COUNT(*) FROM cursors WHERE connector = 'browser' AND being_id = ? "
                                   "AND key LIKE 'visit:%'", (settings.being,)).fetchone()[0]
     return {"enabled": True, "last_import": store.get_cursor("browser", settings.being, "last_import"),
-            "profiles": profiles, "every_s": settings.browser_interval_s}
+            "profiles": profiles, "every_s": settings.browser_interval_s,
+            "unreadable": json.loads(store.get_cursor("browser", settings.being, "unreadable") or "[]")}
 
 
 def signal_counts(store: Store, being: str) -> dict:
