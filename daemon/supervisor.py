@@ -28,6 +28,8 @@ from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_pare
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
 from twin.embedder import model_id_of
+from twin.lifecycle import CURSOR as LIFECYCLE_CURSOR
+from twin.memory import parse_time
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, secure_dir
 from workers.bus import Bus
@@ -39,6 +41,8 @@ STABLE_AFTER_S = 60.0
 """A child that ran this long before exiting restarts with the backoff reset to 1 s."""
 REDIS_START_TIMEOUT_S = 20.0
 STATUS_EVERY_S = 30.0
+LIFECYCLE_FIRST_AFTER_S = 60.0
+"""The earliest a decay or dream pass runs after boot (one that is overdue runs then, not at once)."""
 
 
 class ChildStatus(enum.Enum):
@@ -225,6 +229,26 @@ class Supervisor:
             except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this tick
                 log.warning("supervisor: reflection tick skipped (%s: %s)", type(exc).__name__, exc)
 
+    async def _lifecycle_ticks(self, name: str, every_s: float, push) -> None:
+        """Seed 003's periodic passes (`decay` every `decay_every_s`, `dream` every `dream_every_s`): `push(being)`
+        for every being. The first pass is due `every_s` after the last one recorded in SQLite (cursor
+        `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after boot, so restarts neither
+        skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is skipped with a log line."""
+        last = await asyncio.to_thread(self.store.get_cursor, LIFECYCLE_CURSOR, self.settings.being, f"last_{name}")
+        due_in_s = every_s - (time.time() - parse_time(last).timestamp()) if last else 0.0
+        delay_s = max(LIFECYCLE_FIRST_AFTER_S, due_in_s)
+        while not self.stop.is_set():
+            await self._wait_unless_stopping(delay_s)
+            if self.stop.is_set():
+                return
+            delay_s = every_s
+            try:
+                beings = await asyncio.to_thread(self.store.beings)
+                for being in dict.fromkeys([self.settings.being, *beings]):
+                    await asyncio.to_thread(push, being)
+            except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this pass
+                log.warning("supervisor: %s pass skipped (%s: %s)", name, type(exc).__name__, exc)
+
     def _nudge_embedding(self, bus: Bus) -> None:
         """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
         SQLite, not the queue, says what is pending (invariant 1)."""
@@ -278,6 +302,10 @@ class Supervisor:
                                                            name="connector-telegram"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
             ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
+            lifecycle = [asyncio.create_task(self._lifecycle_ticks("decay", self.settings.decay_every_s,
+                                                                   bus.push_decay), name="decay-ticks"),
+                         asyncio.create_task(self._lifecycle_ticks("dream", self.settings.dream_every_s,
+                                                                   bus.push_dream), name="dream-ticks")]
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
@@ -287,6 +315,8 @@ class Supervisor:
             await self.stop.wait()
             await heartbeat
             await ticks
+            for task in lifecycle:
+                await task
         finally:
             await self._shutdown(connector_tasks)
             lock.release()

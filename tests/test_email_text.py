@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -175,17 +174,16 @@ def test_part_charset_is_honoured(charset, expected):
     assert body_of(payload=part) == expected
 
 
-def test_five_megabyte_bodies_are_bounded_and_fast():
+@pytest.mark.timeout(60)
+def test_five_megabyte_bodies_are_bounded():
+    """Only the first `MAX_TEXT_BYTES`/`MAX_HTML_BYTES` are decoded (bench/sources.py measures the speed)."""
     big = ("All work and no play makes a dull day. " * 140_000)[:5_000_000]
-    start = time.perf_counter()
     plain = body_of(big)
     html = body_of(None, body_html="<p>" + big + "</p>")
-    elapsed = time.perf_counter() - start
     assert len(plain) <= MAX_BODY_CHARS and len(html) <= MAX_BODY_CHARS
     assert plain.startswith("All work") and html.startswith("All work")
     cut_in_a_tag = "<p>" + "word " * ((MAX_HTML_BYTES - 3) // 5) + '<div class="cut-here">rest</div>'
     assert body_of(None, body_html=cut_in_a_tag).endswith("word")
-    assert elapsed < 2.0
 
 
 def test_control_characters_are_stripped():

@@ -13,10 +13,10 @@ log = logging.getLogger("twin.activity")
 
 ACTIVITY_KINDS = ("learned", "indexed_file", "forgot", "index", "system", "degraded", "recovered", "error",
                   "thought", "reflected", "signal", "held_back", "profile", "model", "read_email",
-                  "browsed")
+                  "browsed", "decayed", "dreamed")
 """Kinds of diary lines: seed 001's `learned`/`indexed_file`/`thought`/`read_email`/`browsed`, reflection's
 `reflected`, `signal` (raised) and `held_back` (blocked by the Hush gate), `profile` edits, `model` (provider
-fallbacks) and our system lines."""
+fallbacks), seed 003's lifecycle (`decayed`: memories moved to cold; `dreamed`: a dream cycle) and our system lines."""
 
 
 @dataclass

@@ -453,6 +453,75 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
+    """Run seed 003's dream cycle now: merge near-duplicate memories (cosine >= 0.97 and word overlap >= 0.5),
+    then link memories that share 3 graph neighbours. Runs here, whether or not the daemon runs: the vectors come
+    from SQLite and top-k from the index reader recall uses (the last checkpoint plus an exact search of newer
+    vectors), and every write is to SQLite; a running daemon's index writer is then asked to scrub the merged
+    memories' vectors, as after `twin forget`."""
+    from twin.embedder import model_id_of
+    from twin.index import VectorIndex
+    from twin.lifecycle import VectorLookup, dream
+    from twin.vectors import IndexReader
+
+    with Store(settings.db_path) as store:
+        model_id = model_id_of(settings)
+        dim = store.embedding_dim(model_id) if model_id else None
+        lookup = None
+        if model_id and dim:
+            reader = IndexReader(store, VectorIndex.for_settings(settings, model_id, dim))
+            reader.open()
+            lookup = VectorLookup(store, reader.search, model_id)
+        result = dream(store, settings.being, lookup)
+    bus = _bus(settings)
+    if bus is not None and result["merged"]:
+        bus.request_checkpoint()
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"walked {result['walked']} memories, merged {result['merged']}, promoted {result['edgesPromoted']} "
+              f"edges in {result['durationMs']} ms" + ("" if lookup else " (no vectors: nothing to merge)"))
+    return 0
+
+
+def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
+    """Memory counts by kind and tier (warm/cold), superseded ones, graph edges, last decay and dream (seed 003)."""
+    from twin.lifecycle import stats
+
+    with Store(settings.db_path) as store:
+        report = stats(store, settings.being)
+    if args.json:
+        _print_json(report)
+        return 0
+    for kind, tiers in report["by_kind"].items():
+        print(f"{kind:<13} {tiers['warm']:>7} warm {tiers['cold']:>7} cold")
+    print(f"{'total':<13} {report['total_warm']:>7} warm {report['total_cold']:>7} cold; "
+          f"{report['superseded']} superseded")
+    print(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
+    print(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
+    return 0
+
+
+def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
+    """Memories linked to memory ID through the graph (seed 003), up to --depth edges away, scored by the product
+    of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter)."""
+    from twin.lifecycle import neighbors
+
+    with Store(settings.db_path) as store:
+        if store.get(args.id) is None:
+            print(f"no memory #{args.id}", file=sys.stderr)
+            return 1
+        found = neighbors(store, args.id, depth=args.depth, include_sensitive=args.sensitive)
+    if args.json:
+        _print_json([{**m.to_dict(), "score": round(score, 4)} for m, score in found])
+        return 0
+    for m, score in found:
+        print(f"#{m.id:<6} {score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+    if not found:
+        print("no neighbours")
+    return 0
+
+
 # -- parser -----------------------------------------------------------------------------------
 def _positive(value: str) -> int:
     try:
@@ -540,6 +609,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("signals", cmd_signals, "raised and held-back signals with their evidence")
     p.add_argument("--status", choices=("raised", "held"), help="only these")
     p.add_argument("--limit", type=_positive, default=20)
+    p.add_argument("--json", action="store_true")
+    p = add("dream", cmd_dream, "run the dream cycle now: merge near-duplicates, link related memories")
+    p.add_argument("--json", action="store_true")
+    p = add("stats", cmd_stats, "memory counts by kind and tier, graph edges, last decay and dream")
+    p.add_argument("--json", action="store_true")
+    p = add("neighbors", cmd_neighbors, "memories linked to memory ID in the graph")
+    p.add_argument("id", type=int)
+    p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="edges away, 1-3 (default 1)")
+    p.add_argument("--sensitive", action="store_true", help="include sensitive memories")
     p.add_argument("--json", action="store_true")
     p = add("telegram", cmd_telegram, "pair your Telegram account with the bot, or list its owners")
     p.add_argument("action", choices=("pair", "owners"))

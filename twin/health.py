@@ -41,7 +41,8 @@ def index_state(settings: Settings) -> dict:
 
 
 def status(settings: Settings, store: Store, bus) -> dict:
-    """Counts, embedding backlog, queue depths, index state, manifest counts and degraded modes (read-only).
+    """Counts, embedding backlog, queue depths, index state, manifest counts, seed 003's lifecycle (tiers, edges,
+    last decay and dream) and degraded modes (read-only).
 
     `bus` is a `workers.bus.Bus` or None when Redis is not reachable.
     """
@@ -92,6 +93,11 @@ def status(settings: Settings, store: Store, bus) -> dict:
                         f"({report['gmail']['sync_error']['reason']}); twin keeps trying")
     if report["browser"].get("unreadable"):
         degraded.append("Browser history: " + "; ".join(report["browser"]["unreadable"]))
+    from twin.lifecycle import stats
+
+    life = stats(store, settings.being)
+    report["lifecycle"] = {k: life[k] for k in ("total_warm", "total_cold", "superseded", "edges", "last_decay",
+                                                "last_dream")}
     report["data_dir"] = str(settings.data_dir)
     for exposed in exposed_secret_files():
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")

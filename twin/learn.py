@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from twin.activity import Activity
+from twin.capture import capture
 from twin.extractor import MAX_PER_CALL, Candidate, extract
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
@@ -27,18 +28,21 @@ OFFLINE_CONFIDENCE = 0.6
 
 @dataclass
 class LearnResult:
-    """What one `learn()` call did: ids of new memories, of reinforced ones, of ones it removed, and whether
-    the profile changed."""
+    """What one `learn()` call did: ids of new memories, of reinforced ones, of ones updated in place, of ones
+    it removed or superseded, the reasons of rejected candidates, and whether the profile changed."""
 
     created: list[int] = field(default_factory=list)
     reinforced: list[int] = field(default_factory=list)
     removed: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    superseded: list[int] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
     profile_updated: bool = False
 
     @property
     def changed(self) -> bool:
-        """True when memories were created or removed (the embedder or index has work)."""
-        return bool(self.created or self.removed)
+        """True when memories were created, updated or removed (the embedder or index has work)."""
+        return bool(self.created or self.removed or self.updated)
 
 
 def source_type(source: str) -> str:
@@ -98,16 +102,21 @@ def _note_budget_once(store: Store, activity: Activity | None, being: str, provi
 
 
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
-                      result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE) -> None:
+                      result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
+                      compare: bool = True, force: bool = False) -> None:
+    """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
     for cand in candidates:
-        existing = store.find_by_sha(being, content_sha256(cand.content))
-        if existing is not None:
-            store.reinforce(existing.id, now)
-            result.reinforced.append(existing.id)
+        outcome = capture(store, being, cand, source, now, provenance, force=force, compare=compare)
+        if outcome.deduplicated:
+            result.reinforced.append(outcome.id)
+        elif outcome.updated:
+            result.updated.append(outcome.id)
+        elif outcome.rejected:
+            result.rejected.append(outcome.rejected)
         else:
-            result.created.append(store.insert_memory(being, cand.kind, cand.content, source, cand.importance,
-                                                      cand.tags, created_at=now, provenance=provenance))
+            result.created.append(outcome.id)
+            result.superseded.extend(outcome.superseded)
 
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
@@ -175,7 +184,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]
         for start in range(0, len(fresh), MAX_PER_CALL):
             _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now,
-                              extraction.confidence)
+                              extraction.confidence, compare=False)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
     return result
 

@@ -62,7 +62,9 @@ class Memory:
     """One memory row, as stored in SQLite and exported as JSON lines.
 
     `content` is one third-person sentence; times are UTC ISO-8601 strings; `importance` is 0..1;
-    `provenance` holds `source_type`, `captured_from` and `confidence` (0..1).
+    `provenance` holds `source_type`, `captured_from` and `confidence` (0..1). `tier` is `warm` or `cold`
+    (seed 003's decay); a superseded memory says why in `supersede_reason`; `updated_at` is set when a capture
+    updated it in place.
     """
 
     id: int
@@ -80,6 +82,9 @@ class Memory:
     status: str = "active"
     superseded_by: int | None = None
     content_sha256: str = ""
+    tier: str = "warm"
+    supersede_reason: str | None = None
+    updated_at: str | None = None
 
     def to_dict(self) -> dict:
         """Every field, JSON-serialisable (the export line format)."""

@@ -186,6 +186,32 @@ EMAIL = (
     "CREATE INDEX email_threads_needing_reply ON email_threads (being_id, needs_reply, last_message_at)",
 )
 
+LIFECYCLE = (
+    # seed 003: every memory lives in a tier; the decay loop demotes idle ones to cold, a search re-promotes
+    "ALTER TABLE memories ADD COLUMN tier TEXT NOT NULL DEFAULT 'warm' CHECK (tier IN ('warm', 'cold'))",
+    # why a memory was superseded (the capture rule or the model's reason), and when it was last updated in place
+    "ALTER TABLE memories ADD COLUMN supersede_reason TEXT",
+    "ALTER TABLE memories ADD COLUMN updated_at TEXT",
+    "CREATE INDEX memories_by_tier ON memories (being_id, tier)",
+    # seed 003's graph: co_occurs edges to a new memory's top-3 vector neighbours, co_inferred ones from the dream
+    # cycle; both ends cascade, so an edge goes with either of its memories
+    """CREATE TABLE memory_edges (
+        src INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        dst INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('co_occurs', 'co_inferred')),
+        strength REAL NOT NULL CHECK (strength BETWEEN 0 AND 1),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (src, dst, kind)
+    )""",
+    "CREATE INDEX memory_edges_by_dst ON memory_edges (dst)",
+    # the durable marker: a memory whose co_occurs edges are still to be written (seed 003: "a durable marker
+    # guarantees the edges arrive"); the embedding worker writes them once the memory has a vector
+    """CREATE TABLE edge_markers (
+        memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -193,6 +219,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0003_profile_signals_usage", PROFILE_SIGNALS_USAGE),
     ("0004_chat", CHAT),
     ("0005_email_threads", EMAIL),
+    ("0006_lifecycle", LIFECYCLE),
 )
 
 

@@ -124,6 +124,9 @@ class Settings(BaseSettings):
     tick_s: float = Field(600.0, ge=5, le=86400, description="Reflection tick (seed 001: TWIN_TICK_MS 600000).")
     reflect_first_after_s: float = Field(20.0, ge=0, le=3600, description="The early pass after boot (seed 001).")
     reflect_min_new: int = Field(3, ge=1, le=1000, description="New memories needed before a model call (seed 001).")
+    # -- memory lifecycle (seed 003: decay every 6 h, a daily dream cycle) -----------------------------------
+    decay_every_s: float = Field(21600.0, ge=60, le=7 * 86400, description="Warm/cold decay pass (seed 003: 6 h).")
+    dream_every_s: float = Field(86400.0, ge=600, le=30 * 86400, description="Dream cycle (seed 003: daily).")
     hush_quiet_start: str = Field("22:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Local time, HH:MM.")
     hush_quiet_end: str = Field("08:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="Local time, HH:MM.")
     hush_timezone: str | None = Field(None, description="IANA zone of the owner, e.g. Europe/Berlin; unset = system.")

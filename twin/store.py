@@ -26,16 +26,17 @@ BUSY_TIMEOUT_MS = 15_000
 """How long a writer waits for another process's transaction (milliseconds)."""
 
 _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
-            "sensitivity, provenance, status, superseded_by, content_sha256")
+            "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at")
 
 
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
     (mid, being, kind, content, source, importance, tags, created, accessed, hits,
-     sensitivity, provenance, status, superseded_by, sha) = row
+     sensitivity, provenance, status, superseded_by, sha, tier, reason, updated) = row
     return Memory(id=mid, being_id=being, kind=kind, content=content, source=source, importance=importance,
                   tags=json.loads(tags), created_at=created, last_accessed=accessed, hits=hits,
                   sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
-                  superseded_by=superseded_by, content_sha256=sha)
+                  superseded_by=superseded_by, content_sha256=sha, tier=tier, supersede_reason=reason,
+                  updated_at=updated)
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -377,3 +378,47 @@ class Store:
         """Remove a connector's saved cursor value (absent is fine)."""
         self.conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
                           (connector, being, key))
+
+    # -- memory lifecycle (seed 003; twin.lifecycle) ----------------------------------------------------------
+    def add_edge_markers(self, memory_ids: Iterable[int], now: str | None = None) -> None:
+        """Mark memories whose `co_occurs` edges are still to be written (seed 003's durable marker); the embedding
+        worker writes them once each has a vector (`lifecycle.write_pending_edges`). Already marked: unchanged.
+        Runs in the caller's transaction when there is one (learn inserts the marker with its memory)."""
+        at = now or utc_now()
+        self.conn.executemany("INSERT OR IGNORE INTO edge_markers (memory_id, created_at) VALUES (?, ?)",
+                              [(int(i), at) for i in memory_ids])
+
+    def merge_memories(self, canonical: int, loser: int) -> bool:
+        """Fold `loser` into `canonical` in one transaction (seed 003's dream merge). The loser's edges move to the
+        canonical (no self-loops; on a clash the stronger edge stays); hits are summed; importance and
+        `last_accessed` become the higher of the two, sensitivity the stricter, the tier warm if either was; what
+        the loser superseded now points at the canonical. Then the loser is deleted with the statement
+        `delete_memories` runs: row, FTS entry (trigger), embedding and its index tombstone (cascade, trigger),
+        edges and marker (cascade). Returns False, changing nothing, when either is gone or they are the same."""
+        from twin.memory import SENSITIVITIES
+
+        if canonical == loser:
+            return False
+        with self.transaction() as conn:
+            rows = {r[0]: r[1:] for r in conn.execute(
+                "SELECT id, hits, importance, last_accessed, sensitivity, tier FROM memories WHERE id IN (?, ?)",
+                (canonical, loser))}
+            if len(rows) != 2:
+                return False
+            (hits_c, imp_c, seen_c, sens_c, tier_c), (hits_l, imp_l, seen_l, sens_l, tier_l) = rows[canonical], \
+                rows[loser]
+            conn.execute(
+                "INSERT INTO memory_edges (src, dst, kind, strength, created_at)"
+                " SELECT CASE WHEN src = :l THEN :c ELSE src END, CASE WHEN dst = :l THEN :c ELSE dst END,"
+                " kind, strength, created_at FROM memory_edges"
+                " WHERE (src = :l AND dst NOT IN (:l, :c)) OR (dst = :l AND src NOT IN (:l, :c))"
+                " ON CONFLICT (src, dst, kind) DO UPDATE SET strength = MAX(strength, excluded.strength)",
+                {"l": loser, "c": canonical})
+            conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?", (canonical, loser))
+            conn.execute("UPDATE memories SET hits = ?, importance = ?, last_accessed = ?, sensitivity = ?, tier = ?"
+                         " WHERE id = ?",
+                         (hits_c + hits_l, max(imp_c, imp_l), max(filter(None, (seen_c, seen_l)), default=None),
+                          max(sens_c, sens_l, key=SENSITIVITIES.index),
+                          "warm" if "warm" in (tier_c, tier_l) else "cold", canonical))
+            conn.execute("DELETE FROM memories WHERE id = ?", (loser,))
+        return True

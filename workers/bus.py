@@ -108,6 +108,25 @@ class Bus:
                                        description="reflect_being", at_front=True)
         return job.id
 
+    def push_decay(self, being: str) -> str:
+        """Queue seed 003's decay pass for `being` at the front of the learn queue (SQLite only; the learn worker
+        serves exactly one queue, see `push_reflect`), so it is not stuck behind a bulk import. Not retried: the
+        next pass is the retry."""
+        from workers.jobs import JOBS
+
+        job = self.learn_queue.enqueue(JOBS["decay_being"], kwargs={"being": being}, job_timeout=JOB_TIMEOUT_S,
+                                       result_ttl=0, failure_ttl=7 * 86400, description="decay_being", at_front=True)
+        return job.id
+
+    def push_dream(self, being: str) -> str:
+        """Queue seed 003's dream cycle for `being` on the embedding queue (it needs the index, which only the
+        embedding worker holds up to date); behind the flush slice in hand, not at the front. Not retried."""
+        from workers.jobs import JOBS
+
+        job = self.embed_queue.enqueue(JOBS["dream_being"], kwargs={"being": being}, job_timeout=JOB_TIMEOUT_S,
+                                       result_ttl=0, failure_ttl=7 * 86400, description="dream_being")
+        return job.id
+
     def push_signal(self, signal_id: int, being: str) -> None:
         """Put a raised signal on the outbox for delivery (workers never call Telegram themselves)."""
         self.redis.rpush(OUTBOX, json.dumps({"signal_id": signal_id, "being": being}))

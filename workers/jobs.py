@@ -1,7 +1,7 @@
 """The job registry (STYLE.md 4): every job a twin worker runs, by name. Jobs are idempotent.
 
-Learn jobs run in the learn worker; `embed_flush` and `index_checkpoint` only in the single
-embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
+Learn jobs (and `decay_being`) run in the learn worker; `embed_flush`, `index_checkpoint` and `dream_being` only in
+the single embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from twin.interests import learn_interests as _learn_interests
 from twin.learn import forget_source as _forget_source
 from twin.learn import learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
+from twin.lifecycle import VectorLookup, decay, dream, write_pending_edges
 from twin.memory import parse_time
 from twin.reflection import reflect
 from twin.store import Store
@@ -214,6 +215,7 @@ def embed_flush() -> dict:
     ctx.redis.delete(FLUSH_FLAG)  # from here on a new memory enqueues a new flush
     n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s,
                       budget_s=FLUSH_SLICE_S)
+    _write_edges(ctx)
     if ctx.store.pending_embeddings(ctx.embedder.model_id, 1):
         Bus(ctx.redis).enqueue_flush()
     if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
@@ -221,13 +223,50 @@ def embed_flush() -> dict:
     return {"embedded": n}
 
 
+def _lookup(ctx) -> VectorLookup | None:
+    """Top-k over the embedding worker's own index, caught up with SQLite; None without an embedder."""
+    if ctx.writer is None:
+        return None
+    ctx.writer.catch_up()
+    return VectorLookup(ctx.store, ctx.writer.index.search, ctx.writer.index.model_id)
+
+
+def _write_edges(ctx) -> int:
+    """Seed 003's `co_occurs` edges for every marked memory that has a vector by now (embedding worker only;
+    markers of memories still without one stay). Returns how many markers were resolved."""
+    lookup = _lookup(ctx)
+    done = 0
+    while lookup is not None and (n := write_pending_edges(ctx.store, lookup)):
+        done += n
+    return done
+
+
 def index_checkpoint() -> dict:
-    """Catch up, scrub forgotten vectors and write a checkpoint if anything changed (embedding worker only)."""
+    """Catch up, write pending graph edges (so a marker left by a flush that died still gets its edges within
+    one checkpoint period), scrub forgotten vectors and write a checkpoint if anything changed (embedding worker
+    only)."""
     ctx = current()
     if ctx.writer is None:
         return {"written": False}
-    ctx.writer.catch_up()
+    _write_edges(ctx)
     return {"written": ctx.writer.checkpoint()}
+
+
+def decay_being(being: str) -> dict:
+    """Seed 003's decay pass for one being (learn worker): idle warm memories go cold. Returns `{"demoted"}`."""
+    return decay(current().store, being)
+
+
+def dream_being(being: str) -> dict:
+    """Seed 003's dream cycle for one being, in the embedding worker (the index's owner): pending edges first,
+    then merges and edge promotion over its caught-up index; merged-away vectors are scrubbed from the index by
+    a checkpoint at once. Returns `{walked, merged, edgesPromoted, durationMs}`."""
+    ctx = current()
+    _write_edges(ctx)
+    result = dream(ctx.store, being, _lookup(ctx))
+    if result["merged"] and ctx.writer is not None:
+        ctx.writer.checkpoint()
+    return result
 
 
 def reflect_being(being: str, force: bool = False) -> dict:
@@ -260,5 +299,7 @@ JOBS = {
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,
     "reflect_being": reflect_being,
+    "decay_being": decay_being,
+    "dream_being": dream_being,
 }
 """Every job by name; `Bus` enqueues only these."""

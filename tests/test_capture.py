@@ -1,0 +1,77 @@
+"""Capture (seed 003's remember path) through `learn()` and `capture()`, on a real SQLite store: the worthiness
+gate, the exact-duplicate fast path, updates in place, supersession, sensitivity and the graph-edge marker."""
+
+from __future__ import annotations
+
+from twin.capture import capture
+from twin.extractor import Candidate
+from twin.learn import learn
+
+NOW = "2026-11-30T10:00:00Z"
+LATER = "2026-11-30T11:00:00Z"
+PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
+
+
+def _capture(store, content: str, now: str = NOW, **kwargs):
+    with store.transaction():
+        return capture(store, "owner", Candidate(content=content, kind="fact", importance=0.5, tags=[]), "muse", now, PROVENANCE, **kwargs)
+
+
+def test_the_gate_rejects_short_text_and_filler_unless_forced(store):
+    assert _capture(store, "Nice view.").to_dict() == {"id": None, "rejected": "shorter than 12 characters"}
+    assert _capture(store, "Thanks!!").rejected == "filler: thanks"
+    assert _capture(store, "ok, got it, thanks").rejected.startswith("filler")
+    forced = _capture(store, "Thanks!!", force=True)
+    assert forced.id is not None and store.get(forced.id).content == "Thanks!!"
+    # the exact-duplicate fast path still applies with force: the same id comes back, reinforced
+    again = _capture(store, "Thanks!!", force=True)
+    assert again.to_dict() == {"id": forced.id, "deduplicated": True} and store.get(forced.id).hits == 1
+
+
+def test_a_contradiction_supersedes_the_old_memory_which_stays_readable(store):
+    old = _capture(store, "Owner lives in Lisbon.").id
+    new = _capture(store, "Owner moved to Berlin and now lives in Neukölln.", now=LATER)
+    assert new.superseded == [old] and new.id != old
+    stale = store.get(old)
+    assert (stale.status, stale.superseded_by) == ("superseded", new.id) and stale.supersede_reason
+    assert [m.id for m in store.list_memories("owner")] == [new.id]  # hidden from listing
+    assert {m.id for m in store.list_memories("owner", include_superseded=True)} == {old, new.id}
+
+
+def test_a_refinement_updates_in_place_keeping_id_hits_and_edges(store):
+    first = _capture(store, "Owner's sister Ana works as a nurse.").id
+    other = _capture(store, "Owner bought a red bicycle in Lisbon.").id
+    store.conn.execute("UPDATE memories SET hits = 4 WHERE id = ?", (first,))
+    store.conn.execute("INSERT INTO memory_edges (src, dst, kind, strength, created_at) VALUES (?, ?, 'co_occurs', "
+                       "0.8, ?)", (first, other, NOW))
+    store.conn.execute("INSERT INTO memory_embeddings (memory_id, model_id, dim, vector, created_at) VALUES "
+                       "(?, 'm', 1, x'00000000', ?)", (first, NOW))
+    refined = _capture(store, "Owner's sister Ana works as a nurse at the Santa Maria hospital.", now=LATER)
+    assert refined.to_dict()["id"] == first and refined.updated
+    memory = store.get(first)
+    assert memory.content.endswith("Santa Maria hospital.") and memory.hits == 5 and memory.updated_at == LATER
+    assert store.conn.execute("SELECT COUNT(*) FROM memory_edges WHERE src = ?", (first,)).fetchone() == (1,)
+    assert store.conn.execute("SELECT COUNT(*) FROM memory_embeddings WHERE memory_id = ?",
+                              (first,)).fetchone() == (0,)  # re-embedded by the embedding worker
+
+
+def test_one_changed_name_is_not_an_update(store):
+    ana = _capture(store, "Owner's sister Ana lives in Porto.").id
+    mira = _capture(store, "Owner's sister Mira lives in Porto.").id
+    assert mira != ana and store.get(ana).status == "active"
+
+
+def test_secrets_are_sensitive_and_new_memories_are_marked_for_graph_edges(store):
+    secret = _capture(store, "Owner's Wi-Fi password is Tr0ub4dor-Xq7.").id
+    plain = _capture(store, "Owner's Wi-Fi router sits in the hallway.").id
+    assert store.get(secret).sensitivity == "sensitive" and store.get(plain).sensitivity == "private"
+    marked = {i for (i,) in store.conn.execute("SELECT memory_id FROM edge_markers")}
+    assert marked == {secret, plain}
+
+
+def test_learn_reports_supersessions_and_rejections(store, activity):
+    learn(store, activity, "owner", "I work at Kestrel Labs as a backend engineer.", "muse")
+    result = learn(store, activity, "owner", "I quit Kestrel Labs and now work at Nordwind as a backend engineer.",
+                   "muse")
+    assert result.created and result.superseded
+    assert all(m.status == "active" for m in store.list_memories("owner"))

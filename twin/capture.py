@@ -1,0 +1,125 @@
+"""Capture: how one new memory joins the store (seed 003's remember path; DESIGN.md invariant 2).
+
+In order, inside the caller's transaction:
+
+1. exact duplicate (same normalised content, same being) → reinforce it, `deduplicated` (even with `force`);
+2. the worthiness gate (`capture_rules.unworthy`: shorter than 12 characters, filler) → `rejected`, nothing
+   stored, unless `force`;
+3. the active memories it may restate or contradict: the best keyword matches of its words (FTS5), each
+   related by `capture_rules.relate` (offline rules: same subject and relation with another value, change
+   words, negation; LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
+   - a restatement that refines the old one (every word of the old memory kept) → the old memory is
+     updated in place: same id, hits and edges, new content, re-embedded (its vector is dropped, so the
+     embedding worker embeds it again) → `updated`;
+   - contradictions → the new memory is inserted and each contradicted one is marked `superseded` with
+     `superseded_by` and the rule's reason → `superseded: [ids]` (hidden from recall, listing and chat, kept
+     and readable by id and with `--all`);
+4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
+   `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
+
+Response shapes follow seed 003: `{id, deduplicated}`, `{id, updated}`, `{id, superseded}`, `{id: None,
+rejected}`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from twin.capture_rules import relate, tokens, unworthy
+from twin.extractor import Candidate
+from twin.memory import content_sha256
+from twin.recall import fts_query, query_terms
+from twin.sensitivity import infer_sensitivity
+from twin.store import Store
+
+RELATED_CANDIDATES = 8
+"""Active memories compared with a new one (the best keyword matches of its words)."""
+
+
+
+@dataclass
+class CaptureResult:
+    """Seed 003's remember response: the memory's id (None when rejected), and which path it took."""
+
+    id: int | None
+    deduplicated: bool = False
+    updated: bool = False
+    superseded: list[int] = field(default_factory=list)
+    rejected: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        """The JSON shape: `id` plus only the flags that apply."""
+        out: dict = {"id": self.id}
+        if self.deduplicated:
+            out["deduplicated"] = True
+        if self.updated:
+            out["updated"] = True
+        if self.superseded:
+            out["superseded"] = self.superseded
+        if self.rejected:
+            out["rejected"] = self.rejected
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def capture(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
+            *, force: bool = False, compare: bool = True) -> CaptureResult:
+    """Store one candidate memory of `being` through the capture rules above; call inside `store.transaction()`.
+    `now` (UTC ISO-8601) is its creation time. `compare` False skips step 3 (a document's memories replace
+    that document's own and are not compared with others). Never raises for odd content; `sqlite3.Error` from
+    the store."""
+    content = candidate.content
+    existing = store.find_by_sha(being, content_sha256(content))
+    if existing is not None:
+        store.reinforce(existing.id, now)
+        return CaptureResult(existing.id, deduplicated=True)
+    if not force and (why := unworthy(content)):
+        return CaptureResult(None, rejected=why)
+    superseded: list[tuple[int, str]] = []
+    for old_id, old_content in _related(store, being, content) if compare else ():
+        relation = relate(content, old_content)
+        if relation.kind == "duplicate" and _refines(content, old_content):
+            _update_in_place(store, old_id, candidate, now, provenance)
+            return CaptureResult(old_id, updated=True, reason=relation.reason)
+        if relation.kind == "contradiction":
+            superseded.append((old_id, relation.reason))
+    new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
+                                 created_at=now, sensitivity=infer_sensitivity(content), provenance=provenance)
+    for old_id, reason in superseded:
+        store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
+                           "WHERE id = ?", (new_id, reason[:300], old_id))
+    store.conn.execute("INSERT OR IGNORE INTO edge_markers (memory_id, created_at) VALUES (?, ?)", (new_id, now))
+    return CaptureResult(new_id, superseded=[i for i, _ in superseded],
+                         reason="; ".join(r for _, r in superseded) or None)
+
+
+def _related(store: Store, being: str, content: str) -> list[tuple[int, str]]:
+    """`(id, content)` of the active memories of `being` that best match `content`'s words (FTS5 bm25)."""
+    match = fts_query(query_terms(content))
+    if match is None:
+        return []
+    return [(mid, text) for mid, _, text in store.fts_search(being, match, RELATED_CANDIDATES)]
+
+
+def _refines(new: str, old: str) -> bool:
+    """True when `new` keeps every word of `old` (a refinement: "Owner lives in Berlin." → "Owner lives in
+    Berlin with Lena.", or the same words reordered). A looser restatement is inserted beside the old memory:
+    one changed word can be another person, place or count ("sister Ana" / "sister Mira"), and an update in
+    place would overwrite it (ours)."""
+    old_words = tokens(old)
+    return bool(old_words) and old_words <= tokens(new)
+
+
+def _update_in_place(store: Store, memory_id: int, candidate: Candidate, now: str, provenance: dict) -> None:
+    """Seed 003's update: same id, hits and edges; new content (and sensitivity, provenance), the higher
+    importance, hits + 1; the vector is dropped so the embedding worker embeds the new content."""
+    store.conn.execute(
+        "UPDATE memories SET content = ?, content_sha256 = ?, sensitivity = ?, provenance = ?, "
+        "importance = MAX(importance, ?), hits = hits + 1, last_accessed = ?, updated_at = ?, tier = 'warm' "
+        "WHERE id = ?",
+        (candidate.content, content_sha256(candidate.content), infer_sensitivity(candidate.content),
+         json.dumps(provenance), candidate.importance, now, now, memory_id))
+    store.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))
