@@ -14,7 +14,8 @@ PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
 
 def _capture(store, content: str, now: str = NOW, **kwargs):
     with store.transaction():
-        return capture(store, "owner", Candidate(content=content, kind="fact", importance=0.5, tags=[]), "muse", now, PROVENANCE, **kwargs)
+        candidate = Candidate(content=content, kind="fact", importance=0.5, tags=[])
+        return capture(store, "owner", candidate, "muse", now, PROVENANCE, **kwargs)
 
 
 def test_the_gate_rejects_short_text_and_filler_unless_forced(store):
