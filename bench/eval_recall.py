@@ -5,11 +5,14 @@ optional grid over the recall settings.
     .venv/bin/python bench/eval_recall.py --grid             # + sweep weights, half-life and candidates
     .venv/bin/python bench/eval_recall.py --eval-dir PATH    # default: ../shared/eval from the repo root
 
-A fresh store in a temp dir gets the eval memories through `twin.transfer.import_memories` (line number ->
-eval id `m0001`...), every memory is embedded with `workers.jobs.flush_pending` into an `IndexWriter`, and
-each query runs `Recall.recall(being, query, limit=10, as_of=q["as_of"], touch=False)`. The system never
-sees `dup_of` or `supersedes` (they are removed before import); `sensitive` is mapped to the sensitivity
-field by the importer and is not used for ranking. Scoring is the eval's own `score.py` (with `--memories`).
+A fresh store in a temp dir gets the eval memories in `created_at` order through `twin.capture.capture`, the
+path `learn()` uses (the worthiness gate, dedup, updates in place, supersession, inferred sensitivity), each
+created at its own `created_at`; every memory is embedded with `workers.jobs.flush_pending` into an
+`IndexWriter`, and each query runs `Recall.recall(being, query, limit=10, as_of=q["as_of"], touch=False,
+include_sensitive=asks_for_sensitive(query), zone=Europe/Berlin)`. The system never sees `dup_of`,
+`supersedes` or `sensitive` (they are removed before capture). A stored memory that several eval memories
+became (a duplicate reinforced, a refinement updated in place) is reported as all of their ids, newest
+first. Scoring is the eval's own `score.py` (with `--memories`).
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ from twin.weights import SEED_WEIGHTS
 
 NAME = "eval_recall"
 BEING = "owner"
-HIDDEN_FIELDS = ("dup_of", "supersedes")
-"""Ground-truth fields of the eval that the system under test must not read (eval README)."""
+HIDDEN_FIELDS = ("dup_of", "supersedes", "sensitive")
+"""Ground-truth fields of the eval that the system under test must not read (eval README): twin finds
+restatements, supersessions and secrets itself (`twin.capture`)."""
+ZONE = "Europe/Berlin"
+"""The eval owner's time zone (Lisbon, then Berlin), for time words in queries."""
 GRID = {"keyword": [0.2, 0.3, 0.4, 0.5, 0.6], "importance": [0.0, 0.05, 0.1, 0.15, 0.2],
         "recency": [0.0, 0.05, 0.1, 0.15], "half_life_days": [30.0, 45.0, 90.0, 180.0], "candidates": [30, 50, 100]}
 """The default sweep (--grid); each list can be overridden on the command line."""
@@ -71,28 +77,42 @@ class EvalStore:
 
     def __init__(self, workdir: Path, memories_path: Path):
         self.workdir, self.memories_path = workdir, memories_path
-        self.to_eval: dict[int, str] = {}
+        self.to_eval: dict[int, list[str]] = {}
+        self.created: dict[str, str] = {}
         self.figures: dict = {}
 
     def open(self) -> EvalStore:
+        from collections import Counter
+
         from twin.activity import Activity
+        from twin.capture import capture
         from twin.embedder import LocalEmbedder
+        from twin.extractor import Candidate
         from twin.index import VectorIndex
         from twin.settings import Settings
         from twin.store import Store
-        from twin.transfer import import_memories
         from twin.vectors import IndexReader, IndexWriter
         from workers.jobs import flush_pending
 
         f = Settings.model_fields
         rows = [json.loads(line) for line in self.memories_path.read_text(encoding="utf-8").splitlines() if line]
-        lines = [json.dumps({k: v for k, v in row.items() if k not in HIDDEN_FIELDS}, ensure_ascii=False)
-                 for row in rows]
+        rows = sorted(({k: v for k, v in row.items() if k not in HIDDEN_FIELDS} for row in rows),
+                      key=lambda r: (r["created_at"], r["id"]))
         self.store = Store(self.workdir / "twin.db").open()
         activity = Activity(self.store, BEING)
-        report = import_memories(self.store, activity, BEING, lines)
-        for line_no, mid in report["ids"].items():
-            self.to_eval.setdefault(mid, rows[line_no - 1]["id"])  # a repeated text maps to its first eval id
+        outcomes: Counter = Counter()
+        for row in rows:
+            candidate = Candidate(content=row["content"], kind=row["kind"], importance=row["importance"],
+                                  tags=row.get("tags") or [])
+            provenance = {"source_type": row["source"].split(":")[0], "captured_from": row["id"], "confidence": 1.0}
+            with self.store.transaction():
+                result = capture(self.store, BEING, candidate, row["source"], row["created_at"], provenance)
+            outcomes["rejected" if result.rejected else "deduplicated" if result.deduplicated else
+                     "updated" if result.updated else "created"] += 1
+            outcomes["superseded"] += len(result.superseded)
+            self.created[row["id"]] = row["created_at"]
+            if result.id is not None:
+                self.to_eval.setdefault(result.id, []).insert(0, row["id"])  # newest eval id first
         self.embedder = LocalEmbedder(f["embed_threads"].default)
         self.embedder.open()
 
@@ -109,8 +129,9 @@ class EvalStore:
         writer.checkpoint(force=True)
         self.reader = IndexReader(self.store, new_index())
         self.reader.open()
-        self.figures = {"imported": {k: report[k] for k in ("created", "known", "skipped")},
-                        "problems": report["problems"], "embedded": embedded, "embed_s": embed_s}
+        self.figures = {"captured": dict(outcomes), "embedded": embedded, "embed_s": embed_s,
+                        "sensitive": self.store.conn.execute("SELECT COUNT(*) FROM memories WHERE sensitivity = "
+                                                             "'sensitive'").fetchone()[0]}
         return self
 
     def close(self) -> None:
@@ -171,18 +192,23 @@ def make_run(es: EvalStore, embedder, queries: list[dict], cfg: dict, memo: tupl
              ) -> list[dict]:
     """One run file's rows for the settings `cfg` (weights, half-life, candidates); `memo` = (store, reader)
     wrappers to use instead of the real ones."""
+    from zoneinfo import ZoneInfo
+
+    from twin.chat import asks_for_sensitive
     from twin.recall import Recall, Weights
 
     weights = Weights(keyword=cfg["keyword"], importance=cfg["importance"], recency=cfg["recency"],
                       half_life_days=cfg["half_life_days"])
     store, reader = memo or (es.store, es.reader)
-    recall = Recall(store, embedder, reader, weights, int(cfg["candidates"]))
+    recall = Recall(store, embedder, reader, weights, int(cfg["candidates"]), score_floor=cfg.get("floor", 0.0))
     try:
         out = []
         for q in queries:
-            results = recall.recall(BEING, q["query"], limit=10, as_of=q["as_of"], touch=False)
-            out.append({"qid": q["qid"], "ranked": [es.to_eval[r.memory.id] for r in results],
-                        "scores": [round(r.score, 6) for r in results]})
+            results = recall.recall(BEING, q["query"], limit=10, as_of=q["as_of"], touch=False,
+                                    include_sensitive=asks_for_sensitive(q["query"]), zone=ZoneInfo(ZONE))
+            ranked = [(eval_id, r.score) for r in results for eval_id in es.to_eval[r.memory.id]
+                      if es.created[eval_id] < q["as_of"]]  # an update that came later did not exist yet
+            out.append({"qid": q["qid"], "ranked": [e for e, _ in ranked], "scores": [round(s, 6) for _, s in ranked]})
         return out
     finally:
         recall.close()
@@ -311,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="twin-eval-") as tmp:
         es = EvalStore(Path(tmp), eval_dir / "memories.jsonl").open()
         figures["store"] = es.figures
-        print(f"eval_recall: imported {es.figures['imported']}, embedded {es.figures['embedded']} in "
+        print(f"eval_recall: captured {es.figures['captured']} ({es.figures['sensitive']} inferred sensitive), "
+          f"embedded {es.figures['embedded']} in "
               f"{es.figures['embed_s']:.1f} s", flush=True)
         started = time.perf_counter()
         ours_run = write_run(make_run(es, es.embedder, queries, defaults), OUT_DIR / "eval_recall.run.jsonl")

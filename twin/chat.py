@@ -29,8 +29,11 @@ SUMMARY_MAX_CHARS = 3000
 MIN_VECTOR_SIMILARITY = 0.3
 """A recalled memory with no keyword match is shown only at this cosine or above (ours, LIBRARY_NOTES §8: unrelated
 sentences score 0.0-0.25 on the local model); the adaptive cut of seed 004 belongs to the lifecycle issue."""
-_ASKS_FOR_SENSITIVE = re.compile(r"(?i)\b(password|passcode|passphrase|pin|secret|api key|token|account number|"
-                                 r"card number|iban|private key|sensitive)\b")
+_ASKS_FOR_SENSITIVE = re.compile(
+    r"(?i)\b(passwords?|passcodes?|passphrases?|pins?|puk|secrets?|tokens?|credentials?|account number|"
+    r"card number|iban|sensitive|(?:api|test|secret|private|access|ssh|stripe|license|licence|recovery) keys?|"
+    r"(?:recovery|backup|door|alarm|lock|locker|padlock|safe|access|security|unlock) codes?|"
+    r"codes? (?:on|for|of|to) (?:my|the)|combination)\b")
 
 _QUESTION = re.compile(r"(?i)\?\s*$|^(what|where|when|who|whom|which|why|how|do|does|did|is|are|was|were|can|"
                        r"could|should|would|will|have|has)\b")
@@ -68,15 +71,13 @@ def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list
     """The top `limit` memories for `text` that matter: a keyword hit or cosine ≥ `MIN_VECTOR_SIMILARITY`;
     `sensitive` ones dropped unless `asks_for_sensitive(text)`. Never raises for recall trouble (logged; [])."""
     try:
-        hits = recall.recall(being, text, limit=limit * 3)
+        hits = recall.recall(being, text, limit=limit * 3, include_sensitive=asks_for_sensitive(text))
     except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
         log.exception("chat: recall failed; replying without memories")
         return []
     if log.isEnabledFor(logging.DEBUG):
         log.debug("chat: recall found %s", [(h.memory.id, round(h.keyword, 3), round(h.vector, 3)) for h in hits])
-    include_sensitive = asks_for_sensitive(text)
-    kept = [h for h in hits if (h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY)
-            and (include_sensitive or h.memory.sensitivity != "sensitive")]
+    kept = [h for h in hits if h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY]
     return kept[:limit]
 
 

@@ -91,7 +91,8 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         recall = open_recall(settings, store)
         try:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
-                                    as_of=args.as_of, touch=args.as_of is None)
+                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
+                                    zone=owner_zone(settings))
         finally:
             recall.close()
     if args.json:
@@ -107,10 +108,30 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def owner_zone(settings: Settings):
+    """The owner's time zone for time words in queries: `hush_timezone`, else the system's zone."""
+    from zoneinfo import ZoneInfo
+
+    from twin.hush import system_zone
+
+    return ZoneInfo(settings.hush_timezone) if settings.hush_timezone else system_zone()
+
+
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
-    """List memories newest first (everything is readable: seed 000 "read all of it")."""
+    """List memories newest first (everything is readable: seed 000 "read all of it"; superseded ones with
+    --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (the
+    last 24 hours); listing never re-promotes a cold memory (seed 003)."""
+    since = args.since if getattr(args, "since", None) else None
+    if args.command == "today":
+        from datetime import UTC, datetime, timedelta
+
+        from twin.memory import format_time
+
+        since = format_time(datetime.now(UTC) - timedelta(hours=24))
     with Store(settings.db_path) as store:
-        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, include_superseded=args.all)
+        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
+                                   include_superseded=args.all)
+    rows = [m for m in rows if args.sensitive or m.sensitivity != "sensitive"]
     if args.json:
         _print_json([m.to_dict() for m in rows])
         return 0
@@ -578,12 +599,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--since", type=_time)
     p.add_argument("--as-of", dest="as_of", type=_time, help="replay recall at this UTC time")
+    p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
     p.add_argument("--json", action="store_true")
-    p = add("memories", cmd_memories, "list memories, newest first")
-    p.add_argument("--kind", choices=KINDS)
-    p.add_argument("--limit", type=_positive, default=50)
-    p.add_argument("--all", action="store_true", help="include superseded memories")
-    p.add_argument("--json", action="store_true")
+    for name, help_ in (("memories", "list memories, newest first"),
+                        ("recent", "memories made since --since, newest first"),
+                        ("today", "memories made in the last 24 hours, newest first")):
+        p = add(name, cmd_memories, help_)
+        p.add_argument("--kind", choices=KINDS)
+        p.add_argument("--limit", type=_positive, default=50)
+        p.add_argument("--all", action="store_true", help="include superseded memories")
+        p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
+        p.add_argument("--json", action="store_true")
+        if name == "recent":
+            p.add_argument("--since", type=_time, help="UTC ISO-8601 lower bound of created_at")
     p = add("forget", cmd_forget, "forget memories by id")
     p.add_argument("ids", type=int, nargs="+")
     p = add("activity", cmd_activity, "the activity diary")

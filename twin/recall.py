@@ -5,6 +5,17 @@ score = (1 − w_imp − w_rec) · (w_kw · keyword + (1 − w_kw) · vector) + 
 keyword = bm25 of the candidate / best bm25 of the query (0..1); vector = cosine similarity clipped
 to 0..1; recency = 0.5 ^ (age_days / half_life_days). Defaults (seed 000): w_kw 0.5, w_imp 0.18,
 w_rec 0.12, half-life 45 days; all are settings. Without an embedder recall is keyword-only.
+
+The memory lifecycle (seeds 003 and 004) adds:
+- `sensitive` memories only when the caller asks (`include_sensitive`); superseded ones never (but a replay
+  `as_of` an earlier moment sees a memory superseded later as current);
+- cold memories (seed 003's decay) rank × `COLD_PENALTY`; a search hit re-promotes them (`Store.touch`);
+- a time named in the query (`twin.time_window`: "yesterday", "last March") restricts a strict window to the
+  memories made in it (all of them are candidates, scored by meaning) or lifts a soft one × `WINDOW_LIFT`;
+  recency then counts for nothing (the query says which time it is about);
+- the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
+  best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
+  are off by default: see `SCORE_FLOOR` for what was measured).
 """
 
 from __future__ import annotations
@@ -16,11 +27,15 @@ import sqlite3
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import numpy as np
 
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
+from twin.time_window import TimeWindow, find_window, strip_time_words
 from twin.vectors import IndexReader
 from twin.weights import RECALL_WEIGHTS, Weights
 
@@ -41,6 +56,22 @@ COMMON_TERM_SHARE = 0.01
 """A query word found in more than this share of memories is not used to find keyword candidates."""
 COMMON_TERM_MIN_DOCS = 200
 """… unless it is in fewer than this many memories (small stores keep every word)."""
+COLD_PENALTY = 0.95
+"""A cold memory's score is multiplied by this (seed 003: cold entries stay searchable, ranked a little lower)."""
+WINDOW_LIFT = 1.15
+"""A memory inside a soft time window ("recently", "around Easter") has its score multiplied by this (ours)."""
+WINDOW_CANDIDATES = 300
+"""A strict window brings at most this many of its memories in as candidates (newest first)."""
+SCORE_FLOOR = 0.0
+"""Seed 004's per-model floor: no result scores at or below it. Off (0) for now: on the eval's dev split no
+floor, z-score or gap of the local model's scores separates the abstention queries (whose distractors share
+words by design) from the answerable ones: the best abstention score has median 0.47, the best answerable
+one 0.45; a floor of 0.25 abstains on 7 % of abstention queries and wrongly on 9 % of answerable ones
+(bench/eval_recall.py). Abstaining well needs a judge that reads the text (the model), not this cut."""
+RELATIVE_CUT = 0.0
+"""Results scoring below this share of the best one are dropped (0 = off; seed 004's per-query cut)."""
+KEYWORD_ONLY_FLOOR_SHARE = 0.5
+"""Without vectors the fused score is the keyword score alone; the floor is scaled by this (ours)."""
 
 
 def fold(text: str) -> str:
@@ -77,9 +108,9 @@ class Recall:
     """
 
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
-                 weights: Weights = RECALL_WEIGHTS, candidates: int = 50):
+                 weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR):
         self.store, self.embedder, self.reader = store, embedder, reader
-        self.weights, self.candidates = weights, candidates
+        self.weights, self.candidates, self.score_floor = weights, candidates, score_floor
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -127,26 +158,54 @@ class Recall:
             scores[mid] = (-rank / best if best > 0 else 0.0) * share
         return scores
 
-    def _vector(self, query: str, k: int) -> dict[int, float]:
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        """The query's `(dim,)` float32 L2-normalised vector, or None (keyword-only, or the embedder failed)."""
         if self.keyword_only:
-            return {}
+            return None
         self.reader.refresh()
         try:
-            vector = self.embedder.embed([query])[0]
+            return self.embedder.embed([query])[0]
         except TwinError as exc:  # a remote embedder down or out of budget: keyword-only for this query (seed 004)
             log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
-            return {}
-        return {mid: max(0.0, sim) for mid, sim in self.reader.search(vector, k)}
+            return None
+
+    def _window_scores(self, being: str, window: TimeWindow, vector: np.ndarray | None,
+                       before: str | None) -> dict[int, float]:
+        """`{id: cosine}` of the memories made inside a strict `window` (newest `WINDOW_CANDIDATES`), from their
+        stored vectors, so an episode of that day is a candidate even when no word or nearest neighbour found
+        it. Without a query vector every one scores 0 (keyword, importance and recency still rank them)."""
+        end = format_time(window.end)
+        if before and before < end:
+            end = before
+        rows = self.store.conn.execute(
+            "SELECT m.id, e.vector FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
+            " AND e.model_id = ? WHERE m.being_id = ? AND m.created_at >= ? AND m.created_at < ?"
+            " ORDER BY m.created_at DESC LIMIT ?",
+            (self.embedder.model_id if self.embedder else "", being, format_time(window.start), end,
+             WINDOW_CANDIDATES)).fetchall()
+        out = {}
+        for mid, blob in rows:
+            sim = 0.0
+            if vector is not None and blob is not None:
+                stored = np.frombuffer(blob, dtype=np.float32)
+                if stored.shape == vector.shape:
+                    sim = float(stored @ vector)
+            out[mid] = max(0.0, sim)
+        return out
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
-               as_of: str | None = None, touch: bool = True) -> list[Recalled]:
-        """The memories of `being` that best answer `query`, best first.
+               as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
+               zone: ZoneInfo | None = None) -> list[Recalled]:
+        """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
+        (seed 004's adaptive cut: abstain rather than return noise).
 
         An empty query returns []. `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC
-        ISO-8601) drops older memories; `as_of` (UTC ISO-8601) measures recency from that moment and
-        ignores memories created at or after it (for replaying a moment in evaluation: only what existed
-        before then). Superseded memories are never returned.
-        Raises `ValueError` for an unparsable `since`/`as_of`.
+        ISO-8601) drops older memories; `as_of` (UTC ISO-8601) measures recency and resolves time words from
+        that moment and ignores memories created at or after it (for replaying a moment in evaluation: only
+        what existed before then, with what was current then). Superseded memories are never returned;
+        `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone` is
+        the owner's time zone for words like "yesterday" (default UTC). `touch` records the access and
+        re-promotes cold results to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
         """
         limit = max(1, min(int(limit), LIMIT_MAX))
         if not query.strip():
@@ -154,24 +213,42 @@ class Recall:
         now = parse_time(as_of) if as_of else datetime.now(UTC)
         before = format_time(now) if as_of else None
         since_t = format_time(parse_time(since)) if since else None
+        window = find_window(query, now, zone or ZoneInfo("UTC"))
+        text = strip_time_words(query, window) if window else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
         # the keyword SQL runs in a thread while the query is embedded (both release the GIL); the Python
         # half of the keyword scoring waits until the embedding is done, so the two never fight for the GIL
-        terms = query_terms(query)
+        terms = query_terms(text)
         keyword_future = self._pool.submit(self._keyword_rows, being, terms, before)
         extra = 4 if (kind or since or as_of) else 1
-        vector = self._vector(query, max(self.candidates, limit) * extra)
+        qvec = self._query_vector(text)
+        vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in
+                                          self.reader.search(qvec, max(self.candidates, limit) * extra)}
         keyword = self._keyword_scores(terms, *keyword_future.result())
+        if window is not None and window.strict:
+            vector.update(self._window_scores(being, window, qvec, before))
         fields = self.store.ranking_fields(set(keyword) | set(vector))
+        start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
         ranked = []
-        for mid, (owner, mkind, status, importance, created_at) in fields.items():
-            if owner != being or status != "active" or (kind and mkind != kind):
+        for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at) in fields.items():
+            current = status == "active" or (before is not None and superseded_at is not None
+                                             and superseded_at >= before)
+            if owner != being or not current or (kind and mkind != kind):
                 continue
             if (since_t and created_at < since_t) or (before and created_at >= before):
                 continue
-            ranked.append((mid, *self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0), now)))
+            if sensitivity == "sensitive" and not include_sensitive:
+                continue
+            inside = window is not None and start_t <= created_at < end_t
+            if window is not None and window.strict and not inside:
+                continue
+            score, kw, vec, rec = self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0),
+                                              now, timeless=window is not None)
+            score *= (COLD_PENALTY if tier == "cold" else 1.0) * (WINDOW_LIFT if inside and not window.strict else 1.0)
+            ranked.append((mid, score, kw, vec, rec))
         ranked.sort(key=lambda r: (-r[1], -r[0]))
+        ranked = self._cut(ranked)
         memories = self.store.get_many(r[0] for r in ranked[:limit])
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec)
                    for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
@@ -182,12 +259,22 @@ class Recall:
                 log.warning("recall: could not record the access (%s)", exc)
         return results
 
+    def _cut(self, ranked: list[tuple]) -> list[tuple]:
+        """Seed 004's adaptive threshold over `ranked` (best first): keep results above the floor (which depends
+        on the model: keyword-only scores run lower) and within `RELATIVE_CUT` of the best."""
+        floor = self.score_floor * (KEYWORD_ONLY_FLOOR_SHARE if self.keyword_only else 1.0)
+        if not ranked or ranked[0][1] <= floor:
+            return []
+        cut = max(floor, RELATIVE_CUT * ranked[0][1])
+        return [r for r in ranked if r[1] > cut]
+
     def _score(self, importance: float, created_at: str, keyword: float, vector: float,
-               now: datetime) -> tuple[float, float, float, float]:
-        """`(score, keyword, vector, recency)` of one candidate (formula in the module docstring)."""
+               now: datetime, timeless: bool = False) -> tuple[float, float, float, float]:
+        """`(score, keyword, vector, recency)` of one candidate (formula in the module docstring); `timeless`
+        (the query names its time) sets recency to 1 for every candidate, so age does not reorder them."""
         w = self.weights
         age_days = max(0.0, (now - parse_time(created_at)).total_seconds() / 86400)
-        recency = 0.5 ** (age_days / w.half_life_days)
+        recency = 1.0 if timeless else 0.5 ** (age_days / w.half_life_days)
         fused = keyword if self.keyword_only else w.keyword * keyword + (1 - w.keyword) * vector
         score = (1 - w.importance - w.recency) * fused + w.importance * importance + w.recency * recency
         return score, keyword, vector, recency

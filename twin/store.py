@@ -171,11 +171,13 @@ class Store:
                           " hits = hits + 1 WHERE id = ?", (step, now, memory_id))
 
     def touch(self, memory_ids: Iterable[int], now: str) -> None:
-        """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, in one transaction."""
+        """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, and a cold memory back to warm
+        (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction."""
         ids = [(now, int(i)) for i in memory_ids]
         if ids:
             with self.transaction() as conn:
-                conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1 WHERE id = ?", ids)
+                conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id = ?",
+                                 ids)
 
     def get(self, memory_id: int) -> Memory | None:
         """One memory by id (any status), or None."""
@@ -194,15 +196,19 @@ class Store:
         return out
 
     def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple[str, str, str, float, str]]:
-        """`{id: (being_id, kind, status, importance, created_at)}`: the few fields recall ranks by, without
-        decoding whole rows (read-only; missing ids are absent)."""
+        """`{id: (being_id, kind, status, importance, created_at, sensitivity, tier, superseded_at)}`: the few
+        fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
+        is the creation time of the memory that superseded it (None while active), so a replay `as_of` an
+        earlier moment still sees it as current."""
         ids = list({int(i) for i in memory_ids})
         out = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute("SELECT id, being_id, kind, status, importance, created_at FROM memories"
-                                         f" WHERE id IN ({marks})", chunk):
+            for row in self.conn.execute(
+                    "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
+                    " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = row[1:]
         return out
 
@@ -256,12 +262,14 @@ class Store:
         FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError` on a malformed query.
         """
         sql = ("SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
-               " ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid"
-               " WHERE m.being_id = ? AND m.status = 'active'")
+               " ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid WHERE m.being_id = ?")
         args: list = [match, (8 if before else 2) * int(limit), being]
-        if before:
-            sql += " AND m.created_at < ?"
-            args.append(before)
+        if before:  # a replay: what was current then (superseded later counts as active)
+            sql += (" AND m.created_at < ? AND (m.status = 'active' OR"
+                    " (SELECT s.created_at FROM memories s WHERE s.id = m.superseded_by) >= ?)")
+            args += [before, before]
+        else:
+            sql += " AND m.status = 'active'"
         sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
 
