@@ -76,3 +76,15 @@ def test_learn_reports_supersessions_and_rejections(store, activity):
                    "muse")
     assert result.created and result.superseded
     assert all(m.status == "active" for m in store.list_memories("owner"))
+
+
+def test_secrets_are_redacted_before_any_model_call(store, activity, fake_llm, provider):
+    import json
+
+    secret = "Tr0ub4dor-Xq7zz"
+    learn(store, activity, "owner", f"My Wi-Fi password is {secret} and the router sits in the hallway.", "muse",
+          provider=provider)
+    provider.embed([f"Owner's Wi-Fi password is {secret}."])
+    sent = json.dumps(fake_llm.chat_requests()) + json.dumps(
+        [body for path, _, body in fake_llm.requests if path.endswith("/embeddings")])
+    assert fake_llm.chat_requests() and secret not in sent and "[redacted]" in sent

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from twin.exceptions import TwinError
 from twin.memory import strip_controls
+from twin.sensitivity import redact
 from twin.store import Store
 
 log = logging.getLogger("twin.provider")
@@ -262,6 +263,9 @@ class ModelProvider:
                   max_tokens: int) -> str | None:
         fmt = {} if schema is None else {"response_format": {
             "type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}}
+        # secrets never leave for a provider (issue 6, seed 003): every message is redacted right before the call
+        messages = [{**m, "content": redact(m["content"])} if isinstance(m.get("content"), str) else m
+                    for m in messages]
         try:
             response = self.client.chat.completions.create(
                 model=self.models["cheap"], messages=messages, temperature=0, max_tokens=max_tokens, **fmt)
@@ -293,7 +297,7 @@ class ModelProvider:
         self._take("embed", BULK_SHARE)
         try:
             response = self.client.embeddings.create(model=self.models["embed"],
-                                                     input=[_SURROGATES.sub("\ufffd", t) for t in texts],
+                                                     input=[redact(_SURROGATES.sub("\ufffd", t)) for t in texts],
                                                      encoding_format="float")
         except openai.APIStatusError as exc:
             raise ProviderError(f"embedding: the provider answered HTTP {exc.status_code}") from exc
