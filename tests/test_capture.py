@@ -88,3 +88,67 @@ def test_secrets_are_redacted_before_any_model_call(store, activity, fake_llm, p
     sent = json.dumps(fake_llm.chat_requests()) + json.dumps(
         [body for path, _, body in fake_llm.requests if path.endswith("/embeddings")])
     assert fake_llm.chat_requests() and secret not in sent and "[redacted]" in sent
+
+
+# -- found by a breaker run -------------------------------------------------------------------------------------
+def test_statements_about_others_the_past_or_negations_do_not_supersede(store):
+    keep = {
+        "Owner lives in Lisbon.": ["Owner's parents live in Faro.", "Owner lived in Paris for a year in 2010.",
+                                   "Owner would never live in Berlin.", "Owner doesn't live in Berlin."],
+        "Owner's wife works at Siemens.": ["Owner's wife's sister works at Bosch."],
+        "Owner is a vegetarian.": ["Owner's dog eats meat every day."],
+        "Owner's sister ana lives in porto.": ["Owner's sister mira lives in lisbon."],
+    }
+    for old, news in keep.items():
+        old_id = _capture(store, old).id
+        for new in news:
+            result = _capture(store, new, now=LATER)
+            assert not result.superseded and not result.updated, (old, new)
+        assert store.get(old_id).status == "active" and store.get(old_id).content == old
+
+
+def test_a_refinement_about_someone_else_does_not_overwrite(store):
+    mine = _capture(store, "Owner lives in Berlin near the canal.").id
+    theirs = _capture(store, "Owner's parents live in Berlin near the canal.", now=LATER)
+    assert theirs.id != mine and store.get(mine).content == "Owner lives in Berlin near the canal."
+
+
+def test_saying_an_old_fact_again_makes_it_current_again(store):
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id
+    again = _capture(store, "Owner lives in Lisbon.", now="2026-12-01T10:00:00Z")
+    assert again.id == lisbon and again.deduplicated and again.superseded == [berlin]
+    assert store.get(lisbon).status == "active" and store.get(berlin).status == "superseded"
+
+
+def test_forgetting_the_newer_fact_makes_the_older_current_again(store, activity):
+    from twin.learn import forget
+
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id
+    assert store.get(lisbon).status == "superseded"
+    forget(store, activity, [berlin])
+    assert store.get(lisbon).status == "active" and store.get(lisbon).superseded_by is None
+
+
+def test_the_dream_never_merges_different_numbers_names_or_days():
+    from twin.lifecycle import same_values
+
+    assert not same_values("Owner has 2 cats and 1 dog at home.", "Owner has 3 cats and 1 dog at home.")
+    assert not same_values("The meeting with Ana is on Monday at 10:00.",
+                           "The meeting with Ana is on Tuesday at 10:00.")
+    assert same_values("Owner has 2 cats at home.", "Owner has 2 cats at home now.")
+
+
+def test_huge_ids_and_impossible_dates_are_one_line_errors(twin_env):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    for argv in (["neighbors", "99999999999999999999999"], ["forget", "99999999999999999999999"],
+                 ["recall", "x", "--since", "0001-01-01T00:00:00+14:00"]):
+        proc = subprocess.run([sys.executable, "-m", "twin", *argv], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr, (
+            argv, proc.stderr)

@@ -24,6 +24,7 @@ rejected}`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from twin.capture_rules import relate, tokens, unworthy
@@ -84,16 +85,20 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
     existing = store.find_by_sha(being, content_sha256(content))
     if existing is not None:
         store.reinforce(existing.id, now)
+        if existing.status == "superseded":  # said again: current again, and what replaced it is not
+            return CaptureResult(existing.id, deduplicated=True, superseded=_revive(store, existing.id,
+                                                                                  existing.superseded_by))
         return CaptureResult(existing.id, deduplicated=True)
     if not force and (why := unworthy(content)):
         return CaptureResult(None, rejected=why)
     superseded: list[tuple[int, str]] = []
     for old_id, old_content in _related(store, being, content) if compare else ():
         relation = relate(content, old_content)
-        if relation.kind == "duplicate" and _refines(content, old_content):
+        if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=relation.reason)
-        if relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER):
+        if (relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER)
+                and same_subject(content, old_content)):
             superseded.append((old_id, relation.reason))
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
                                  created_at=now, sensitivity=infer_sensitivity(content), provenance=provenance)
@@ -105,12 +110,67 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
                          reason="; ".join(r for _, r in superseded) or None)
 
 
+def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[int]:
+    """Make a superseded memory current again (it was said again); the memory that had replaced it, if still
+    active, is superseded by it in turn. Returns the ids newly superseded."""
+    store.conn.execute("UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL "
+                       "WHERE id = ?", (memory_id,))
+    if superseded_by is None:
+        return []
+    cur = store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = "
+                             "'said again: the older statement is current again' WHERE id = ? AND status = 'active'",
+                             (memory_id, superseded_by))
+    return [superseded_by] if cur.rowcount else []
+
+
+def _same_opening(new: str, old: str) -> bool:
+    """The same subject and the same first verb ("Owner lives …" / "Owner lives …", not "Owner's parents live …"
+    or "Owner cancelled …" for "Owner has …"): an update in place must not turn one fact into another."""
+    a, b = _subject_words(new), _subject_words(old)
+    if a is None or a != b:
+        return False
+    rest_a, rest_b = new.casefold().split()[len(a):], old.casefold().split()[len(b):]
+    return rest_a[:1] == rest_b[:1]
+
+
 def _related(store: Store, being: str, content: str) -> list[tuple[int, str]]:
     """`(id, content)` of the active memories of `being` that best match `content`'s words (FTS5 bm25)."""
     match = fts_query(query_terms(content))
     if match is None:
         return []
     return [(mid, text) for mid, _, text in store.fts_search(being, match, RELATED_CANDIDATES)]
+
+
+_HEDGED = re.compile(r"\b(?:never|not|\w+n[’']t|would|could|might|may|used to|was|were|lived|worked|wanted|wants|"
+                     r"if|maybe|perhaps|plans?|hopes?|wishes?)\b", re.IGNORECASE)
+"""Words that make a statement not a plain present fact: negation, modals, past tense, plans, conditions."""
+
+
+def same_subject(new: str, old: str) -> bool:
+    """A guard on top of `relate` before a supersession (ours): both sentences say something plainly (no
+    `_HEDGED` word) about the same subject, read from the surface: "Owner <verb> …" for both, or "Owner's
+    <the same words> <verb> …" (compared case-insensitively up to the first word both share after them). A
+    breaker run caught `relate` alone reading "Owner's parents live in Faro.", "Owner lived in Paris in 2010."
+    or "Owner would never live in Berlin." as replacing "Owner lives in Lisbon."."""
+    if _HEDGED.search(new) or _HEDGED.search(old):
+        return False
+    a, b = _subject_words(new), _subject_words(old)
+    return a is not None and a == b
+
+
+def _subject_words(sentence: str) -> tuple[str, ...] | None:
+    """`("owner",)` for "Owner lives …", `("owner's", "sister", "ana")` for "Owner's sister Ana lives …" (the
+    words before the first verb-like word: one ending in "s"/"es" after the noun phrase, or is/are/has/have),
+    None when the sentence is not about the owner."""
+    words = sentence.casefold().rstrip(".!").split()
+    if not words or words[0] not in ("owner", "owner's", "owner’s"):
+        return None
+    if words[0] == "owner":
+        return ("owner",)
+    for n, word in enumerate(words[1:], start=1):
+        if word in ("is", "are", "has", "have") or (n >= 2 and word.endswith("s") and not word.endswith(("'s", "’s"))):
+            return tuple(words[:n])
+    return tuple(words)
 
 
 def _refines(new: str, old: str) -> bool:

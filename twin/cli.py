@@ -67,18 +67,27 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         if provider is not None:
             provider.close()
         bus = _bus(settings)
-        if bus is not None and result.created:
+        if bus is not None and (result.created or result.updated):
             bus.notify_embed()
         created = as_memories(store, result.created)
         reinforced = as_memories(store, result.reinforced)
+        updated = as_memories(store, result.updated)
     if args.json:
-        _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced]})
+        _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced],
+                     "updated": [m.to_dict() for m in updated], "superseded": result.superseded,
+                     "rejected": result.rejected})
         return 0
     for m in created:
         print(f"learned   #{m.id} {m.kind}: {m.content}")
     for m in reinforced:
         print(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
-    if not created and not reinforced:
+    for m in updated:
+        print(f"updated   #{m.id} {m.kind}: {m.content}")
+    for mid in result.superseded:
+        print(f"superseded #{mid} (kept: twin memories --all)")
+    for reason in result.rejected:
+        print(f"not stored: {reason}")
+    if not (created or reinforced or updated or result.rejected):
         print("nothing memorable found in that text")
     return 0
 
@@ -551,6 +560,13 @@ def _positive(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
+    return min(number, 2**63 - 1)
+
+
+def _memory_id(value: str) -> int:
+    number = _positive(value)
+    if number > 2**63 - 1:
+        raise argparse.ArgumentTypeError(f"no memory has id {value}")
     return number
 
 
@@ -569,9 +585,11 @@ def _folder(value: str) -> Path:
 
 
 def _time(value: str) -> str:
+    from twin.memory import format_time
+
     try:
-        parse_time(value)
-    except ValueError as exc:
+        format_time(parse_time(value))
+    except (ValueError, OverflowError) as exc:
         raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
     return value
 
@@ -613,7 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "recent":
             p.add_argument("--since", type=_time, help="UTC ISO-8601 lower bound of created_at")
     p = add("forget", cmd_forget, "forget memories by id")
-    p.add_argument("ids", type=int, nargs="+")
+    p.add_argument("ids", type=_memory_id, nargs="+")
     p = add("activity", cmd_activity, "the activity diary")
     p.add_argument("-n", type=_positive, default=60)
     p.add_argument("--follow", "-f", action="store_true")
@@ -643,7 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("stats", cmd_stats, "memory counts by kind and tier, graph edges, last decay and dream")
     p.add_argument("--json", action="store_true")
     p = add("neighbors", cmd_neighbors, "memories linked to memory ID in the graph")
-    p.add_argument("id", type=int)
+    p.add_argument("id", type=_memory_id)
     p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="edges away, 1-3 (default 1)")
     p.add_argument("--sensitive", action="store_true", help="include sensitive memories")
     p.add_argument("--json", action="store_true")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -41,6 +42,14 @@ DAYS_PER_DOUBLING = 7.0
 """Lifespan = 7 days per doubling of hits + 1 (seed 003: effectiveDays(hits) = 7 · log2(hits + 1))."""
 MERGE_COSINE = 0.97
 MERGE_JACCARD = 0.5
+_VALUE = re.compile(r"\d+|\b[A-ZÀ-Þ][\w’'-]*")
+
+
+def same_values(a: str, b: str) -> bool:
+    """True when two sentences carry the same numbers and capitalised words (names, weekdays, months, places):
+    a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
+    "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
+    return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
 """The dream merges a pair only when cosine ≥ 0.97 AND token-set Jaccard ≥ 0.5 (seed 003: both required, so
 "lives in X" / "lives in Y" never collapse)."""
 PROMOTE_SHARED = 3
@@ -243,7 +252,8 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
                 if cosine < MERGE_COSINE:
                     break  # best first: no later one qualifies
                 pair = store.get_many([mid, other])
-                if len(pair) < 2 or token_jaccard(pair[mid].content, pair[other].content) < MERGE_JACCARD:
+                if (len(pair) < 2 or token_jaccard(pair[mid].content, pair[other].content) < MERGE_JACCARD
+                        or not same_values(pair[mid].content, pair[other].content)):
                     continue
                 keep, lose = _canonical(pair[mid], pair[other])
                 if store.merge_memories(keep.id, lose.id):

@@ -220,6 +220,12 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0004_chat", CHAT),
     ("0005_email_threads", EMAIL),
     ("0006_lifecycle", LIFECYCLE),
+    # forgetting the memory that superseded others makes them current again (found by a breaker run: they were
+    # left hidden for ever, with `superseded_by` set to NULL by the foreign key)
+    ("0007_forget_revives", ("""CREATE TRIGGER memories_forget_revives BEFORE DELETE ON memories BEGIN
+        UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
+        WHERE superseded_by = old.id AND status = 'superseded';
+    END""",)),
 )
 
 
