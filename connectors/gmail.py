@@ -431,8 +431,10 @@ class GmailConnector:
 
     def _changed(self, raw_threads: list[dict], address: str, report: SyncReport) -> list[EmailThread]:
         """Parse threads; keep those whose newest message is not the one already learned."""
-        known = dict(self.store.conn.execute("SELECT thread_id, last_message_id FROM email_threads WHERE being_id = ?",
-                                             (self.being,)).fetchall())
+        ids = [raw["id"] for raw in raw_threads if isinstance(raw, dict) and isinstance(raw.get("id"), str)]
+        known = dict(self.store.conn.execute(  # only the threads in hand: not every thread ever read, each poll
+            "SELECT thread_id, last_message_id FROM email_threads WHERE being_id = ? AND thread_id IN "
+            "(SELECT value FROM json_each(?))", (self.being, json.dumps(ids))).fetchall())
         changed = []
         for raw in raw_threads:
             try:
@@ -482,7 +484,7 @@ def _token_state(path: Path) -> tuple[int, int, int] | None:
 def _short(exc: BaseException) -> str:
     """An error for the diary: its first line, at most 160 characters (an HttpError carries the URL)."""
     if isinstance(exc, HttpError):
-        return f"HTTP {exc.resp.status} {exc._get_reason()}"[:160]
+        return f"HTTP {exc.resp.status} {exc.resp.reason}"[:160]
     if isinstance(exc, TransportError | httplib2.HttpLib2Error | OSError):
         return str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
     return (str(exc).splitlines() or [""])[0][:160]

@@ -100,8 +100,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         recall = open_recall(settings, store)
         try:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
-                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
-                                    zone=owner_zone(settings))
+                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive)
         finally:
             recall.close()
     if args.json:
@@ -115,15 +114,6 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     if not results:
         print("nothing found")
     return 0
-
-
-def owner_zone(settings: Settings):
-    """The owner's time zone for time words in queries: `hush_timezone`, else the system's zone."""
-    from zoneinfo import ZoneInfo
-
-    from twin.hush import system_zone
-
-    return ZoneInfo(settings.hush_timezone) if settings.hush_timezone else system_zone()
 
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:

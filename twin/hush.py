@@ -81,6 +81,12 @@ def system_zone() -> tzinfo:
         return datetime.now().astimezone().tzinfo or UTC
 
 
+def owner_zone(settings: Settings) -> tzinfo:
+    """The owner's time zone: `hush_timezone`, else the system's (`system_zone()`); for quiet hours and for
+    time words in recall queries. Raises `ZoneInfoNotFoundError` for an unknown name (`Settings` checks it)."""
+    return ZoneInfo(settings.hush_timezone) if settings.hush_timezone else system_zone()
+
+
 def zone_name(zone: tzinfo) -> str:
     """A zone's IANA name (`Europe/Berlin`), or its abbreviation now (`CET`) for a fixed-offset zone."""
     return getattr(zone, "key", None) or zone.tzname(datetime.now(UTC)) or "UTC"
@@ -131,9 +137,8 @@ class HushRules:
         """The rules from the `hush_*` settings; `hush_timezone` None means the system's zone (`system_zone()`).
         Raises `ValueError` for a malformed HH:MM or `ZoneInfoNotFoundError` for an unknown zone (both are
         validated by `Settings` already)."""
-        zone = ZoneInfo(settings.hush_timezone) if settings.hush_timezone else system_zone()
         return cls(quiet_start=time.fromisoformat(settings.hush_quiet_start),
-                   quiet_end=time.fromisoformat(settings.hush_quiet_end), zone=zone,
+                   quiet_end=time.fromisoformat(settings.hush_quiet_end), zone=owner_zone(settings),
                    daily_ceiling=settings.hush_daily_ceiling, dedup_days=settings.hush_dedup_days)
 
 

@@ -26,8 +26,7 @@ import re
 import sqlite3
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
+from datetime import UTC, datetime, tzinfo
 
 import numpy as np
 
@@ -108,9 +107,11 @@ class Recall:
     """
 
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
-                 weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR):
+                 weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR,
+                 zone: tzinfo = UTC):
         self.store, self.embedder, self.reader = store, embedder, reader
         self.weights, self.candidates, self.score_floor = weights, candidates, score_floor
+        self.zone = zone
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -195,7 +196,7 @@ class Recall:
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
                as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
-               zone: ZoneInfo | None = None) -> list[Recalled]:
+               zone: tzinfo | None = None) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
         (seed 004's adaptive cut: abstain rather than return noise).
 
@@ -203,9 +204,10 @@ class Recall:
         ISO-8601) drops older memories; `as_of` (UTC ISO-8601) measures recency and resolves time words from
         that moment and ignores memories created at or after it (for replaying a moment in evaluation: only
         what existed before then, with what was current then). Superseded memories are never returned;
-        `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone` is
-        the owner's time zone for words like "yesterday" (default UTC). `touch` records the access and
-        re-promotes cold results to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
+        `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone`
+        resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`).
+        `touch` records the access and re-promotes cold results to warm (seed 003). Raises `ValueError` for an
+        unparsable `since`/`as_of`.
         """
         limit = max(1, min(int(limit), LIMIT_MAX))
         if not query.strip():
@@ -213,7 +215,7 @@ class Recall:
         now = parse_time(as_of) if as_of else datetime.now(UTC)
         before = format_time(now) if as_of else None
         since_t = format_time(parse_time(since)) if since else None
-        window = find_window(query, now, zone or ZoneInfo("UTC"))
+        window = find_window(query, now, zone or self.zone)
         text = strip_time_words(query, window) if window else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
@@ -306,4 +308,6 @@ def open_recall(settings, store: Store) -> Recall:
         index = VectorIndex.for_settings(settings, embedder.model_id, embedder.dim)
         reader = IndexReader(store, index)
         reader.open()
-    return Recall(store, embedder, reader, weights, settings.recall_candidates)
+    from twin.hush import owner_zone
+
+    return Recall(store, embedder, reader, weights, settings.recall_candidates, zone=owner_zone(settings))

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -310,21 +310,17 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown time zone {zone!r} (use an IANA name such as Europe/Berlin)") from exc
         return zone
 
-    @field_validator("telegram_base_url")
+    @field_validator("telegram_base_url", "gmail_token_url")
     @classmethod
-    def _bot_api_url(cls, url: str) -> str:
-        return cls._http_url(url) or "https://api.telegram.org/bot"
+    def _service_url(cls, url: str, info: ValidationInfo) -> str:
+        """An http(s) URL validated like the provider's; blank means the field's default."""
+        return cls._http_url(url) or cls.model_fields[info.field_name].default
 
     @field_validator("gmail_api_url")
     @classmethod
     def _gmail_api_url(cls, url: str) -> str:
         """An http(s) URL (validated like the provider's), returned with one trailing slash."""
         return (cls._http_url(url) or "https://gmail.googleapis.com") + "/"
-
-    @field_validator("gmail_token_url")
-    @classmethod
-    def _token_url(cls, url: str) -> str:
-        return cls._http_url(url) or "https://oauth2.googleapis.com/token"
 
     @field_validator("gmail_client_secrets")
     @classmethod

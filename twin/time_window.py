@@ -41,8 +41,7 @@ import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 RECENT_DAYS = 14
 """Days that "recently" / "lately" cover, today included (a soft window; seed 003's `memory_recent` has no fixed
@@ -306,7 +305,7 @@ def _year_of(name: str, m: re.Match[str], c: _Ctx) -> int | None:
     return int(m["y"]) if name == "year" else None
 
 
-def find_window(query: str, now: datetime, zone: ZoneInfo) -> TimeWindow | None:
+def find_window(query: str, now: datetime, zone: tzinfo) -> TimeWindow | None:
     """The time window the query names, or None when it names none (rules and sources: module docstring).
 
     `now`: the moment of asking, timezone-aware (eval: the query's `as_of`); `zone`: the owner's zone, on whose
@@ -337,7 +336,7 @@ def find_window(query: str, now: datetime, zone: ZoneInfo) -> TimeWindow | None:
 
 
 def _window(query: str, name: str, m: re.Match[str], parts: list[re.Match[str]], span: Span, c: _Ctx,
-            zone: ZoneInfo) -> TimeWindow:
+            zone: tzinfo) -> TimeWindow:
     """The TimeWindow for a resolved span: "since"/"around" before it, strictness (module docstring), phrase, UTC."""
     start, end = span
     prefix = _PREFIX.search(query[: parts[0].start()])
@@ -357,7 +356,7 @@ def _window(query: str, name: str, m: re.Match[str], parts: list[re.Match[str]],
     return TimeWindow(utc[0], utc[1], PHRASE_JOIN.join(t.strip() for t in texts), not soft)
 
 
-def today_window(now: datetime, zone: ZoneInfo) -> TimeWindow:
+def today_window(now: datetime, zone: tzinfo) -> TimeWindow:
     """Today on the owner's calendar: local midnight to the next, in aware UTC, strict (seed 003 `memory_today`
     uses the last 24 h; a calendar day is what "today" means to the owner). Raises ValueError for a naive `now`."""
     window = find_window("today", now, zone)
