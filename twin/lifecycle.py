@@ -82,13 +82,7 @@ class VectorLookup:
 
     def vectors(self, memory_ids: list[int]) -> dict[int, np.ndarray]:
         """`{id: (dim,) float32}` for the ids that have a vector of `model_id`; others are absent."""
-        out: dict[int, np.ndarray] = {}
-        for chunk in _chunks([int(i) for i in memory_ids]):
-            for mid, blob in self.store.conn.execute(
-                    f"SELECT memory_id, vector FROM memory_embeddings WHERE model_id = ? AND memory_id IN"
-                    f" ({_marks(chunk)})", (self.model_id, *chunk)):
-                out[mid] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self.store.stored_vectors(memory_ids, self.model_id)
 
     def nearest(self, memory_id: int, vector: np.ndarray, being: str,
                 k: int = EDGE_NEIGHBOURS) -> list[tuple[int, float]]:

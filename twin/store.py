@@ -354,6 +354,20 @@ class Store:
         """Drop tombstones with seq ≤ `up_to_seq` (after the checkpoint that scrubbed them is on disk)."""
         self.conn.execute("DELETE FROM index_tombstones WHERE seq <= ?", (up_to_seq,))
 
+    def stored_vectors(self, memory_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
+        """`{id: (dim,) float32}` (L2-normalised, as embedded) of the ids that have a vector of `model_id`; the
+        others are absent (read-only)."""
+        ids = list({int(i) for i in memory_ids})
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for mid, blob in self.conn.execute(
+                    f"SELECT memory_id, vector FROM memory_embeddings WHERE model_id = ? AND memory_id IN ({marks})",
+                    (model_id, *chunk)):
+                out[mid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
     def live_embedding_ids(self, memory_ids: Iterable[int]) -> set[int]:
         """The subset of `memory_ids` that still have a stored vector."""
         ids = [int(i) for i in memory_ids]

@@ -1,0 +1,118 @@
+"""Recall's lifecycle rules on a real store, the real local model and a real index reader: superseded and sensitive
+memories hidden, the cold penalty and re-promotion, strict time windows in the owner's zone, a replay `as_of`, and
+the newer of two statements about the same thing ranking first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from twin.capture import capture
+from twin.extractor import Candidate
+from twin.index import VectorIndex
+from twin.memory import format_time
+from twin.recall import COLD_PENALTY, Recall
+from twin.vectors import IndexReader
+
+BEING = "owner"
+NOW = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
+PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
+
+
+def _at(days_ago: float) -> str:
+    return format_time(NOW - timedelta(days=days_ago))
+
+
+@pytest.fixture
+def remember(store, embedder):
+    """`remember(content, days_ago, kind="fact") -> CaptureResult`: captured at that age and embedded."""
+
+    def go(content: str, days_ago: float, kind: str = "fact"):
+        with store.transaction():
+            result = capture(store, BEING, Candidate(content=content, kind=kind, importance=0.5, tags=[]), "muse",
+                             _at(days_ago), PROVENANCE)
+        if result.id is not None:
+            store.save_embeddings([result.id], embedder.embed([content]), embedder.model_id)
+        return result
+
+    return go
+
+
+@pytest.fixture
+def recall(store, embedder, twin_env):
+    """A `Recall` over the store with the real model and an index reader of the stored vectors (no checkpoint:
+    exact search over them)."""
+    reader = IndexReader(store, VectorIndex.for_settings(twin_env, embedder.model_id, embedder.dim))
+    reader.open()
+    r = Recall(store, embedder, reader)
+    yield r
+    r.close()
+
+
+def _ask(recall, query: str, **kwargs) -> list[str]:
+    recall.reader.open()  # picks up the vectors saved since (a plain refresh runs at most once a second)
+    kwargs.setdefault("as_of", format_time(NOW))
+    kwargs.setdefault("touch", False)
+    return [r.memory.content for r in recall.recall(BEING, query, **kwargs)]
+
+
+def test_superseded_memories_are_hidden_except_in_a_replay_before_the_change(store, remember, recall):
+    old = remember("Owner lives in Lisbon.", 200).id
+    new = remember("Owner moved to Berlin and now lives in Neukölln.", 100)
+    assert new.superseded == [old]
+    assert "Owner lives in Lisbon." not in _ask(recall, "where do I live?")
+    assert store.get(old).content == "Owner lives in Lisbon."  # kept, readable by id
+    assert _ask(recall, "where do I live?", as_of=_at(150)) == ["Owner lives in Lisbon."]
+
+
+def test_sensitive_memories_only_when_asked(remember, recall):
+    remember("Owner's Wi-Fi password is Tr0ub4dor&3-zebra.", 20)
+    remember("Owner's Wi-Fi router is a FRITZ!Box 7590 in the hallway.", 20)
+    hidden = _ask(recall, "what is the wifi password?")
+    assert hidden and not any("Tr0ub4dor" in c for c in hidden)
+    assert "Tr0ub4dor" in _ask(recall, "what is the wifi password?", include_sensitive=True)[0]
+
+
+def test_a_cold_memory_ranks_lower_and_a_search_that_returns_it_warms_it(store, remember, recall):
+    mid = remember("Owner plays the cello in an amateur orchestra on Thursdays.", 30).id
+    recall.reader.open()
+    warm = recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=False)[0].score
+    store.conn.execute("UPDATE memories SET tier = 'cold' WHERE id = ?", (mid,))
+    cold = recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=False)[0]
+    assert cold.memory.id == mid and cold.score == pytest.approx(warm * COLD_PENALTY)
+    assert store.get(mid).tier == "cold"  # touch=False never promotes
+    store.list_memories(BEING)
+    assert store.get(mid).tier == "cold"  # neither does listing
+    recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=True)
+    assert store.get(mid).tier == "warm" and store.get(mid).hits == 1
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/Los_Angeles"])
+def test_yesterday_is_the_owners_yesterday_and_restricts_recall(remember, recall, zone):
+    tz = ZoneInfo(zone)
+    local_now = NOW.astimezone(tz)
+    yesterday_noon = (local_now - timedelta(days=1)).replace(hour=12, minute=0)
+    days_ago = (NOW - yesterday_noon.astimezone(UTC)).total_seconds() / 86400
+    remember("Owner had ramen with Kenji at a place in Kreuzberg.", days_ago, kind="episode")
+    remember("Owner had sushi with Lena at a place in Mitte.", days_ago + 3, kind="episode")
+    assert _ask(recall, "what did I eat yesterday?", zone=tz) == ["Owner had ramen with Kenji at a place in Kreuzberg."]
+    assert len(_ask(recall, "what did I eat with friends?", zone=tz)) == 2
+
+
+def test_of_two_statements_about_the_same_thing_the_newer_ranks_first(store, remember, recall):
+    old = remember("Owner's sister Mira lives in Porto with her husband Jakob.", 200)
+    new = remember("Owner's sister Mira moved with Jakob from Porto to Copenhagen.", 30)
+    assert not new.superseded and store.get(old.id).status == "active"  # "moved" alone does not supersede
+    before = _ask(recall, "where does my sister Mira live?", as_of=_at(100))
+    assert before == ["Owner's sister Mira lives in Porto with her husband Jakob."]
+    assert _ask(recall, "where does my sister Mira live?")[0].endswith("to Copenhagen.")
+    # a query that names its time is about that time: no reordering by age
+    assert _ask(recall, "where did my sister Mira live last year?")[0].endswith("husband Jakob.")
+
+
+def test_an_unrelated_newer_memory_is_not_lifted(remember, recall):
+    remember("Owner's sister Mira lives in Porto with her husband Jakob.", 200)
+    remember("Owner bought a used road bike for 400 euros in Porto.", 5)
+    assert _ask(recall, "where does my sister Mira live?")[0].startswith("Owner's sister Mira")
