@@ -54,7 +54,7 @@ def _quoted(prompt: str, tag: str) -> str:
 
 def plausible_answer(messages: list[dict]) -> str:
     """What a well-behaved small model would answer to twin's extraction, reflection, chat-reply and chat-summary
-    prompts (told apart by how their system prompt starts)."""
+    prompts and capture's comparison prompt (told apart by how their system prompt starts)."""
     system = messages[0]["content"] if messages else ""
     user = "\n".join(m["content"] for m in messages[1:] if m.get("role") == "user")
     if system.startswith("Task: reflection"):
@@ -82,6 +82,17 @@ def plausible_answer(messages: list[dict]) -> str:
                 topic = " ".join(w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:2]) or site
                 interests.append({"topic": topic, "pages": len(titles), "sites": [site]})
         return json.dumps({"interests": interests[:5]})
+    if system.startswith("Task: comparison"):  # a cautious model: only "lives in X" / "lives in Y" contradict
+        pairs, new = [], ""
+        for line in _quoted(user, "MEMORIES").splitlines():
+            if m := re.match(r"NEW (\d+): (.*)", line):
+                number, new = int(m.group(1)), m.group(2)
+            elif (m := re.match(r"\s+EXISTING #(\d+): (.*)", line)) and new:
+                a, b = re.search(r"lives in (\w+)", new), re.search(r"lives in (\w+)", m.group(2))
+                relation = ("contradicts" if a.group(1) != b.group(1) else "same") if a and b else "unrelated"
+                pairs.append({"new": number, "existing": int(m.group(1)), "relation": relation,
+                              "reason": "where Owner lives" if relation != "unrelated" else ""})
+        return json.dumps({"pairs": pairs})
     if system.startswith("You are the owner's personal memory twin"):
         remembered = [line[2:] for line in _quoted(system, "MEMORIES").splitlines() if line.startswith("- ")]
         last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")

@@ -152,3 +152,73 @@ def test_huge_ids_and_impossible_dates_are_one_line_errors(twin_env):
                               timeout=60)
         assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr, (
             argv, proc.stderr)
+
+
+# -- the model compares when a provider is configured ---------------------------------------------------------------
+def _extraction(*contents: str):
+    import json
+
+    from fake_llm import Reply
+
+    return Reply(json.dumps({"memories": [{"kind": "fact", "content": c, "importance": 0.5} for c in contents],
+                             "profile": {}}))
+
+
+def _comparison(*pairs: dict):
+    import json
+
+    from fake_llm import Reply
+
+    return Reply(json.dumps({"pairs": list(pairs)}))
+
+
+def test_the_model_finds_a_contradiction_the_offline_rules_miss(store, activity, fake_llm, provider):
+    old = _capture(store, "Owner eats everything but is trying to cut down on red meat.").id
+    offline = _capture(store, "Owner became vegetarian on 1 May 2025.", now=LATER)
+    assert not offline.superseded  # worded differently: the offline rules keep both
+    store.conn.execute("DELETE FROM memories WHERE id = ?", (offline.id,))
+    fake_llm.script(_extraction("Owner became vegetarian on 1 May 2025."),
+                    _comparison({"new": 1, "existing": old, "relation": "contradicts", "reason": "diet changed"}))
+    result = learn(store, activity, "owner", "I became vegetarian on 1 May 2025.", "telegram:1", provider=provider)
+    assert result.superseded == [old]
+    stale = store.get(old)
+    assert stale.status == "superseded" and stale.superseded_by == result.created[0]
+    assert stale.supersede_reason == "the model: diet changed"
+    comparison = fake_llm.chat_requests()[-1]["messages"]
+    assert comparison[0]["content"].startswith("Task: comparison")
+    shown = comparison[1]["content"]
+    assert "<<<MEMORIES" in shown and f"EXISTING #{old}: Owner eats everything" in shown
+
+
+def test_the_models_same_or_refines_updates_in_place_and_invented_ids_are_ignored(store, activity, fake_llm,
+                                                                                    provider):
+    ana = _capture(store, "Owner's sister Ana works as a nurse.").id
+    bike = _capture(store, "Owner bought a red bicycle in Lisbon.").id
+    fake_llm.script(_extraction("Owner's sister Ana is a nurse at the Santa Maria hospital in Lisbon."),
+                    _comparison({"new": 1, "existing": 999, "relation": "contradicts", "reason": "made up"},
+                                {"new": 7, "existing": bike, "relation": "contradicts", "reason": "no such new"},
+                                {"new": 1, "existing": ana, "relation": "refines", "reason": "adds the hospital"}))
+    result = learn(store, activity, "owner", "My sister Ana is a nurse at Santa Maria.", "telegram:1",
+                   provider=provider)
+    assert result.updated == [ana] and not result.created and not result.superseded
+    assert store.get(ana).content.endswith("Santa Maria hospital in Lisbon.")
+    assert store.get(bike).status == "active"
+
+
+def test_a_garbage_comparison_falls_back_to_the_offline_rules(store, activity, fake_llm, provider):
+    from fake_llm import Reply
+
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    fake_llm.script(_extraction("Owner lives in Berlin."), Reply("I think they are related, probably."))
+    result = learn(store, activity, "owner", "I live in Berlin now.", "telegram:1", provider=provider)
+    assert result.superseded == [lisbon]  # the offline rules still see "lives in X" → "lives in Y"
+    lines = [line.text for line in activity.recent(20) if line.kind == "model"]
+    assert lines == ["Model comparison failed for telegram (comparison: the model's answer was not usable JSON "
+                     "(the answer holds no JSON object)); used the offline rules."]
+    assert "Berlin" not in lines[0]
+
+
+def test_no_comparison_call_when_nothing_is_related(store, activity, fake_llm, provider):
+    fake_llm.script(_extraction("Owner plays the cello on Thursdays."))
+    learn(store, activity, "owner", "I play the cello on Thursdays.", "telegram:1", provider=provider)
+    assert len(fake_llm.chat_requests()) == 1

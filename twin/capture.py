@@ -6,14 +6,15 @@ In order, inside the caller's transaction:
 2. the worthiness gate (`capture_rules.unworthy`: shorter than 12 characters, filler) → `rejected`, nothing
    stored, unless `force`;
 3. the active memories it may restate or contradict: the best keyword matches of its words (FTS5), each
-   related by `capture_rules.relate` (offline rules: same subject and relation with another value, change
-   words, negation; LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
-   - a restatement that refines the old one (every word of the old memory kept) → the old memory is
-     updated in place: same id, hits and edges, new content, re-embedded (its vector is dropped, so the
-     embedding worker embeds it again) → `updated`;
-   - contradictions → the new memory is inserted and each contradicted one is marked `superseded` with
-     `superseded_by` and the rule's reason → `superseded: [ids]` (hidden from recall, listing and chat, kept
-     and readable by id and with `--all`);
+   related by the model when `learn()` had one compare them (`judged`, from `twin.capture_judge`), else by
+   `capture_rules.relate` (offline rules: same subject and relation with another value, change words,
+   negation; LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
+   - the model's `same` or `refines`, or offline a restatement that refines the old one (every word of the
+     old memory kept) → the old memory is updated in place: same id, hits and edges, new content,
+     re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
+   - contradictions (the model's `contradicts`) → the new memory is inserted and each contradicted one is
+     marked `superseded` with `superseded_by` and the reason → `superseded: [ids]` (hidden from recall,
+     listing and chat, kept and readable by id and with `--all`);
 4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
    `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
 
@@ -76,11 +77,14 @@ class CaptureResult:
 
 
 def capture(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
-            *, force: bool = False, compare: bool = True) -> CaptureResult:
+            *, force: bool = False, compare: bool = True,
+            judged: dict[int, tuple[str, str]] | None = None) -> CaptureResult:
     """Store one candidate memory of `being` through the capture rules above; call inside `store.transaction()`.
     `now` (UTC ISO-8601) is its creation time. `compare` False skips step 3 (a document's memories replace
-    that document's own and are not compared with others). Never raises for odd content; `sqlite3.Error` from
-    the store."""
+    that document's own and are not compared with others). `judged` is the model's `{existing id: (relation,
+    reason)}` for this candidate (`twin.capture_judge.judge`); given, it replaces the offline rules (ids no
+    longer active, or of another being, are skipped). Never raises for odd content; `sqlite3.Error` from the
+    store."""
     content = candidate.content
     existing = store.find_by_sha(being, content_sha256(content))
     if existing is not None:
@@ -92,7 +96,9 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
     if not force and (why := unworthy(content)):
         return CaptureResult(None, rejected=why)
     superseded: list[tuple[int, str]] = []
-    for old_id, old_content in _related(store, being, content) if compare else ():
+    if compare and judged is not None:
+        return _capture_judged(store, being, candidate, source, now, provenance, judged)
+    for old_id, old_content in related_memories(store, being, content) if compare else ():
         relation = relate(content, old_content)
         if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
             _update_in_place(store, old_id, candidate, now, provenance)
@@ -100,6 +106,30 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
         if (relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER)
                 and same_subject(content, old_content)):
             superseded.append((old_id, relation.reason))
+    return _insert(store, being, candidate, source, now, provenance, superseded)
+
+
+def _capture_judged(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
+                    judged: dict[int, tuple[str, str]]) -> CaptureResult:
+    """Step 3 on the model's judgements: the first `same`/`refines` updates in place, else every `contradicts`
+    is superseded by the new memory."""
+    fields = store.ranking_fields(judged)
+    live = {mid: verdict for mid, verdict in judged.items()
+            if mid in fields and fields[mid][0] == being and fields[mid][2] == "active"}
+    for old_id, (relation, reason) in live.items():
+        if relation in ("same", "refines"):
+            _update_in_place(store, old_id, candidate, now, provenance)
+            return CaptureResult(old_id, updated=True, reason=f"the model: {reason}")
+    superseded = [(mid, f"the model: {reason}") for mid, (relation, reason) in live.items()
+                  if relation == "contradicts"]
+    return _insert(store, being, candidate, source, now, provenance, superseded)
+
+
+def _insert(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
+            superseded: list[tuple[int, str]]) -> CaptureResult:
+    """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason)`
+    as replaced by it."""
+    content = candidate.content
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
                                  created_at=now, sensitivity=infer_sensitivity(content), provenance=provenance)
     for old_id, reason in superseded:
@@ -133,12 +163,14 @@ def _same_opening(new: str, old: str) -> bool:
     return rest_a[:1] == rest_b[:1]
 
 
-def _related(store: Store, being: str, content: str) -> list[tuple[int, str]]:
-    """`(id, content)` of the active memories of `being` that best match `content`'s words (FTS5 bm25)."""
+def related_memories(store: Store, being: str, content: str, limit: int = RELATED_CANDIDATES
+                     ) -> list[tuple[int, str]]:
+    """`(id, content)` of up to `limit` active memories of `being` that best match `content`'s words (FTS5 bm25),
+    best first; the exact same content is left out (capture reinforces it instead). Read-only."""
     match = fts_query(query_terms(content))
     if match is None:
         return []
-    return [(mid, text) for mid, _, text in store.fts_search(being, match, RELATED_CANDIDATES)]
+    return [(mid, text) for mid, _, text in store.fts_search(being, match, limit) if text != content]
 
 
 _HEDGED = re.compile(r"\b(?:never|not|\w+n[’']t|would|could|might|may|used to|was|were|lived|worked|wanted|wants|"

@@ -12,7 +12,8 @@ import logging
 from dataclasses import dataclass, field
 
 from twin.activity import Activity
-from twin.capture import capture
+from twin.capture import capture, related_memories
+from twin.capture_judge import COMPARED_PER_MEMORY, judge
 from twin.extractor import MAX_PER_CALL, Candidate, extract
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
@@ -101,13 +102,35 @@ def _note_budget_once(store: Store, activity: Activity | None, being: str, provi
     activity.record("model", f"Offline extraction until midnight UTC: {reason}.")
 
 
+def compare_with_model(store: Store, activity: Activity | None, being: str, candidates: list[Candidate],
+                       source: str, provider: ModelProvider) -> list[dict[int, tuple[str, str]]] | None:
+    """The model's judgement of how each candidate relates to its best keyword matches among `being`'s active
+    memories (`twin.capture_judge.judge`: one call, before the write transaction so no lock is held during it),
+    or None when the model cannot answer: capture then uses its offline rules. A failure writes one `model`
+    activity line naming the source type and the reason, never the text; a resting provider or an exhausted
+    budget falls back silently (extraction already said so)."""
+    batch = [(c.content, related_memories(store, being, c.content, COMPARED_PER_MEMORY)) for c in candidates]
+    try:
+        return judge(provider, batch)
+    except (BudgetExhausted, ProviderResting):
+        return None
+    except ProviderError as exc:
+        if activity is not None:
+            activity.record("model", f"Model comparison failed for {source_type(source)} ({exc}); "
+                                     "used the offline rules.")
+        return None
+
+
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
-                      compare: bool = True, force: bool = False) -> None:
-    """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`."""
+                      compare: bool = True, force: bool = False,
+                      judgements: list[dict[int, tuple[str, str]]] | None = None) -> None:
+    """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
+    `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
-    for cand in candidates:
-        outcome = capture(store, being, cand, source, now, provenance, force=force, compare=compare)
+    for n, cand in enumerate(candidates):
+        outcome = capture(store, being, cand, source, now, provenance, force=force, compare=compare,
+                          judged=judgements[n] if judgements is not None else None)
         if outcome.deduplicated:
             result.reinforced.append(outcome.id)
         elif outcome.updated:
@@ -126,16 +149,22 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
 
     `source` follows DESIGN.md (`'muse'`, `'file:<path>'`, `'email:<threadId>'`, …); `ref` is where
     the text was captured from (kept in provenance). `provider` None = offline extraction; with one, the
-    model extracts and the offline extractor is the fallback (`extract_for_learning`). Writes one activity
+    model extracts and the offline extractor is the fallback (`extract_for_learning`), and the model compares
+    the new memories with the ones they may restate or contradict (`compare_with_model`; offline rules when it
+    cannot). Writes one activity
     line ("Learned 3 thing(s) from email and updated the profile.") unless called `quiet`ly (callers that
     summarise many calls; model-fallback lines are still written) or `activity` is None. Never raises on odd
     text or model trouble; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit)
+    judgements = None
+    if provider is not None and extraction.candidates:
+        judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider)
     now = utc_now()
     with store.transaction():
-        _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence)
+        _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
+                          judgements=judgements)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
     if activity is not None and not quiet and (result.created or result.reinforced or result.profile_updated):
         activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source),
