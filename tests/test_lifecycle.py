@@ -160,26 +160,29 @@ def test_forgetting_a_memory_removes_its_edges(store, activity, twin_env):
 # -- decay ------------------------------------------------------------------------------------------------------
 def test_decay_demotes_by_the_lifespan_formula(store, activity):
     assert [lifespan_days(h) for h in (0, 1, 3, 7)] == [0, 7, 14, 21]
+    # the capture counts as one use: 0 hits live 7 days, 3 hits 7·log2(5) ≈ 16.3 days
     fresh = _mem(store, "Created a minute ago, never recalled.", age_days=1 / 1440)
-    idle_13 = _mem(store, "Recalled three times, idle 13 days.", hits=3, idle_days=13)
+    once_6 = _mem(store, "Learned six days ago, never recalled.", age_days=6)
+    once_8 = _mem(store, "Learned eight days ago, never recalled.", age_days=8)
     idle_15 = _mem(store, "Recalled three times, idle 15 days.", hits=3, idle_days=15)
+    idle_17 = _mem(store, "Recalled three times, idle 17 days.", hits=3, idle_days=17)
     old_but_seen = _mem(store, "Created 20 days ago, recalled yesterday.", hits=3, age_days=20, idle_days=1)
-    created_15 = _mem(store, "Recalled three times, never touched since creation.", hits=3, age_days=15)
+    created_17 = _mem(store, "Recalled three times, never touched since creation.", hits=3, age_days=17)
     superseded = _mem(store, "Superseded long ago.", age_days=400, status="superseded")
     elsewhere = _mem(store, "Another being's old memory.", being="someone", age_days=400)
 
     assert decay(store, BEING, NOW) == {"demoted": 3}
-    tiers = {i: m.tier for i, m in store.get_many([fresh, idle_13, idle_15, old_but_seen, created_15, superseded,
-                                                   elsewhere]).items()}
-    assert tiers == {fresh: "cold", idle_13: "warm", idle_15: "cold", old_but_seen: "warm", created_15: "cold",
-                     superseded: "warm", elsewhere: "warm"}
+    ids = [fresh, once_6, once_8, idle_15, idle_17, old_but_seen, created_17, superseded, elsewhere]
+    tiers = {i: m.tier for i, m in store.get_many(ids).items()}
+    assert tiers == {fresh: "warm", once_6: "warm", once_8: "cold", idle_15: "warm", idle_17: "cold",
+                     old_but_seen: "warm", created_17: "cold", superseded: "warm", elsewhere: "warm"}
     assert store.get_cursor(CURSOR, BEING, "last_decay") == "2026-06-01T12:00:00Z"
     assert diary_lines(activity, "decayed") == ["Decay: 3 memory(ies) idle past their lifespan moved to cold "
-                                                "(2 stay warm)."]
+                                                "(4 stay warm)."]
     assert decay(store, BEING, NOW) == {"demoted": 0}
 
-    assert promote(store, [fresh, idle_13, 999_999]) == 1  # idle_13 was warm already, 999999 does not exist
-    assert store.get(fresh).tier == "warm" and promote(store, []) == 0
+    assert promote(store, [once_8, idle_15, 999_999]) == 1  # idle_15 was warm already, 999999 does not exist
+    assert store.get(once_8).tier == "warm" and promote(store, []) == 0
 
 
 # -- dream ------------------------------------------------------------------------------------------------------
@@ -279,7 +282,7 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     bus.push_decay(BEING)
     run_worker("learn")
     assert store.get_cursor(CURSOR, BEING, "last_decay") is not None
-    assert {m.tier for m in store.get_many([*flat, *others]).values()} == {"cold"}  # 0 hits: lifespan 0 days
+    assert {m.tier for m in store.get_many([*flat, *others]).values()} == {"cold"}  # idle past their lifespans
     run_worker("embed")
     assert len(_edges(store)) == 15
 

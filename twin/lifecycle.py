@@ -174,6 +174,12 @@ def neighbors(store: Store, memory_id: int, depth: int = 1,
 
 
 # -- decay ------------------------------------------------------------------------------------------------------
+CAPTURE_USES = 1
+"""The capture counts as one use in the lifespan (ours): with seed 003's formula alone a memory nobody has
+recalled yet (0 hits) has a lifespan of 0 days and went cold at the first decay pass after it was learned; the
+seed's "once-and-done facts age out gracefully" reads as a week (7 · log2(0 + 1 + 1) = 7 days)."""
+
+
 def lifespan_days(hits: int) -> float:
     """Seed 003's `effectiveDays(hits) = 7 · log2(hits + 1)`, in days: 0 hits → 0, 1 → 7, 3 → 14, 7 → 21."""
     return DAYS_PER_DOUBLING * math.log2(max(0, hits) + 1)
@@ -181,9 +187,10 @@ def lifespan_days(hits: int) -> float:
 
 def decay(store: Store, being: str, now: datetime | None = None) -> dict:
     """Seed 003's decay loop: every ACTIVE warm memory of `being` idle (now − `last_accessed`, else
-    `created_at`) for longer than `lifespan_days(hits)` is demoted to `cold`, in one transaction; superseded
-    memories are never touched. Records `last_decay` (cursor `lifecycle`/being, UTC ISO-8601) and, when any
-    moved, one `decayed` diary line. `now` is an aware datetime (default: the clock). Returns `{"demoted": n}`."""
+    `created_at`) for longer than `lifespan_days(hits + CAPTURE_USES)` is demoted to `cold`, in one
+    transaction; superseded memories are never touched. Records `last_decay` (cursor `lifecycle`/being, UTC
+    ISO-8601) and, when any moved, one `decayed` diary line. `now` is an aware datetime (default: the clock).
+    Returns `{"demoted": n}`."""
     moment = now or datetime.now(UTC)
     with store.transaction() as conn:
         rows = conn.execute("SELECT id, hits, COALESCE(last_accessed, created_at) FROM memories"
@@ -194,7 +201,7 @@ def decay(store: Store, being: str, now: datetime | None = None) -> dict:
                 idle_days = (moment - parse_time(last)).total_seconds() / 86400
             except ValueError:
                 continue  # an unreadable time: leave it warm rather than guess
-            if idle_days > lifespan_days(hits):
+            if idle_days > lifespan_days(hits + CAPTURE_USES):
                 cold.append((mid,))
         conn.executemany("UPDATE memories SET tier = 'cold' WHERE id = ?", cold)
         store.set_cursor(CURSOR, being, "last_decay", format_time(moment))
