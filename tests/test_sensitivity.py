@@ -132,6 +132,29 @@ SECRETS: list[tuple[str, str]] = [
     ("A senha do router é " + (v := "Alfama" + "#2291") + ".", v),
     ("Owner的Wi-Fi密码是" + (v := "Weser" + "7714") + "。", v),
     ("OwnerのWi-Fiパスワードは " + (v := "kite-" + "7714") + " です。", v),
+    # breaker review: abbreviated password labels (pw/pwd/passwd/pass + ":"/"="/"is")
+    ("wifi pw: " + (v := "hunter2" + "xyz"), v),
+    ("Wi-Fi pw is " + (v := "Tr0ub4dor" + "&3"), v),
+    ("Owner's NAS pwd: " + (v := "Zq!88" + "-lime"), v),
+    ("Wi-Fi PW = " + (v := "hunter2" + "xyz"), v),
+    ("passwd: " + (v := "s3cr" + "et"), v),
+    # a user name and a password, a plain word when assigned or after a labelled user name
+    ("user=root pass=" + (v := "to" + "or"), v),
+    ("user: root pass: " + (v := "to" + "or"), v),
+    ("login admin / password " + (v := "admin" + "123"), v),
+    # 2FA / recovery / backup codes, one or a list
+    ("GitHub 2FA backup codes: " + (v := "4f8a-91bc " + "22de-77aa 0c3e-5b19"), v),
+    ("recovery code " + (v := "8H2K-" + "99QZ-LM3P"), v),
+    ("Owner's Google backup codes are " + (v := "4821 9931 " + "0042 1177") + ".", v),
+    # a code word + a short digit sequence
+    ("garage opener code is " + (v := "04" + "51"), v),
+    ("door code " + (v := "77" + "31"), v),
+    ("alarm code: " + (v := "12" + "34#"), v),
+    ("safe combination is " + (v := "12-34-" + "56"), v),
+    ("gate code " + (v := "25" + "80"), v),
+    ("Owner's alarm system code is " + (v := "77" + "19*") + ".", v),
+    ("The key box code is " + (v := "08" + "15") + ".", v),
+    ("For the bike shed the code is " + (v := "44" + "71") + ".", v),
 ]
 
 ORDINARY = [
@@ -196,6 +219,36 @@ ORDINARY = [
     "Owner's secret to good sourdough is a 72% hydration.",
     "La clave del éxito es la paciencia.",
     "Owner earned 4,000 euros; invoice 4111 1111 1111 1111.",
+    # breaker review: dates, times, prices, postcodes, counts, years, versions, models, weeks, flights and "code"s
+    "Owner moved on 12 March 2026.",
+    "The lease starts on 2026-03-12 at 09:30.",
+    "Owner paid 5,200 euros for the sofa.",
+    "Owner's new flat is in 10437 Berlin.",
+    "Owner runs 5 km every morning and has 2 cats.",
+    "Owner moved to Berlin in 2025.",
+    "Owner upgraded to Python 3.11.7.",
+    "The area code of Lisbon is 21.",
+    "Owner's area code is 0351.",
+    "Owner always forgets the zip code.",
+    "The zip code is 10115.",
+    "Owner's postal code is 10437.",
+    "The dress code is casual.",
+    "Owner has a code review on Tuesday.",
+    "Owner wrote code for 3 hours.",
+    "Owner learned to code in 2014.",
+    "The code freeze is on 2026-03-12.",
+    "The code for the race was 2026.",
+    "The HTTP status code was 5000.",
+    "Owner's booking code is 482913.",
+    "Owner bought the Sony WH-1000XM5 headphones.",
+    "The sprint ends in ISO week 2026-W11.",
+    "Owner flies LH 1173 to Lisbon.",
+    "Owner will pass the exam.",
+    "Owner's boarding pass: gate B22, seat 14A.",
+    "Owner's ski pass is 320CHF.",
+    "Owner's gym pass is 49 euros a month.",
+    "The pwd is /home/owner/code after cd.",
+    "2FA codes are sent to Owner by SMS.",
 ]
 
 
@@ -231,6 +284,11 @@ def test_several_secrets_in_one_text_each_redacted():
     expected = "Owner's PIN is [redacted], the door code is [redacted] and the Wi-Fi password is [redacted]."
     assert redact(text) == expected
     assert [s.kind for s in find_secrets(text)] == ["pin", "pin", "password"]
+
+
+def test_two_rules_on_one_value_report_it_once():
+    """"garage opener code is 0451" is both a named access code and a bare "code" + PIN: one finding."""
+    assert [s.kind for s in find_secrets("The garage opener code is 0451.")] == ["pin"]
 
 
 def test_quoted_password_of_plain_words_counts_and_keeps_its_quotes():
@@ -279,6 +337,8 @@ def test_eval_memories():
     "1",
     "seed phrase is " + "word " * 30,
     "DE89 3704 0044 0532 0130 00 ",
+    "pw: pass: code is user=a pass= ",
+    "backup codes: 4f8a-91bc 1234 ",
 ])
 @pytest.mark.timeout(60)
 def test_one_megabyte_of_worst_case_input_finishes(unit):

@@ -1,5 +1,6 @@
 """Time words -> UTC windows (twin.time_window): every expression in two zones, DST weeks, a year boundary,
-month names that are not months, and the eval set's temporal queries."""
+month names that are not months, "the week of" a day, absurd values and odd strings (None, never an exception),
+and the eval set's temporal queries."""
 
 from __future__ import annotations
 
@@ -145,6 +146,82 @@ NO_WINDOW = [
 @pytest.mark.parametrize("query", NO_WINDOW)
 def test_no_window(zone: str, query: str) -> None:
     assert find_window(query, at(WEDNESDAY, zone), ZoneInfo(zone)) is None
+
+
+WEEK_OF = [  # the Monday-Sunday week holding the day; 3 March 2026 is a Tuesday
+    ("what did I do in the week of 3 March?", "2026-03-02", "2026-03-09", True),
+    ("the week of March 3rd", "2026-03-02", "2026-03-09", True),
+    ("week of 2026-03-03", "2026-03-02", "2026-03-09", True),
+    ("the week of the 3rd of March 2025", "2025-03-03", "2025-03-10", True),  # a Monday: its own week
+    ("in the week of 3 March last year", "2025-03-03", "2025-03-10", True),
+    ("in the week of 29 March", "2026-03-23", "2026-03-30", True),  # Berlin springs forward that Sunday
+    ("week of 8 March", "2026-03-02", "2026-03-09", True),  # Los Angeles springs forward that Sunday
+    ("the week of Halloween", "2025-10-27", "2025-11-03", True),  # Berlin falls back 26 Oct, LA 2 Nov
+    ("the week of 16 June", "2026-06-15", "2026-06-22", True),  # the current week: begun, so strict
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("query", "start", "end", "strict"), WEEK_OF)
+def test_week_of_a_day_is_its_whole_week(zone: str, query: str, start: str, end: str, strict: bool) -> None:
+    check(query, WEDNESDAY, zone, start, end, strict)
+
+
+def test_week_of_phrase_and_strip() -> None:
+    query = "what did I do in the week of 3 March?"
+    window = find_window(query, at(WEDNESDAY, "Europe/Berlin"), ZoneInfo("Europe/Berlin"))
+    assert window is not None and window.phrase == "the week of 3 March"
+    assert strip_time_words(query, window) == "what did I do?"
+
+
+ABSURD = [  # None, never an exception or a window in the year 1027 (module docstring)
+    "March 10000",
+    "in the year 99999",
+    "last 99999 days",  # would begin in 1752
+    "last 0 days",
+    "0 days ago",
+    "13/45/2026",  # no such date, so not even its year
+    "2026-13-30",
+    "in the week of 31 February",
+    "999 years ago",
+    "last 999 years",
+    "999999 weeks ago",  # beyond what `date` holds
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize("query", ABSURD)
+def test_absurd_values_give_no_window(zone: str, query: str) -> None:
+    assert find_window(query, at(WEDNESDAY, zone), ZoneInfo(zone)) is None
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("query", "start", "end", "strict"), [
+    ("in the last 1000 days", "2023-09-21", "2026-06-18", True),  # counts above 999 are read
+    ("last 36500 days", "1926-07-12", "2026-06-18", True),  # begins in MIN_YEAR..MAX_YEAR: kept
+    ("what did I do on 03/04/2026?", "2026-01-01", "2027-01-01", False),  # a possible date: its year, softly
+])
+def test_large_but_sane_values_still_give_a_window(zone: str, query: str, start: str, end: str, strict: bool) -> None:
+    check(query, WEDNESDAY, zone, start, end, strict)
+
+
+ODD = [
+    "", " ", "\x00", "\n\t\r", "(((", "[a-z]*+?", "%s %d {0}", "\\", "'; DROP TABLE memories; --",
+    "🎉🎉 last 🎉 week 🎉", "上周三我做了什么", "в прошлом году", "مرحبا ٢٠٢٦", "last ٣ days", "２０２６年３月",
+    "9" * 30, "last " + "9" * 30 + " days", "9" * 30 + " years ago", "in " + "9" * 30, "March " + "9" * 30,
+    "week of " + "9" * 30, "the week of " + "9" * 30 + "-01-01", "since " + "9" * 30, "the 99th of March",
+    "the week of 99 March", "2026-02-30", "30 February", "29 February 2025", "week of 2099-12-31", "since 1900",
+    "999999 years ago", "last 999999 months", "last 999999 weeks", "999999 days ago", "1/1/1/1/2026", "0/0/2026",
+    "00/00/0000", "99/99/9999", "last last last week", "the week of the week of 3 March", "week of",
+    "the week of " * 1000, "last " * 20000 + "week", "a" * 100_000, "March 3 " * 5000,
+]
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_no_exception_escapes_for_odd_strings(zone: str) -> None:
+    for query in ODD:
+        window = find_window(query, at(WEDNESDAY, zone), ZoneInfo(zone))
+        assert window is None or window.start < window.end, query[:80]
 
 
 SATURDAY = "2026-06-20T12:00"

@@ -7,7 +7,7 @@ default) is why :func:`redact` runs before any text goes to a remote model provi
 
 A secret is a *value*, never a word: "Owner forgot the Wi-Fi password" names a password but holds none, so it
 stays ``private``. Each rule is one row of ``_RULES``: a compiled regex whose group ``value`` is the secret,
-plus an optional check of that value (Luhn, mod-97, entropy, shape) and the 32 characters before it. Rules
+plus an optional check of that value (Luhn, mod-97, entropy, shape) and the 64 characters before it. Rules
 are either self-identifying shapes (``ghp_…``, ``AKIA…``, PEM blocks, Luhn-valid card numbers, mod-97-valid
 IBANs) or a keyword ("PIN", "Passwort", "sort code", "seed phrase", ...) followed — directly, after ":"/"=",
 or after up to six words and a verb like "is"/"ist"/"est"/"set to" — by a value of the right shape.
@@ -40,6 +40,7 @@ _VERB = (r"(?i:(?:(?:is|was|are|were|ist|war|lautet|sind|es|era|est|était|é|è
 _FILLER = r"(?!(?i:and|but|or|und|oder|aber|y|pero|et|mais|ou|e|which|while)\s)[^\s,;!?。，；]{0,40}[^\s,;:!?.。，；]"
 _SEP = (rf"(?:(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：]\s*|\s*(?:是|为|為|は)\s*|\s+{_VERB}(?:\s*:\s*|\s+))"
         r"|\s+)")
+_LABEL_SEP = rf"(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：]\s*|\s+{_VERB}(?:\s*:\s*|\s+))"  # _SEP without a bare space
 _WORD = r"[^\s\"'“”‘’«»<>()\[\]{},;。、，；：]{0,99}[^\s\"'“”‘’«»<>()\[\]{},;。、，；：.!?:]"  # one token, no end dot
 _QUOTED = r"[\"“‘«„'](?P<quoted>[^\"”’»'\n]{1,100})[\"”’»“']"
 
@@ -67,10 +68,22 @@ _PASSWORD = _keyword(
     cjk_words="密码|密碼|パスワード|암호|비밀번호",
     avoid=r"manager|reset|hint|policy|field|prompt|strength|generator|vault|app|rules|requirements|expir\w*",
 )
+_PASSWORD_ABBR = _keyword(
+    # "pass" is also a ticket ("boarding pass: gate B22", "ski pass is 320CHF"): not after those words
+    r"pw|pwd|pswd|pword|" + "".join(rf"(?<!{w}[\s-])" for w in (
+        "boarding", "ski", "bus", "train", "rail", "metro", "transit", "travel", "day", "week", "season", "gym",
+        "museum", "festival", "press", "backstage", "hall", "mountain", "guest", "visitor", "parking", "annual",
+        "monthly", "weekly", "free", "vip", "event", "entry", "park", "lift", "zoo", "concert", "hotel", "bike",
+        "access", "fast", "express", "family", "student")) + "pass",
+    avoid=r"manager|reset|hint|policy|field|prompt|strength|generator|vault|app|rules|requirements|expir\w*",
+)
 _PIN = _keyword(
     r"pin(?:[\s-]?code|[\s-]?nummer)?|puk|geheimzahl|code\s+pin|código\s+pin|cvv2?|cvc2?|card\s+security\s+code"
     r"|(?:door|gate|alarm|entry|entrance|access|building|garage|keypad|lock|safe|security|verification|recovery"
-    r"|backup|unlock|parking)\s+code|(?:haustür|tür|tor|alarm|zugangs|sicherheits|tresor)code|digicode"
+    r"|backup|unlock|parking|mailbox|letterbox|lockbox|key\s*box|key\s*safe|intercom|buzzer)"
+    r"(?:[\s-]+(?:opener|system|panel|keypad|lock|remote|entry|access))?\s+codes?"
+    r"|(?:2fa|mfa|two[\s-]factor|2-step|two-step|otp)(?:\s+(?:login|backup|recovery))?\s+codes?"
+    r"|(?:haustür|tür|tor|alarm|zugangs|sicherheits|tresor)code|digicode"
     r"|code\s+(?:d'accès|de\s+la\s+porte|de\s+l'alarme|d'entrée|du\s+cadenas)"
     r"|código\s+(?:de\s+(?:acceso|la\s+puerta|la\s+alarma|entrada|seguridad)|da\s+porta)"
     r"|(?:safe|lock|locker|tresor)\s*combination|combination(?:\s+lock)?|padlock|zahlenschloss|vorhängeschloss"
@@ -93,6 +106,15 @@ _NATIONAL_ID = _keyword(
     r"|driv(?:er'?s|ing)\s+licen[cs]e\s+number|führerscheinnummer",
     upper_words="SSN|TIN|NIF|NIE|DNI|CPF|BSN|PPSN|AHV",
 )
+_CODE = _keyword(r"code", avoid=r"reviews?|base|of|name|word|snippet|editor|freeze|owners?|postal|promo|de|du|des")
+"""A bare "code" (any kind); its rule takes only a PIN-like number and checks the word before "code"."""
+_NOT_PIN_CODE = re.compile(
+    r"(?i)\b(?:area|zip|postal|post|country|dialling|dialing|dial|calling|telephone|phone|sort|bank|branch|bic|swift"
+    r"|tax|dress|source|error|status|exit|return|http|response|promo|promotional|discount|coupon|referral|qr|bar"
+    r"|product|item|article|model|part|course|class|module|subject|airport|airline|station|language|iso|icd|hs"
+    r"|colou?r|hex|region|city|district|zone|morse|machine|program|customer|client|order|booking|confirmation"
+    r"|tracking|reference|ref|invoice|serial|shipping|routing|network|carrier)[\s-]+code\b\W*(?:\w+\W+){0,7}$")
+"""A "code" that is a public number: the area code, the zip code, an error code, a booking code, ..."""
 _TOKEN = _keyword(
     r"api[\s_-]?(?:key|token|secret)|access[\s_-]?(?:key|token)(?:[\s_-]?id)?|secret(?:[\s_-]?(?:access[\s_-]?)?key)?"
     r"|client[\s_-]?secret|(?:bearer[\s_-]?)?token|bearer|private[\s_-]?key|aws"
@@ -127,6 +149,11 @@ _DAY, _MONTH = r"(?:0?[1-9]|[12]\d|3[01])", r"(?:0?[1-9]|1[0-2])"
 _DATE = re.compile(rf"\d{{4}}-{_MONTH}-{_DAY}|{_DAY}[./-]{_MONTH}[./-]\d{{2,4}}|{_MONTH}[./-]{_DAY}[./-]\d{{2,4}}")
 _WIFI_SECURITY = re.compile(r"(?i)(?:wpa[23]?|wep)(?:-\w+)?")  # "the Wi-Fi password is WPA2-protected"
 _SEED_STOPWORDS = frozenset("the and was are with from that this into which written kept paper".split())
+_ASSIGNED = re.compile(r"=\s*$")  # "pass=toor": a config-style assignment, the value is what was set
+_USER_LABEL = re.compile(  # "user: root pass: toor": a labelled user name, then the password's label
+    r"(?i)\b(?:user(?:name)?|login|benutzer(?:name)?|usuario|utilisateur)\s*[:=]\s*\S+\s*[,;/|]?\s*\S+\s*[:：]\s*$")
+_NOT_A_VALUE = frozenset("true false null none nil undefined unknown empty required optional hidden unset".split())
+_PATH = re.compile(r"~?(?:/[\w.-]+){2,}/?")  # "pwd is /home/owner/code": a directory, not a password
 
 
 def _card(value: str, before: str) -> bool:
@@ -155,9 +182,13 @@ def _high_entropy(value: str, before: str = "") -> bool:
 
 
 def _password(value: str, before: str) -> bool:
-    """A password-shaped word: >= 4 chars with a digit, a symbol or an inner capital ("hunter2", "Weser-Lachs")."""
-    if len(value) < 4 or _DATE.fullmatch(value) or _WIFI_SECURITY.fullmatch(value):
+    """A password-shaped word: >= 4 chars with a digit, a symbol or an inner capital ("hunter2", "Weser-Lachs");
+    or any word of >= 4 chars (not "true"/"none"/...) when it is assigned ("pass=toor") or follows a labelled
+    user name ("user: root pass: toor"). Not a date, "WPA2" or a directory path ("pwd is /home/owner")."""
+    if len(value) < 4 or _DATE.fullmatch(value) or _WIFI_SECURITY.fullmatch(value) or _PATH.fullmatch(value):
         return False
+    if value.lower() not in _NOT_A_VALUE and (_ASSIGNED.search(before) or _USER_LABEL.search(before)):
+        return True
     return any(c.isdigit() or not c.isalnum() for c in value) or any(c.isupper() for c in value[1:])
 
 
@@ -168,6 +199,19 @@ def _digits_between(low: int, high: int, max_letters: int) -> Callable[[str, str
         return low <= digits <= high and (letters <= max_letters or "-" in value) and not _DATE.fullmatch(value)
 
     return check
+
+
+def _codes(value: str, before: str) -> bool:
+    """One PIN-shaped code, or a list of them ("backup codes: 4f8a-91bc 22de-77aa"): the first must have 3-48
+    digits and at most 2 letters unless dash-grouped, and not be a date; the regex makes later ones hold a digit."""
+    return _digits_between(3, 48, 2)(re.split(r"[,\s]+", value)[0], before)
+
+
+def _pin_number(value: str, before: str) -> bool:
+    """A 4-8 digit number after a bare "code" that is not an area/zip/error/booking/... code (``_NOT_PIN_CODE``)
+    and not a year 1900-2099 ("the code for the race was 2026"; "door code is 1984" is the ``_PIN`` rule's)."""
+    digits = value.strip("#*")
+    return not (len(digits) == 4 and 1900 <= int(digits) <= 2099) and not _NOT_PIN_CODE.search(before)
 
 
 def _seed_words(value: str, before: str) -> bool:
@@ -187,8 +231,12 @@ def _prefixed(prefix: str, rest: str) -> re.Pattern[str]:
     return re.compile(rf"(?P<value>{literal}(?<![A-Za-z0-9_]{literal}){rest}){_E}")
 
 
-def _keyword_rule(keyword: str, value: str) -> re.Pattern[str]:
-    return re.compile(rf"{keyword}{_SEP}(?:{_QUOTED}|(?P<value>{value}))")
+def _keyword_rule(keyword: str, value: str, sep: str = _SEP) -> re.Pattern[str]:
+    return re.compile(rf"{keyword}{sep}(?:{_QUOTED}|(?P<value>{value}))")
+
+
+_ONE_CODE = r"[A-Za-z0-9]{1,12}(?:-[A-Za-z0-9]{1,8}){0,8}"
+_CODES = rf"[#*]?{_ONE_CODE}[#*]?(?:(?:,[ \t]*|[ \t]+)(?=[A-Za-z-]*\d){_ONE_CODE}(?![A-Za-z0-9])){{0,15}}"
 
 
 _Check = Callable[[str, str], bool]
@@ -214,7 +262,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], _Check | None], ...] = (
     ("iban", re.compile(_IBAN), _iban),
     # a keyword and a value of the right shape next to it
     ("password", _keyword_rule(_PASSWORD, _WORD), _password),
-    ("pin", _keyword_rule(_PIN, r"[#*]?[A-Za-z0-9]{1,12}(?:-[A-Za-z0-9]{1,8}){0,8}"), _digits_between(3, 48, 2)),
+    ("password", _keyword_rule(_PASSWORD_ABBR, _WORD, _LABEL_SEP), _password),
+    ("pin", _keyword_rule(_PIN, _CODES), _codes),
+    ("pin", _keyword_rule(_CODE, r"[#*]?\d{4,8}[#*]?(?![\w-]|[.,/:]\d)", _LABEL_SEP), _pin_number),
     ("account_number", _keyword_rule(_ACCOUNT, r"\d{1,17}(?:[ -]\d{1,17}){0,5}"), _digits_between(6, 34, 0)),
     ("national_id", _keyword_rule(_NATIONAL_ID, r"[A-Z0-9]{1,20}(?:[ -][A-Z0-9]{1,12}){0,5}(?![a-z])"),
      _digits_between(5, 20, 4)),
@@ -239,7 +289,7 @@ def _scan(text: str) -> Iterator[Secret]:
             group = "quoted" if "quoted" in pattern.groupindex and m.group("quoted") is not None else "value"
             value, start = m.group(group), m.start(group)
             trusted = check is None or (group == "quoted" and kind == "password")  # any quoted password counts
-            if value.strip() != REDACTED and (trusted or check(value, text[max(0, start - 32):start])):
+            if value.strip() != REDACTED and (trusted or check(value, text[max(0, start - 64):start])):
                 yield Secret(kind, start, m.end(group))
                 pos = m.end()
             else:  # not a secret: try again one character on, so a later keyword inside this match still counts
@@ -260,16 +310,22 @@ def find_secrets(text: str) -> list[Secret]:
     - card numbers: 13-19 digits (grouped 4-4-4-…, 4-6-5 or contiguous), first digit 2-6, Luhn-valid, not right
       after "IMEI", "ISBN", "order", "phone", …; IBANs whose mod-97 check holds;
     - after a keyword, in English, German, Spanish, French, Portuguese and a few CJK forms: a password-shaped word
-      or any quoted string after "password/Passwort/contraseña/mot de passe/passcode/Wi-Fi key"; 3+ digits (or
-      dash groups like ``7KQP-2MXD``) after "PIN/PUK/door code/alarm code/combination lock/recovery code";
+      or any quoted string after "password/Passwort/contraseña/mot de passe/passcode/Wi-Fi key"; the same after
+      the labels "pw/pwd/pass" but only with ":", "=" or a verb ("wifi pw: hunter2x"; "pass" not after "boarding",
+      "ski", "bus", ... ); any word of 4+ chars when assigned ("pass=toor") or after a labelled user name ("user:
+      root pass: toor"); 3+ digits (or dash groups like ``7KQP-2MXD``), or a list of such codes, after "PIN/PUK/
+      door code/garage opener code/alarm code/combination lock/recovery code/2FA backup codes";
+      a 4-8 digit number (not a year 1900-2099) after a bare "code" and ":", "=" or a verb ("the code is 0451"),
+      unless it is an area/zip/postal/error/status/booking/tracking/... code;
       6-34 digits after "account number/routing number/sort code/BSB/Kontonummer"; 5+ digits after
       "SSN/Steuer-ID/NIF/passport number/…"; a random-looking token (>= 16 chars, a digit, >= 3 bits/char) after
       "token/API key/secret/client secret/aws"; 12-24 lowercase words after "seed phrase/recovery phrase".
     The keyword alone is no secret ("Owner forgot the password", "the PIN pad was broken"): a value must follow
     directly, after ":"/"=", or after at most six words and a verb ("is", "ist", "lautet", "est", "es", "set to").
+    A value two rules both find ("garage code is 0451": named code and bare code) is listed once.
     Read-only; linear in ``len(text)``.
     """
-    return sorted(_scan(text), key=lambda s: (s.start, s.end))
+    return sorted(set(_scan(text)), key=lambda s: (s.start, s.end))
 
 
 def contains_secret(text: str) -> bool:

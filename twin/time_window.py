@@ -26,6 +26,13 @@ Rules, where a phrase is ambiguous:
   year ("the spring in Furnas" is none). Lower-case "last march" still reads as the month.
 - "last year", "this year", "in 2025" beside a yearless date, month, season or holiday choose its year
   ("Easter last year", "25 April last year"). "since X" runs from the start of X to the end of today.
+- "(in) the week of X" for a day X ("the week of 3 March", "week of March 3rd", "week of 2026-03-03"): the
+  Monday-Sunday week holding X, on the owner's calendar.
+- Absurd values give None, never an exception: years are read only as 19xx/20xx and a window must begin in
+  `MIN_YEAR`..`MAX_YEAR` ("999 years ago", "last 99999 days" give None; "last 36500 days" is fine); a count is
+  1-6 digits and 0 is no count ("last 0 days", "0 days ago"); impossible dates ("30 February", "2026-13-30",
+  "13/45/2026") give nothing, not even their year. Numeric dates like 03/04/2026 are not read (day or month
+  first?); only their year is, softly.
 - Several expressions: overlapping matches keep the longest, then the narrowest window wins.
 - strict (restrict recall to the window) unless the mention is soft, where recall should only boost: "recently",
   "lately", "the other day"; a vague count ("a few weeks ago"); "around/roughly X"; a bare year ("my 2025
@@ -37,6 +44,7 @@ Rules, where a phrase is ambiguous:
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import re
 from collections.abc import Callable
@@ -48,6 +56,8 @@ RECENT_DAYS = 14
 span, so this is our choice)."""
 DAY_PARTS_H = {"morning": (5, 12), "afternoon": (12, 17), "evening": (17, 24), "night": (17, 30)}
 """Parts of a day as hours after local midnight; 30 = 06:00 the next day."""
+MIN_YEAR, MAX_YEAR = 1900, 2099
+"""Years a window may begin in (what the year pattern 19xx/20xx can name); a window outside gives None."""
 PHRASE_JOIN = " … "
 """Separates the parts of a phrase made of two expressions ("Easter … last year" in "Easter with Lena last year")."""
 
@@ -59,7 +69,7 @@ _NUMBERS = {w: i for i, w in enumerate("zero one two three four five six seven e
 _NUMBERS |= {"a": 1, "an": 1, "couple of": 2, "a couple of": 2}
 _VAGUE = {"few": 3, "a few": 3, "several": 4}
 """Counts that make a window soft ("a few weeks ago"), with the number used for them."""
-_COUNT = r"\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a\s+)?few|several" \
+_COUNT = r"\d{1,6}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a\s+)?few|several" \
          r"|(?:a\s+)?couple\s+of"
 _NUM = rf"(?P<n>{_COUNT})"
 _HOLIDAY = r"christmas\s+eve|christmas\s+day|boxing\s+day|christmas|xmas|new\s+year['’]?s\s+eve|nye" \
@@ -91,7 +101,11 @@ PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(rx, re.IGNORECASE) for 
 }.items()}
 """Every time expression this module knows, by name; `_RESOLVE` turns a match of each into a local span."""
 
-_PREFIX = re.compile(r"\b(?P<p>since|around|roughly|circa|approximately)\s+(?:the\s+)?$", re.IGNORECASE)
+_PREFIX = re.compile(r"\b(?P<p>since|around|roughly|circa|approximately|(?:the\s+)?week\s+of)\s+(?:the\s+)?$",
+                     re.IGNORECASE)
+_NUMERIC_DATE = re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.]$")
+_LAST_WORD = re.compile(r"(\w+)\s+$")
+"""The day and month glued before a year ("13/45/" in "13/45/2026"), to drop the year of an impossible date."""
 _ANCHORED = {"day_month", "month_day", "week_of_month", "part_month", "month", "season", "holiday"}
 _BARE_OK = {"weekday": {"on", "since", "during"}, "holiday": {"on", "at", "for", "over", "during", "since"}}
 """A weekday or holiday with none of these words before it (and no last/this/year) is soft: "Sunday brunch"."""
@@ -285,14 +299,26 @@ _RESOLVE: dict[str, Callable[[re.Match[str], _Ctx], Span | None]] = {
 }
 
 
+def _ending_at(rx: re.Pattern[str], query: str, end: int) -> re.Match[str] | None:
+    """`rx` (anchored with `$`) matched in the 80 characters before `end`: constant time per match, so a long query
+    of many time words stays linear (searching the whole prefix each time was quadratic)."""
+    return rx.search(query, max(0, end - 80), end)
+
+
 def _accepted(name: str, m: re.Match[str], query: str) -> bool:
-    """Month and season words count only with the context the module docstring names."""
+    """Month and season words count only with the context the module docstring names; a year only when it does
+    not end an impossible numeric date ("13/45/2026"); a count ("last 0 days") only when it is not 0."""
+    if name == "year" and (glued := _ending_at(_NUMERIC_DATE, query, m.start())):
+        a, b = int(glued["a"]), int(glued["b"])
+        return (1 <= a <= 12 and 1 <= b <= 31) or (1 <= b <= 12 and 1 <= a <= 31)
+    if name in ("ago", "rolling") and m["n"] and _n(m) == 0:
+        return False
     if name == "season":
         return bool(m["ctx"] or m["y"])
     if name not in ("month", "part_month") or m["y"]:
         return True
     mon = m["mon"].lower()
-    before = re.search(r"(\w+)\s+$", query[: m.start()])
+    before = _ending_at(_LAST_WORD, query, m.start())
     words = {(m.groupdict().get("ctx") or m.groupdict().get("part") or "").lower(), before[1].lower() if before else ""}
     if mon == "may":
         return bool(words & {"in", "last"})
@@ -310,7 +336,9 @@ def find_window(query: str, now: datetime, zone: tzinfo) -> TimeWindow | None:
 
     `now`: the moment of asking, timezone-aware (eval: the query's `as_of`); `zone`: the owner's zone, on whose
     calendar days, weeks (from Monday), months and years begin at local midnight. Returns [start, end) in aware
-    UTC, DST-correct (a spring-forward day is 23 h long). Raises ValueError when `now` is naive. Read-only.
+    UTC, DST-correct (a spring-forward day is 23 h long). Raises ValueError when `now` is naive, and nothing else
+    for any `query`: absurd values ("March 10000", "last 0 days", "13/45/2026", "999 years ago", a window not
+    beginning in MIN_YEAR..MAX_YEAR) give None (module docstring). Read-only.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("find_window: `now` must be timezone-aware (pass an aware UTC datetime)")
@@ -318,8 +346,11 @@ def find_window(query: str, now: datetime, zone: tzinfo) -> TimeWindow | None:
     c = _Ctx(today=local.date(), now=local.replace(tzinfo=None))
     found = [(name, m) for name, rx in PATTERNS.items() for m in rx.finditer(query) if _accepted(name, m, query)]
     chosen: list[tuple[str, re.Match[str]]] = []
+    taken: list[tuple[int, int]] = []  # spans of `chosen`, sorted and disjoint, so one bisect finds an overlap
     for name, m in sorted(found, key=lambda f: f[1].start() - f[1].end()):  # longest first
-        if all(m.end() <= o.start() or o.end() <= m.start() for _, o in chosen):
+        i = bisect.bisect(taken, (m.start(), m.end()))
+        if (i == 0 or taken[i - 1][1] <= m.start()) and (i == len(taken) or m.end() <= taken[i][0]):
+            bisect.insort(taken, (m.start(), m.end()))
             chosen.append((name, m))
     year = next(((n, m, y) for n, m in chosen if (y := _year_of(n, m, c)) is not None), None)
     best: TimeWindow | None = None
@@ -327,28 +358,39 @@ def find_window(query: str, now: datetime, zone: tzinfo) -> TimeWindow | None:
         parts, cc = [m], c
         if year is not None and name in _ANCHORED and not m.groupdict().get("y"):
             parts, cc = sorted([m, year[1]], key=lambda p: p.start()), replace(c, year=year[2])
-        span = _RESOLVE[name](m, cc)
-        if span is not None:
-            window = _window(query, name, m, parts, span, c, zone)
-            if best is None or window.end - window.start < best.end - best.start:
-                best = window
+        try:
+            span = _RESOLVE[name](m, cc)
+            window = None if span is None else _window(query, name, m, parts, span, c, zone)
+        except (ValueError, OverflowError):  # beyond what `date` holds: "999999 years ago"
+            continue
+        if window is not None and (best is None or window.end - window.start < best.end - best.start):
+            best = window
     return best
 
 
 def _window(query: str, name: str, m: re.Match[str], parts: list[re.Match[str]], span: Span, c: _Ctx,
-            zone: tzinfo) -> TimeWindow:
-    """The TimeWindow for a resolved span: "since"/"around" before it, strictness (module docstring), phrase, UTC."""
+            zone: tzinfo) -> TimeWindow | None:
+    """The TimeWindow for a resolved span: "since"/"around"/"the week of" before it, strictness (module
+    docstring), phrase, UTC; None when it does not begin in MIN_YEAR..MAX_YEAR."""
     start, end = span
-    prefix = _PREFIX.search(query[: parts[0].start()])
+    prefix = _ending_at(_PREFIX, query, parts[0].start())
+    pre = "" if prefix is None else re.sub(r"\s+", " ", prefix["p"].lower())
+    if pre.endswith("week of"):
+        if end - start > timedelta(days=1):  # "the week of March": no single day to hold
+            prefix, pre = None, ""
+        else:
+            start, end = _unit_span("week", start.date(), 0)
+    if not MIN_YEAR <= start.year <= MAX_YEAR:
+        return None
     lead = parts[0].start() if prefix is None else prefix.start()
-    if (prefix and prefix["p"].lower() == "since") or m[0].lower().startswith("since"):
+    if pre == "since" or m[0].lower().startswith("since"):
         end = _d(c.today + timedelta(1))
     n = (m.groupdict().get("n") or "").lower()
-    before = re.search(r"(\w+)\s+$", query[: m.start()])
-    bare = name in _BARE_OK and not (m["ctx"] or m.groupdict().get("y") or len(parts) > 1
+    before = _ending_at(_LAST_WORD, query, m.start())
+    bare = name in _BARE_OK and not (m["ctx"] or m.groupdict().get("y") or len(parts) > 1 or pre.endswith("week of")
                                      or (before and before[1].lower() in _BARE_OK[name]))
     soft = (name == "recent" or re.sub(r"\s+", " ", n) in _VAGUE or (name == "year" and not m["ctx"]) or bare
-            or (prefix is not None and prefix["p"].lower() != "since") or start >= c.now)
+            or pre in ("around", "roughly", "circa", "approximately") or start >= c.now)
     texts = [query[lead: parts[0].end()]] + [p[0] for p in parts[1:]]
     if len(parts) == 2 and not query[parts[0].end(): parts[1].start()].strip(" ,"):
         texts = [query[lead: parts[1].end()]]
