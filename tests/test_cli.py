@@ -155,3 +155,39 @@ def test_every_setting_is_documented_in_the_example_config():
     secrets = {"llm_api_key", "telegram_bot_token"}  # documented as TWIN_ variables for the env file only
     assert [name for name in Settings.model_fields if f"#{name} =" not in example and name not in secrets] == []
     assert all(f"TWIN_{name.upper()}" in example for name in secrets)
+
+
+def test_export_import_keeps_supersession_tiers_and_edges_and_infers_secrets(tmp_path):
+    import io
+
+    from twin.transfer import export_memories, import_memories
+
+    with Store(tmp_path / "a.db") as a:
+        lisbon = a.insert_memory("owner", "fact", "Owner lives in Lisbon.", "muse", 0.5,
+                                 created_at="2025-03-01T10:00:00Z")
+        berlin = a.insert_memory("owner", "fact", "Owner lives in Berlin.", "muse", 0.5,
+                                 created_at="2025-09-01T10:00:00Z")
+        a.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = 'moved' "
+                       "WHERE id = ?", (berlin, lisbon))
+        a.conn.execute("UPDATE memories SET tier = 'cold' WHERE id = ?", (lisbon,))
+        a.conn.execute("INSERT INTO memory_edges (src, dst, kind, strength, created_at) VALUES (?, ?, 'co_occurs', "
+                       "0.8, '2025-09-01T10:00:00Z')", (berlin, lisbon))
+        out = io.StringIO()
+        assert export_memories(a, "owner", out) == 2
+    lines = out.getvalue().splitlines()
+    lines.append(json.dumps({"content": "Owner's garage opener code is 0451.", "sensitivity": "public"}))
+    lines.append(json.dumps({"content": "Owner sold the Renault Clio.", "status": "superseded",
+                             "superseded_by": [1, 2]}))
+    with Store(tmp_path / "b.db") as b:
+        report = import_memories(b, None, "owner", lines)
+        assert report["created"] == 4
+        assert report["problems"] == ["line 4: superseded by [1, 2], which is not in the import; imported as active"]
+        new = {m.content: m for m in b.list_memories("owner", include_superseded=True)}
+        old_new = new["Owner lives in Lisbon."]
+        assert (old_new.status, old_new.superseded_by, old_new.supersede_reason, old_new.tier) == (
+            "superseded", new["Owner lives in Berlin."].id, "moved", "cold")
+        assert b.conn.execute("SELECT src, dst, kind, strength FROM memory_edges").fetchall() == [
+            (new["Owner lives in Berlin."].id, old_new.id, "co_occurs", 0.8)]
+        assert new["Owner's garage opener code is 0451."].sensitivity == "sensitive"  # a file never lowers it
+        assert new["Owner sold the Renault Clio."].status == "active"
+        assert b.conn.execute("SELECT COUNT(*) FROM edge_markers").fetchone() == (4,)

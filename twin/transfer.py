@@ -1,9 +1,12 @@
 """Export and import of memories as JSON lines, losslessly, for backups and migrations.
 
 One line per memory with every field of `Memory` (ids, times as UTC ISO-8601, tags, provenance,
-sensitivity, status). Import goes through the dedup path: a memory whose normalised content is already
-known is left as it is (not duplicated, and not reinforced either: restoring a backup twice must not
-inflate importance); new memories are embedded by the usual batched flush.
+sensitivity, status, tier, what superseded it and why) and its outgoing graph edges (`edges: [[to id, kind,
+strength], ...]`). Import goes through the dedup path: a memory whose normalised content is already known is
+left as it is (not duplicated, and not reinforced either: restoring a backup twice must not inflate
+importance); new memories are embedded by the usual batched flush and get their nearest-neighbour edges like
+any new memory. A file's sensitivity is never trusted downwards: content holding a secret is `sensitive`
+whatever the line says (`twin.sensitivity`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TextIO
 
 from twin.activity import Activity
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, content_sha256, format_time, parse_time, utc_now
+from twin.sensitivity import infer_sensitivity
 from twin.store import Store
 
 FUTURE_SLACK = timedelta(days=1)
@@ -23,9 +27,14 @@ FUTURE_SLACK = timedelta(days=1)
 
 def export_memories(store: Store, being: str, out: TextIO) -> int:
     """Write every memory of `being` (all statuses), oldest first, one JSON object per line. Returns the count."""
+    edges: dict[int, list[list]] = {}
+    for src, dst, kind, strength in store.conn.execute(
+            "SELECT e.src, e.dst, e.kind, e.strength FROM memory_edges e JOIN memories m ON m.id = e.src"
+            " WHERE m.being_id = ? ORDER BY e.src, e.dst, e.kind", (being,)):
+        edges.setdefault(src, []).append([dst, kind, strength])
     n = 0
     for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
-        out.write(json.dumps(memory.to_dict(), ensure_ascii=False) + "\n")
+        out.write(json.dumps({**memory.to_dict(), "edges": edges.get(memory.id, [])}, ensure_ascii=False) + "\n")
         n += 1
     return n
 
@@ -44,6 +53,8 @@ def _validated(row: dict) -> dict:
     sensitivity = row.get("sensitivity") or ("sensitive" if row.get("sensitive") is True else "private")
     if sensitivity not in SENSITIVITIES:
         raise ValueError(f"sensitivity {sensitivity!r} is not one of {SENSITIVITIES}")
+    if infer_sensitivity(content) == "sensitive":
+        sensitivity = "sensitive"
     status = row.get("status", "active")
     if status not in STATUSES:
         raise ValueError(f"status {status!r} is not one of {STATUSES}")
@@ -55,10 +66,14 @@ def _validated(row: dict) -> dict:
         raise ValueError(f"created_at {created} is in the future")
     accessed = format_time(parse_time(row["last_accessed"])) if row.get("last_accessed") else None
     provenance = row.get("provenance") if isinstance(row.get("provenance"), dict) else {}
+    tier = row.get("tier") or "warm"
+    if tier not in ("warm", "cold"):
+        raise ValueError(f"tier {tier!r} is not warm or cold")
     return {"kind": kind, "content": content.strip(), "source": str(row.get("source") or "import"),
             "importance": importance, "tags": tags, "created_at": created, "last_accessed": accessed,
             "hits": int(row.get("hits") or 0), "sensitivity": sensitivity, "provenance": provenance,
-            "status": status}
+            "status": status, "tier": tier,
+            "updated_at": format_time(parse_time(row["updated_at"])) if row.get("updated_at") else None}
 
 
 def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes]) -> dict:
@@ -66,12 +81,15 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
     `ids` maps each line number to the memory id it became (new, or the one already known).
 
     A bad line (not UTF-8, not JSON, a missing, out-of-range or future field) is skipped and listed in
-    `problems`; the rest is imported. `superseded_by` is kept only when it refers to a memory imported in
-    the same run.
+    `problems`; the rest is imported. `superseded_by` (and its reason) is kept only when it refers to another
+    memory imported in the same run; a superseded memory whose successor is not there is imported as active
+    (else it would stay hidden for ever) and listed in `problems`. Edges are restored when both ends were
+    imported in the run; every new memory is also marked for its nearest-neighbour edges.
     """
     report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "ids": {}}
     old_to_new: dict[int, int] = {}
-    superseded: list[tuple[int, int]] = []
+    superseded: list[tuple[int, object, object, int]] = []
+    edges: list[tuple[int, object]] = []
     with store.transaction():
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -90,17 +108,45 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 report["known"] += 1
                 mid = existing.id
             else:
+                tier, updated_at = row.pop("tier"), row.pop("updated_at")
                 mid = store.insert_memory(being, **row)
+                store.conn.execute("UPDATE memories SET tier = ?, updated_at = ? WHERE id = ?", (tier, updated_at, mid))
+                store.add_edge_markers([mid], row["created_at"])
                 report["created"] += 1
-                if isinstance(raw.get("superseded_by"), int):
-                    superseded.append((mid, raw["superseded_by"]))
+                if row["status"] == "superseded":
+                    superseded.append((mid, raw.get("superseded_by"), raw.get("supersede_reason"), number))
+                if isinstance(raw.get("edges"), list):
+                    edges.append((mid, raw["edges"]))
             report["ids"][number] = mid
             if isinstance(raw.get("id"), int):
                 old_to_new[raw["id"]] = mid
-        for mid, old_target in superseded:
-            if old_target in old_to_new:
-                store.conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (old_to_new[old_target], mid))
+        for mid, old_target, reason, number in superseded:
+            target = old_to_new.get(old_target) if isinstance(old_target, int) else None
+            if target is None or target == mid:
+                store.conn.execute("UPDATE memories SET status = 'active' WHERE id = ?", (mid,))
+                report["problems"].append(f"line {number}: superseded by {old_target!r}, which is not in the "
+                                          "import; imported as active")
+                continue
+            store.conn.execute("UPDATE memories SET superseded_by = ?, supersede_reason = ? WHERE id = ?",
+                               (target, str(reason)[:300] if reason else None, mid))
+        _restore_edges(store, edges, old_to_new)
     if activity is not None:
         activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
                                    f"{report['skipped']} bad lines skipped).")
     return report
+
+
+def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> None:
+    """Insert the exported edges `(new src id, [[old dst id, kind, strength], ...])` whose other end was imported
+    too; malformed items are ignored (they only lose an edge the embedding worker will find again)."""
+    rows = []
+    for src, items in edges:
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], int) and item[0] in old_to_new
+                    and item[1] in ("co_occurs", "co_inferred") and isinstance(item[2], (int, float))):
+                continue
+            dst = old_to_new[item[0]]
+            if dst != src and 0 <= float(item[2]) <= 1:
+                rows.append((src, dst, item[1], float(item[2]), utc_now()))
+    store.conn.executemany("INSERT OR IGNORE INTO memory_edges (src, dst, kind, strength, created_at)"
+                           " VALUES (?, ?, ?, ?, ?)", rows)
