@@ -30,6 +30,11 @@ def test_filler_is_unworthy(text):
     assert unworthy(text).startswith("filler: ")
 
 
+def test_any_run_of_filler_is_unworthy_in_linear_time():
+    assert unworthy("ok ok ok ok ok ok") == "filler: ok ok ok ok ok ok"
+    assert unworthy("bye " * 2000 + "tomorrow I fly to Porto") is None  # backtracking here would never finish
+
+
 def test_filler_reason_names_the_words():
     assert unworthy("Thanks!!") == "filler: thanks"
     assert unworthy("👍") == "filler: 👍"

@@ -64,6 +64,8 @@ def test_brief_examples(said, memory):
     ("We're moving to Lisbon in June", "Owner is moving to Lisbon in June."),
     ("We were late for the concert", "Owner was late for the concert."),
     ("Ana visited us with our kids", "Ana visited Owner with their kids."),
+    ("I no longer eat meat", "Owner no longer eats meat."),  # not "noes longer eat"
+    ("My PIN is 4821.", "Owner's PIN is 4821."),  # short as written, long enough as a memory
 ])
 def test_first_person_is_rewritten_with_verb_agreement(said, memory):
     assert contents(said) == [memory]

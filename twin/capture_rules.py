@@ -101,7 +101,7 @@ _FILLER_WORDS = (
     "|gracias|muchas gracias|si|vale|claro|hola|adios|de nada|obrigad[oa]|valeu|tchau|ola|grazie|ciao"
     # Chinese, Japanese
     "|谢谢|多谢|好的?|嗯|是的|再见|你好|ありがとう(?:ございます)?|どうも|はい|いいえ|了解|おはよう|こんにちは|さようなら")
-_FILLER = re.compile(rf"(?:{_FILLER_WORDS})(?:[\W_]+(?:{_FILLER_WORDS})){{0,3}}")
+_FILLER = re.compile(rf"(?>{_FILLER_WORDS})(?:[\W_]+(?>{_FILLER_WORDS}))*+")  # atomic: linear on "bye bye bye … x"
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")  # punctuation, emoji and spaces around the words
 _REPEATS = re.compile(r"(.)\1{2,}")  # "okkk", "thanksss", "yesss" -> one letter
 
@@ -111,9 +111,10 @@ def unworthy(content: str) -> str | None:
 
     Rules, in order: no letters or digits at all -> "filler: <content>" ("👍", "?!"); once trimmed, case-folded,
     stripped of diacritics and of punctuation/emoji at both ends, with letters repeated 3+ times squeezed
-    ("thanksss"), one to four filler words in English, German, French, Spanish, Portuguese, Italian, Chinese or
-    Japanese ("ok", "Thank you so much!", "ok, got it 👍", "Danke schön", "merci", "谢谢") -> "filler: <words>";
-    then fewer than 12 characters (code points) after trimming -> "shorter than 12 characters". Read-only."""
+    ("thanksss"), nothing but filler words (any number) in English, German, French, Spanish, Portuguese,
+    Italian, Chinese or Japanese ("ok", "Thank you so much!", "ok, got it 👍", "Danke schön", "merci", "谢谢")
+    -> "filler: <words>"; then fewer than 12 characters (code points) after trimming -> "shorter than 12
+    characters". Read-only."""
     trimmed = content.strip()
     if not any(c.isalnum() for c in trimmed):
         return f"filler: {trimmed}" if trimmed else "empty"

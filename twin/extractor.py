@@ -104,10 +104,12 @@ _QUESTION = re.compile(r"[?？][!?！？.]*[\"'”’»)\]」』]*$")
 _ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
 
 # --- English first person -> "Owner" ---------------------------------------------------------------------------
+FIRST_PERSON_MIN_LETTERS = 5
+"""Letters a first-person sentence needs (8 otherwise): its rewrite to "Owner" adds letters (ours)."""
 _ADVERBS = ("just|really|always|never|usually|often|sometimes|also|still|actually|totally|absolutely|truly|rarely"
             "|seldom|generally|mostly|only|even|definitely|honestly|normally|typically|currently|already|recently"
             "|occasionally|constantly|literally|simply|strongly|mainly|genuinely|probably|certainly|barely|hardly"
-            "|finally|personally|secretly|kinda|basically|now|then|so|kind of|sort of")
+            "|finally|personally|secretly|kinda|basically|now|then|so|kind of|sort of|no longer|no more|not yet")
 _FIRST = re.compile(
     r"(?i)(?P<conj>\b(?:and|but|or)\s+)?(?<![\w/.'’-])(?P<subj>I|we)(?:['’](?P<contr>m|re|ve|ll|d))?"
     rf"(?![\w/'’-]|\.\w)(?P<adv>(?:\s+(?:{_ADVERBS})\b)*)(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
@@ -370,10 +372,10 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
     return (token in _ABBR_CAP or _ACRONYM.fullmatch(token) is not None) and not following.isupper()
 
 
-def _is_memorable(sentence: str) -> bool:
+def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
     """Seed 000's 12..400 characters; ours: at least half letters, 3+ words (2+ of them longer than a letter) and
-    8+ letters, or 6+ letters of a script written without spaces; no boilerplate, code, command, key=value line
-    or bare URL/path."""
+    `min_letters` letters (8; 5 for English first person, which "Owner" lengthens: "My PIN is 4821."), or 6+
+    letters of a script written without spaces; no boilerplate, code, command, key=value line or bare URL/path."""
     if not MIN_CHARS <= len(sentence) <= MAX_CHARS or _BOILERPLATE_START.match(sentence):
         return False
     low = sentence.lower()
@@ -388,15 +390,15 @@ def _is_memorable(sentence: str) -> bool:
     letters = sum(map(len, words))
     if letters < 0.5 * (len(bare) - bare.count(" ")) or len(_CODE_SYMBOL.findall(bare)) > 2 + 0.03 * len(bare):
         return False
-    if len(words) >= 3 and letters >= 8 and sum(len(word) > 1 for word in words) >= 2:
+    if len(words) >= 3 and letters >= min_letters and sum(len(word) > 1 for word in words) >= 2:
         return True
     return letters >= 6 and _NOSPACE_SCRIPT.search(bare) is not None
 
 
-def _keep(sentence: str, heading: bool) -> bool:
+def _keep(sentence: str, heading: bool, min_letters: int = 8) -> bool:
     if heading and not _ENDS_SENTENCE.search(sentence):
         return False
-    return not _QUESTION.search(sentence) and _is_memorable(sentence)
+    return not _QUESTION.search(sentence) and _is_memorable(sentence, min_letters)
 
 
 def _extract_conversation(text: str, limit: int) -> list[Candidate]:
@@ -405,10 +407,13 @@ def _extract_conversation(text: str, limit: int) -> list[Candidate]:
     read: set[str] = set()  # casefolded input sentences: a repeated one costs nothing
     for sentence, heading in _iter_sentences(text, MIN_CHARS):
         sentence = _GREETING.sub("", sentence)
-        if sentence.casefold() in read or not _keep(sentence, heading):
+        if sentence.casefold() in read:
             continue
         read.add(sentence.casefold())
-        english = _FIRST.search(sentence) is not None and _looks_english(sentence)
+        first_person = _FIRST.search(sentence) is not None
+        if not _keep(sentence, heading, FIRST_PERSON_MIN_LETTERS if first_person else 8):
+            continue
+        english = first_person and _looks_english(sentence)
         content = _finish(_third_person(sentence) if english else sentence)
         if MIN_CHARS <= len(content) <= MAX_CHARS and content.casefold() not in seen:
             seen.add(content.casefold())
