@@ -143,6 +143,15 @@ def test_neighbors_by_depth_with_path_product_scores(store):
             neighbors(store, a, depth)
 
 
+def test_neighbors_say_degraded_when_the_graph_cannot_be_read(store, twin_env):
+    a, b = _mem(store, "Memory a of the graph."), _mem(store, "Memory b of the graph.")
+    _edge(store, a, b, 0.7)
+    assert json.loads(twin("neighbors", str(a), "--json").stdout)[0]["id"] == b
+    store.conn.execute("ALTER TABLE memory_edges RENAME TO memory_edges_lost")
+    proc = twin("neighbors", str(a), "--json")
+    assert json.loads(proc.stdout) == [] and proc.stderr.startswith("degraded: the graph could not be read")
+
+
 def test_forgetting_a_memory_removes_its_edges(store, activity, twin_env):
     assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     with Store(twin_env.db_path) as other:  # every connection the store opens

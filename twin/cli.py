@@ -524,14 +524,19 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
     """Memories linked to memory ID through the graph (seed 003), up to --depth edges away, scored by the product
-    of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter)."""
+    of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter).
+    When the graph cannot be read the answer is empty and says "degraded" on stderr (seed 003)."""
     from twin.lifecycle import neighbors
 
     with Store(settings.db_path) as store:
         if store.get(args.id) is None:
             print(f"no memory #{args.id}", file=sys.stderr)
             return 1
-        found = neighbors(store, args.id, depth=args.depth, include_sensitive=args.sensitive)
+        try:
+            found = neighbors(store, args.id, depth=args.depth, include_sensitive=args.sensitive)
+        except sqlite3.Error as exc:  # seed 003: a failed relations query is "degraded", the set empty
+            print(f"degraded: the graph could not be read ({exc}); no neighbours shown", file=sys.stderr)
+            found = []
     if args.json:
         _print_json([{**m.to_dict(), "score": round(score, 4)} for m, score in found])
         return 0
