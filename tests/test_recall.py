@@ -116,3 +116,19 @@ def test_an_unrelated_newer_memory_is_not_lifted(remember, recall):
     remember("Owner's sister Mira lives in Porto with her husband Jakob.", 200)
     remember("Owner bought a used road bike for 400 euros in Porto.", 5)
     assert _ask(recall, "where does my sister Mira live?")[0].startswith("Owner's sister Mira")
+
+
+def test_a_time_named_by_an_event_is_the_week_around_that_memory(remember, recall):
+    def ago(iso: str) -> float:
+        return (NOW - datetime.fromisoformat(iso)).total_seconds() / 86400
+
+    remember("Owner moved into the flat on Weserstraße in Berlin-Neukölln.", ago("2025-09-02T10:00:00+00:00"),
+             kind="episode")
+    remember("Owner bought a blue sofa at IKEA Tempelhof for the new living room.", ago("2025-09-04T15:00:00+00:00"),
+             kind="episode")
+    remember("Owner bought a red lamp at the Mauerpark flea market.", ago("2025-09-20T11:00:00+00:00"), kind="episode")
+    found = _ask(recall, "what did I buy the week I moved to Berlin?", zone=ZoneInfo("Europe/Berlin"))
+    assert any("blue sofa" in c for c in found) and not any("red lamp" in c for c in found)
+    assert any("red lamp" in c for c in _ask(recall, "what did I buy at a flea market?"))
+    # no memory of the event: the question is asked of all memories
+    assert any("red lamp" in c for c in _ask(recall, "what did I buy the week I ran a marathon in Tokyo?"))

@@ -11,7 +11,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from twin.time_window import TimeWindow, find_window, strip_time_words, today_window, within
+from twin.time_window import (
+    TimeWindow,
+    event_window,
+    find_event_anchor,
+    find_window,
+    strip_time_words,
+    today_window,
+    within,
+)
 
 ZONES = ("Europe/Berlin", "America/Los_Angeles")
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
@@ -343,3 +351,24 @@ def test_eval_current_facts_get_no_strict_window() -> None:
     strict = [(q["qid"], q["query"], w.phrase) for q in queries if q["category"] == "current_fact"
               if (w := find_window(q["query"], datetime.fromisoformat(q["as_of"]), zone)) and w.strict]
     assert not strict, f"current-fact queries restricted to a time window: {strict}"
+
+
+@pytest.mark.parametrize("zone", ZONES)
+@pytest.mark.parametrize(("query", "unit", "event", "start", "end"), [
+    ("what did I buy the week I moved to Berlin?", "week", "moved to Berlin", "2025-09-01", "2025-09-08"),
+    ("who did I meet on the day I started at Kestrel?", "day", "started at Kestrel", "2025-09-03", "2025-09-04"),
+    ("where did we eat the weekend we visited Porto?", "weekend", "visited Porto", "2025-08-30", "2025-09-01"),
+    ("what happened the month that I moved", "month", "moved", "2025-09-01", "2025-10-01"),
+])
+def test_an_event_anchor_is_the_unit_around_the_events_local_day(zone, query, unit, event, start, end):
+    anchor = find_event_anchor(query)
+    assert (anchor.unit, anchor.event) == (unit, event) and find_window(query, utc("2026-01-01T00:00"),
+                                                                          ZoneInfo(zone)) is None
+    window = event_window(anchor, at("2025-09-03T23:30", zone), ZoneInfo(zone))  # late Wednesday, local time
+    assert (window.start, window.end, window.strict) == (at(start, zone), at(end, zone), True)
+    assert event not in strip_time_words(query, window)
+
+
+@pytest.mark.parametrize("query", ["the day is long", "what did I do this week?", "I moved the week before", ""])
+def test_no_event_anchor(query):
+    assert find_event_anchor(query) is None

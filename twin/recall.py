@@ -37,7 +37,7 @@ from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
-from twin.time_window import TimeWindow, find_window, strip_time_words
+from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.vectors import IndexReader
 from twin.weights import RECALL_WEIGHTS, Weights
 
@@ -72,6 +72,9 @@ one 0.45; a floor of 0.25 abstains on 7 % of abstention queries and wrongly on 9
 (bench/eval_recall.py). Abstaining well needs a judge that reads the text (the model), not this cut."""
 RELATIVE_CUT = 0.0
 """Results scoring below this share of the best one are dropped (0 = off; seed 004's per-query cut)."""
+EVENT_MIN_SIMILARITY = 0.4
+"""The memory an event anchor ("the week I moved") resolves to must be at least this close to the event
+(cosine; keyword score when recall is keyword-only), else the anchor is ignored (ours)."""
 NEWER_STATEMENT_COSINE = 0.6
 """Two results this similar (stored vectors) are taken to be statements about the same thing (ours)."""
 NEWER_STATEMENT_SHARE = 0.5
@@ -205,7 +208,7 @@ class Recall:
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
                as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
-               zone: tzinfo | None = None) -> list[Recalled]:
+               zone: tzinfo | None = None, anchor_events: bool = True) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
         (seed 004's adaptive cut: abstain rather than return noise).
 
@@ -214,7 +217,9 @@ class Recall:
         that moment and ignores memories created at or after it (for replaying a moment in evaluation: only
         what existed before then, with what was current then). Superseded memories are never returned;
         `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone`
-        resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`).
+        resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`). A time
+        named by an event ("the week I moved to Berlin", `anchor_events`) is the calendar unit around the memory
+        that best matches the event (`_event_window`).
         `touch` records the access and re-promotes cold results to warm (seed 003). Raises `ValueError` for an
         unparsable `since`/`as_of`.
         """
@@ -225,6 +230,8 @@ class Recall:
         before = format_time(now) if as_of else None
         since_t = format_time(parse_time(since)) if since else None
         window = find_window(query, now, zone or self.zone)
+        if window is None and anchor_events:
+            window = self._event_window(being, query, as_of, zone or self.zone)
         text = strip_time_words(query, window) if window else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
@@ -271,6 +278,18 @@ class Recall:
             except sqlite3.Error as exc:  # a full disk or a busy store must not stop recall (seed 004: fail-soft)
                 log.warning("recall: could not record the access (%s)", exc)
         return results
+
+    def _event_window(self, being: str, query: str, as_of: str | None, zone: tzinfo) -> TimeWindow | None:
+        """The strict window an event anchor in `query` names ("the week I moved" → the Monday-Sunday week of
+        the best memory for "Owner moved"), or None when the query has no anchor or no memory is within
+        `EVENT_MIN_SIMILARITY` of the event. Sensitive memories are not used as anchors; nothing is touched."""
+        anchor = find_event_anchor(query)
+        if anchor is None:
+            return None
+        hits = self.recall(being, f"Owner {anchor.event}", limit=1, as_of=as_of, touch=False, anchor_events=False)
+        if not hits or max(hits[0].vector, hits[0].keyword if self.keyword_only else 0.0) < EVENT_MIN_SIMILARITY:
+            return None
+        return event_window(anchor, parse_time(hits[0].memory.created_at), zone)
 
     def _newer_first(self, ranked: list[tuple], created: dict[int, str]) -> list[tuple]:
         """`ranked` (best first) with each result lifted just above any older result among the best

@@ -38,8 +38,10 @@ Rules, where a phrase is ambiguous:
   "lately", "the other day"; a vague count ("a few weeks ago"); "around/roughly X"; a bare year ("my 2025
   tax return"); a bare weekday or holiday ("Sunday brunch", "Christmas dish"); a window that begins after `now`
   (nothing is remembered there yet: "this weekend" on a Wednesday).
-- Event anchors ("on my birthday", "the week I moved", "while Duarte was visiting") give None: they need the
-  owner's memories. A caller may resolve such a phrase itself (find the event, then build a TimeWindow).
+- Event anchors give None here: they need the owner's memories. `find_event_anchor` reads the form "the
+  day/week/weekend/month/year (that) I/we <event>" ("the week I moved to Berlin"); recall finds the event among
+  the memories and `event_window` builds the window around it. Others ("on my birthday", "while Duarte was
+  visiting") are not read.
 """
 
 from __future__ import annotations
@@ -396,6 +398,46 @@ def _window(query: str, name: str, m: re.Match[str], parts: list[re.Match[str]],
         texts = [query[lead: parts[1].end()]]
     utc = [t.replace(tzinfo=zone).astimezone(UTC) for t in (start, end)]
     return TimeWindow(utc[0], utc[1], PHRASE_JOIN.join(t.strip() for t in texts), not soft)
+
+
+_EVENT_ANCHOR = re.compile(
+    r"(?:\b(?:in|on|during|over|at)\s+)?\b(?:the|that)\s+(?P<unit>day|week|weekend|month|year)\s+(?:that\s+|when\s+)?"
+    r"(?P<who>I|we)\s+(?P<event>[^?.!,;:]{3,120}?)\s*(?=[?.!,;:]|$)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class EventAnchor:
+    """A time named by an event of the owner's life: `unit` day|week|weekend|month|year, `event` the clause as the
+    owner wrote it ("moved to Berlin"), `phrase` the query words that named it (to strip before searching)."""
+
+    unit: str
+    event: str
+    phrase: str
+
+
+def find_event_anchor(query: str) -> EventAnchor | None:
+    """The first "the <unit> (that/when) I/we <event>" in `query` ("what did I buy the week I moved?" → week,
+    "moved"), or None. The event clause runs to the end of the sentence (3-120 characters). Read-only."""
+    m = _EVENT_ANCHOR.search(query[:2000])
+    if m is None:
+        return None
+    return EventAnchor(m["unit"].lower(), " ".join(m["event"].split()), m[0].strip())
+
+
+def event_window(anchor: EventAnchor, when: datetime, zone: tzinfo) -> TimeWindow:
+    """The owner's calendar `anchor.unit` holding the event's moment `when` (aware): that day, that Monday-Sunday
+    week, that Saturday-Sunday weekend (or the one just before, for a weekday), that month or year; strict, in
+    aware UTC, `phrase` = the anchor's. Raises ValueError for a naive `when`."""
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError("event_window: `when` must be timezone-aware")
+    day = when.astimezone(zone).date()
+    if anchor.unit == "weekend":
+        saturday = day - timedelta((day.weekday() - 5) % 7)
+        start, end = _days(saturday, 2)
+    else:
+        start, end = _unit_span(anchor.unit, day, 0)
+    utc = [t.replace(tzinfo=zone).astimezone(UTC) for t in (start, end)]
+    return TimeWindow(utc[0], utc[1], anchor.phrase, True)
 
 
 def today_window(now: datetime, zone: tzinfo) -> TimeWindow:
