@@ -132,3 +132,13 @@ def test_a_time_named_by_an_event_is_the_week_around_that_memory(remember, recal
     assert any("red lamp" in c for c in _ask(recall, "what did I buy at a flea market?"))
     # no memory of the event: the question is asked of all memories
     assert any("red lamp" in c for c in _ask(recall, "what did I buy the week I ran a marathon in Tokyo?"))
+
+
+def test_a_newer_memory_about_another_subject_or_a_quoted_one_is_not_passed(remember, recall):
+    remember("Owner's Netflix password is Tr0ub4dor-77.", 200)
+    remember("Lena's Netflix password is Zebra-88-Moon.", 20)
+    assert "Tr0ub4dor" in _ask(recall, "what is my Netflix password?", include_sensitive=True)[0]
+    remember("Owner lives in a flat on Weserstraße in Berlin-Neukölln.", 300)
+    remember("Owner lives in a flat with a balcony on Weserstraße in Berlin.", 30)
+    quoted = _ask(recall, "Owner lives in a flat on Weserstraße in Berlin-Neukölln.")
+    assert quoted[0] == "Owner lives in a flat on Weserstraße in Berlin-Neukölln."  # what the query quotes comes first
