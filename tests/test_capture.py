@@ -222,3 +222,32 @@ def test_no_comparison_call_when_nothing_is_related(store, activity, fake_llm, p
     fake_llm.script(_extraction("Owner plays the cello on Thursdays."))
     learn(store, activity, "owner", "I play the cello on Thursdays.", "telegram:1", provider=provider)
     assert len(fake_llm.chat_requests()) == 1
+
+
+def test_a_chain_keeps_one_current_fact_when_an_old_one_returns_or_one_is_forgotten(store, activity):
+    from twin.learn import forget
+
+    def current() -> list[str]:
+        return [m.content for m in store.list_memories("owner")]
+
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id
+    warsaw = _capture(store, "Owner lives in Warsaw.", now="2026-11-30T12:00:00Z").id
+    assert current() == ["Owner lives in Warsaw."]
+    again = _capture(store, "Owner lives in Lisbon.", now="2026-11-30T13:00:00Z")
+    assert again.superseded == [warsaw] and current() == ["Owner lives in Lisbon."]
+    forget(store, activity, [lisbon])  # the current fact forgotten: the newest it replaced is current again
+    assert current() == ["Owner lives in Warsaw."]
+    forget(store, activity, [berlin])  # a stale fact forgotten: nothing comes back
+    assert current() == ["Owner lives in Warsaw."]
+
+
+def test_forgetting_a_stale_link_hands_what_it_replaced_to_its_successor(store, activity):
+    from twin.learn import forget
+
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id
+    warsaw = _capture(store, "Owner lives in Warsaw.", now="2026-11-30T12:00:00Z").id
+    forget(store, activity, [berlin])
+    assert (store.get(lisbon).status, store.get(lisbon).superseded_by) == ("superseded", warsaw)
+    assert [m.id for m in store.list_memories("owner")] == [warsaw]

@@ -141,16 +141,23 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
 
 
 def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[int]:
-    """Make a superseded memory current again (it was said again); the memory that had replaced it, if still
-    active, is superseded by it in turn. Returns the ids newly superseded."""
+    """Make a superseded memory current again (it was said again); the current end of the chain that replaced
+    it (following `superseded_by` to the active memory: Lisbon → Berlin → Warsaw gives Warsaw) is superseded by
+    it in turn. Returns the ids newly superseded."""
     store.conn.execute("UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL "
                        "WHERE id = ?", (memory_id,))
-    if superseded_by is None:
-        return []
-    cur = store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = "
-                             "'said again: the older statement is current again' WHERE id = ? AND status = 'active'",
-                             (memory_id, superseded_by))
-    return [superseded_by] if cur.rowcount else []
+    head, seen = superseded_by, {memory_id}
+    while head is not None and head not in seen:
+        seen.add(head)
+        row = store.conn.execute("SELECT status, superseded_by FROM memories WHERE id = ?", (head,)).fetchone()
+        if row is None:
+            return []
+        if row[0] == "active":
+            store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = "
+                               "'said again: the older statement is current again' WHERE id = ?", (memory_id, head))
+            return [head]
+        head = row[1]
+    return []
 
 
 def _same_opening(new: str, old: str) -> bool:

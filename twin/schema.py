@@ -226,6 +226,22 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
         WHERE superseded_by = old.id AND status = 'superseded';
     END""",)),
+    # a breaker run found two current homes after forgetting: 0007 revived EVERY memory the forgotten one had
+    # superseded. Now: a forgotten stale fact hands what it replaced on to its own successor (nothing revives);
+    # a forgotten current fact revives only the newest it replaced, and the others point at that one.
+    ("0008_forget_revives_newest", ("DROP TRIGGER memories_forget_revives", """
+    CREATE TRIGGER memories_forget_revives BEFORE DELETE ON memories BEGIN
+        UPDATE memories SET superseded_by = old.superseded_by
+        WHERE superseded_by = old.id AND old.status = 'superseded' AND old.superseded_by IS NOT NULL;
+        UPDATE memories SET superseded_by = (
+            SELECT id FROM memories WHERE superseded_by = old.id AND status = 'superseded'
+            ORDER BY created_at DESC, id DESC LIMIT 1)
+        WHERE superseded_by = old.id AND status = 'superseded' AND id != (
+            SELECT id FROM memories WHERE superseded_by = old.id AND status = 'superseded'
+            ORDER BY created_at DESC, id DESC LIMIT 1);
+        UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
+        WHERE superseded_by = old.id AND status = 'superseded';
+    END""")),
 )
 
 
