@@ -142,3 +142,11 @@ def test_a_newer_memory_about_another_subject_or_a_quoted_one_is_not_passed(reme
     remember("Owner lives in a flat with a balcony on Weserstraße in Berlin.", 30)
     quoted = _ask(recall, "Owner lives in a flat on Weserstraße in Berlin-Neukölln.")
     assert quoted[0] == "Owner lives in a flat on Weserstraße in Berlin-Neukölln."  # what the query quotes comes first
+
+
+def test_a_time_when_nothing_was_learned_is_read_from_what_memories_say(remember, recall):
+    remember("Owner lived in Paris for a year in 2010, near the Canal Saint-Martin.", 5)
+    remember("Owner lives in Berlin-Neukölln.", 3)
+    assert _ask(recall, "where did I live in 2010?")[0].startswith("Owner lived in Paris")
+    remember("Owner had ramen with Kenji in Kreuzberg.", 1, kind="episode")  # learned yesterday
+    assert _ask(recall, "what did I do yesterday?") == ["Owner had ramen with Kenji in Kreuzberg."]

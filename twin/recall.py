@@ -12,7 +12,9 @@ The memory lifecycle (seeds 003 and 004) adds:
 - cold memories (seed 003's decay) rank × `COLD_PENALTY`; a search hit re-promotes them (`Store.touch`);
 - a time named in the query (`twin.time_window`: "yesterday", "last March") restricts a strict window to the
   memories made in it (all of them are candidates, scored by meaning) or lifts a soft one × `WINDOW_LIFT`;
-  recency then counts for nothing (the query says which time it is about);
+  recency then counts for nothing (the query says which time it is about); a strict window in which nothing
+  was learned only lifts, and its words stay in the query ("where did I live in 2010?" finds "Owner lived in
+  Paris in 2010.", learned years later);
 - of two results about the same thing (cosine of their stored vectors ≥ `NEWER_STATEMENT_COSINE`) the newer
   ranks first, unless the query names a time: capture's supersession rules miss updates worded differently
   ("became vegetarian" after "eats everything"), and the newest statement is the current one (seed 003);
@@ -245,7 +247,11 @@ class Recall:
         window = find_window(query, now, zone or self.zone)
         if window is None and anchor_events:
             window = self._event_window(being, query, as_of, zone or self.zone)
-        text = strip_time_words(query, window) if window else query
+        if window is not None and window.strict and not self._any_made_in(being, window, before):
+            # nothing was learned then: the time may be what a memory says ("Owner lived in Paris in 2010."), so
+            # the words stay in the query and the window only lifts
+            window = TimeWindow(window.start, window.end, "", False)
+        text = strip_time_words(query, window) if window and window.phrase else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
         # the keyword SQL runs in a thread while the query is embedded (both release the GIL); the Python
@@ -291,6 +297,15 @@ class Recall:
             except sqlite3.Error as exc:  # a full disk or a busy store must not stop recall (seed 004: fail-soft)
                 log.warning("recall: could not record the access (%s)", exc)
         return results
+
+    def _any_made_in(self, being: str, window: TimeWindow, before: str | None) -> bool:
+        """True when some active memory of `being` was made inside `window` (and before `before`, a replay)."""
+        end = format_time(window.end)
+        if before and before < end:
+            end = before
+        return self.store.conn.execute(
+            "SELECT 1 FROM memories WHERE being_id = ? AND created_at >= ? AND created_at < ? LIMIT 1",
+            (being, format_time(window.start), end)).fetchone() is not None
 
     def _event_window(self, being: str, query: str, as_of: str | None, zone: tzinfo) -> TimeWindow | None:
         """The strict window an event anchor in `query` names ("the week I moved" → the Monday-Sunday week of
