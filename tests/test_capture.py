@@ -251,3 +251,17 @@ def test_forgetting_a_stale_link_hands_what_it_replaced_to_its_successor(store, 
     forget(store, activity, [berlin])
     assert (store.get(lisbon).status, store.get(lisbon).superseded_by) == ("superseded", warsaw)
     assert [m.id for m in store.list_memories("owner")] == [warsaw]
+
+
+def test_a_fact_whose_number_changed_supersedes_but_two_episodes_do_not(store):
+    cats = _capture(store, "Owner has 2 cats.").id
+    three = _capture(store, "Owner has 3 cats.", now=LATER)
+    assert three.superseded == [cats] and store.get(cats).supersede_reason.endswith("2 → 3")
+    sisters = _capture(store, "Owner has 2 sisters.", now=LATER)
+    assert not sisters.superseded  # another thing counted
+    with store.transaction():
+        ran = capture(store, "owner", Candidate(content="Owner ran 5 km along the canal.", kind="episode",
+                                                importance=0.4, tags=[]), "muse", NOW, PROVENANCE).id
+        again = capture(store, "owner", Candidate(content="Owner ran 8 km along the canal.", kind="episode",
+                                                  importance=0.4, tags=[]), "muse", LATER, PROVENANCE)
+    assert not again.superseded and store.get(ran).status == "active"  # two runs, not an update

@@ -12,9 +12,10 @@ In order, inside the caller's transaction:
    - the model's `same` or `refines`, or offline a restatement that refines the old one (every word of the
      old memory kept) → the old memory is updated in place: same id, hits and edges, new content,
      re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
-   - contradictions (the model's `contradicts`) → the new memory is inserted and each contradicted one is
-     marked `superseded` with `superseded_by` and the reason → `superseded: [ids]` (hidden from recall,
-     listing and chat, kept and readable by id and with `--all`);
+   - contradictions (the model's `contradicts`; offline also the same plain statement of a fact with only its
+     numbers changed: "Owner has 2 cats." → "Owner has 3 cats.") → the new memory is inserted and each
+     contradicted one is marked `superseded` with `superseded_by` and the reason → `superseded: [ids]`
+     (hidden from recall, listing and chat, kept and readable by id and with `--all`);
 4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
    `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
 
@@ -28,7 +29,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from twin.capture_rules import relate, tokens, unworthy
+from twin.capture_rules import numbers_changed, relate, tokens, unworthy
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
@@ -40,6 +41,9 @@ RELATED_CANDIDATES = 50
 of its 25 supersessions, 20 found 13, 50 and 100 found 17 (3 more that the set does not list, 2 of them
 right); `relate` costs ~0.3 ms a pair, so 50 add ~15 ms per memory a conversation teaches (documents are not
 compared)."""
+STATE_KINDS = frozenset({"fact", "preference", "relationship"})
+"""Kinds that state how things are (a count, an age, a weight can change); episodes and documents record what
+happened or was written, so two with different numbers are two events, not an update."""
 CHANGE_MARKER = "change marker"
 """`relate`'s reasons that rest only on a change word ("now", "started", "left") on a shared topic do not
 supersede here: on the eval set, among 8 keyword candidates of each of 501 memories, they were right 3 times and
@@ -106,6 +110,10 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
         if (relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER)
                 and same_subject(content, old_content)):
             superseded.append((old_id, relation.reason))
+        elif (relation.kind == "duplicate" and candidate.kind in STATE_KINDS and same_subject(content, old_content)
+              and (changed := numbers_changed(content, old_content))
+              and store.get(old_id).kind in STATE_KINDS):
+            superseded.append((old_id, f"same statement with another number: {changed}"))
     return _insert(store, being, candidate, source, now, provenance, superseded)
 
 

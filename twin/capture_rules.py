@@ -62,6 +62,20 @@ def _stem(word: str) -> str:
     return word if keep else word[:-1]
 
 
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+
+
+def numbers_changed(new: str, old: str) -> str | None:
+    """"2 → 3" when `new` and `old` have the same content words apart from their numbers and the numbers differ
+    ("Owner has 2 cats." / "Owner has 3 cats.", "Owner weighs 80 kg." / "… 78 kg."), else None (ours)."""
+    a, b = tokens(new), tokens(old)
+    numbers_a = {t for t in a if _NUMBER.match(t)}
+    numbers_b = {t for t in b if _NUMBER.match(t)}
+    if not numbers_a or not numbers_b or numbers_a == numbers_b or a - numbers_a != b - numbers_b or not a - numbers_a:
+        return None
+    return f"{', '.join(sorted(numbers_b - numbers_a))} → {', '.join(sorted(numbers_a - numbers_b))}"
+
+
 def tokens(text: str) -> frozenset[str]:
     """The content words of `text` as a set: folded (NFKC, case, Latin accents), split on anything but letters and
     digits, `STOPWORDS` left out, a final -s cut ("lives" -> "live"), thousands separators dropped ("1,420" ->
