@@ -111,13 +111,18 @@ def test_import_reports_bad_lines_and_keeps_the_rest(twin_env, tmp_path):
         json.dumps({"content": "Owner hates cilantro.", "kind": "preference", "importance": 7}),
         json.dumps(["a list"]),
         json.dumps({"content": "Owner will be born.", "kind": "fact", "created_at": "2999-01-01T00:00:00Z"}),
+        json.dumps({"content": "Owner owns a very old canoe.", "hits": 10**30}),
+        json.dumps({"content": "Owner owns a very new canoe.", "hits": -5}),
+        json.dumps({"content": "Owner " + "x" * 30_000}),
     ])
     dump = tmp_path / "mixed.jsonl"
     dump.write_bytes(lines.encode() + b'\n{"content": "Owner likes caf\xe9.", "kind": "fact"}\n')  # not UTF-8
     proc = twin("import", str(dump))
-    assert "imported 1 new, 0 already known, skipped 7" in proc.stdout
+    assert "imported 1 new, 0 already known, skipped 10" in proc.stdout and "Traceback" not in proc.stderr
     assert "line 2" in proc.stderr and "kind 'feeling'" in proc.stderr and "in the future" in proc.stderr
-    assert "line 8" in proc.stderr and "utf-8" in proc.stderr
+    assert "line 8: hits must be" in proc.stderr and "line 9: hits must be" in proc.stderr
+    assert "line 10: content is longer than" in proc.stderr
+    assert "line 11" in proc.stderr and "utf-8" in proc.stderr
 
 
 def test_recall_as_of_replays_a_moment(twin_env, tmp_path):

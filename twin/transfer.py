@@ -21,6 +21,10 @@ from twin.memory import KINDS, SENSITIVITIES, STATUSES, content_sha256, format_t
 from twin.sensitivity import infer_sensitivity
 from twin.store import Store
 
+MAX_CONTENT_CHARS = 20_000
+"""An imported memory's content may be at most this long (a memory is a sentence; a longer line is not one)."""
+MAX_HITS = 2**62
+"""An imported hit count must lie in 0..MAX_HITS (SQLite integers are 64-bit)."""
 FUTURE_SLACK = timedelta(days=1)
 """An imported `created_at` may be at most this far ahead of now (clock skew); later is a bad line."""
 
@@ -44,6 +48,11 @@ def _validated(row: dict) -> dict:
     content = row.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ValueError("content must be a non-empty string")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ValueError(f"content is longer than {MAX_CONTENT_CHARS} characters")
+    hits = row.get("hits") or 0
+    if not isinstance(hits, int) or isinstance(hits, bool) or not 0 <= hits <= MAX_HITS:
+        raise ValueError(f"hits must be a whole number 0..{MAX_HITS}")
     kind = row.get("kind", "fact")
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {KINDS}")
@@ -71,7 +80,7 @@ def _validated(row: dict) -> dict:
         raise ValueError(f"tier {tier!r} is not warm or cold")
     return {"kind": kind, "content": content.strip(), "source": str(row.get("source") or "import"),
             "importance": importance, "tags": tags, "created_at": created, "last_accessed": accessed,
-            "hits": int(row.get("hits") or 0), "sensitivity": sensitivity, "provenance": provenance,
+            "hits": hits, "sensitivity": sensitivity, "provenance": provenance,
             "status": status, "tier": tier,
             "updated_at": format_time(parse_time(row["updated_at"])) if row.get("updated_at") else None}
 
