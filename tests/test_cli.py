@@ -36,6 +36,15 @@ def test_learn_recall_memories_forget_activity(twin_env):
     assert json.loads(twin("memories", "--kind", "relationship", "--json").stdout)[0]["content"].startswith(
         "Owner's brother Rui")
 
+    many = twin("learn", " ".join(f"My friend number {n} lives in town {n} near the river." for n in range(15)))
+    assert many.stdout.count("learned ") == 12 and "at most 12 memories" in many.stderr
+    twin("learn", "I live in Lisbon.")
+    twin("learn", "I live in Berlin.")
+    shown = twin("memories", "--all").stdout
+    assert "Owner lives in Berlin." in shown and "Owner lives in Lisbon." not in twin("memories").stdout
+    lisbon = next(line for line in shown.splitlines() if "Owner lives in Lisbon." in line)
+    assert lisbon.endswith(")") and "(superseded by #" in lisbon
+
     assert "forgot #" in twin("forget", str(created[0]["id"])).stdout
     assert twin("forget", "999999", check=False).returncode == 1
     assert all(h["id"] != created[0]["id"] for h in json.loads(twin("recall", "penicillin", "--json").stdout))

@@ -56,6 +56,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it."""
+    from twin.extractor import MAX_PER_CALL
     from twin.learn import as_memories, learn
     from twin.provider import provider_for
 
@@ -89,6 +90,10 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         print(f"not stored: {reason}")
     if not (created or reinforced or updated or result.rejected):
         print("nothing memorable found in that text")
+    if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
+        print(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
+              "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
+              file=sys.stderr)
     return 0
 
 
@@ -135,7 +140,8 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         _print_json([m.to_dict() for m in rows])
         return 0
     for m in rows:
-        print(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]")
+        stale = f"  (superseded by #{m.superseded_by})" if m.status == "superseded" else ""
+        print(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}")
     return 0
 
 
