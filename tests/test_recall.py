@@ -150,3 +150,11 @@ def test_a_time_when_nothing_was_learned_is_read_from_what_memories_say(remember
     assert _ask(recall, "where did I live in 2010?")[0].startswith("Owner lived in Paris")
     remember("Owner had ramen with Kenji in Kreuzberg.", 1, kind="episode")  # learned yesterday
     assert _ask(recall, "what did I do yesterday?") == ["Owner had ramen with Kenji in Kreuzberg."]
+
+
+def test_a_first_person_question_finds_the_third_person_memory_by_its_words(remember, recall):
+    remember("Owner lives in Berlin.", 40)
+    remember("Owner's parents live in Faro.", 20)
+    assert _ask(recall, "where do I live?")[0] == "Owner lives in Berlin."
+    hit = recall.recall(BEING, "where do I live?", as_of=format_time(NOW), touch=False)[0]
+    assert hit.keyword > 0  # "live" also looked for as "lives"
