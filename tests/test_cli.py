@@ -27,7 +27,9 @@ def test_learn_recall_memories_forget_activity(twin_env):
     out = twin("learn", "I'm allergic to penicillin. My brother Rui lives in Faro.", "--json").stdout
     created = json.loads(out)["created"]
     assert [m["kind"] for m in created] == ["fact", "relationship"]
+    assert "2 memories have no vector yet" in twin("recall", "penicillin").stderr
     run_worker("embed")  # `twin learn` asked the daemon (here: a burst worker) to embed
+    assert "no vector" not in twin("recall", "penicillin").stderr
 
     hits = json.loads(twin("recall", "which antibiotic must doctors avoid?", "--json").stdout)
     assert hits[0]["content"] == "Owner is allergic to penicillin." and hits[0]["vector"] > 0.3

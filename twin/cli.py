@@ -106,8 +106,12 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         try:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
                                     as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive)
+            waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
         finally:
             recall.close()
+    if waiting:
+        print(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
+              "them, or run twin backfill)", file=sys.stderr)
     if args.json:
         _print_json([r.to_dict() for r in results])
         return 0
