@@ -9,6 +9,7 @@ import time
 import pytest
 
 from twin.extractor import KINDS, MAX_PER_CALL, Candidate, extract, split_sentences
+from twin.sensitivity import infer_sensitivity
 
 
 def contents(text: str, **kwargs) -> list[str]:
@@ -222,6 +223,51 @@ def test_length_bounds_from_seed_000():
     assert len(long) > 400 and extract(long) == []
     for candidate in extract("Owner likes tea. " + "Owner enjoys " + "many " * 70 + "things."):
         assert 12 <= len(candidate.content) <= 400
+
+
+# --- sentences holding a secret --------------------------------------------------------------------------------
+# Fake secrets are assembled at runtime (as in test_sensitivity.py) so no token-shaped literal sits in the source.
+IBAN_DE = "DE89" + "370400440532013000"
+IBAN_GB = "GB29" + "NWBK60161331926819"
+CARD = "4111" + "111111111111"
+GITHUB_TOKEN = "gh" + "p_16C7e42F292c6912E7710c838347Ae178B4a"
+
+
+@pytest.mark.parametrize(("said", "memory"), [
+    (f"My IBAN is {IBAN_DE}", f"Owner's IBAN is {IBAN_DE}"),  # no period glued to the value
+    (f"IBAN: {IBAN_GB}", f"IBAN: {IBAN_GB}"),
+    (f"My card number is {CARD}", f"Owner's card number is {CARD}"),
+    (f"GitHub token {GITHUB_TOKEN}", f"GitHub token {GITHUB_TOKEN}"),
+    ("My 2FA backup codes are 8812-4471, 3390-1284, 5521-0093.",
+     "Owner's 2FA backup codes are 8812-4471, 3390-1284, 5521-0093."),
+])
+def test_short_sentence_holding_a_secret_is_kept(said, memory):
+    """Too few letters to look memorable, but the secret is what the owner wanted kept (capture marks it
+    sensitive)."""
+    assert contents(said) == [memory]
+    assert infer_sensitivity(memory) == "sensitive"
+
+
+@pytest.mark.parametrize(("said", "memory"), [
+    ("Passwort für die Bank: Sommer2024!", "Passwort für die Bank: Sommer2024!"),  # "!" is not turned into "."
+    ("My wifi password is hunter22...", "Owner's wifi password is hunter22..."),
+    ("hunter2x is my password", "hunter2x is Owner's password."),  # a secret at the start keeps its case
+    ("My password is 'call me maybe'", "Owner's password is 'call me maybe'."),  # the secret is not rewritten
+    ("My PIN is 4821.", "Owner's PIN is 4821."),
+])
+def test_secret_is_stored_as_written(said, memory):
+    assert contents(said) == [memory]
+    assert infer_sensitivity(memory) == "sensitive"
+
+
+def test_secret_words_do_not_set_kind_or_tags():
+    found = only("My password is 'I love coffee'")
+    assert (found.kind, found.tags) == ("fact", ())
+
+
+def test_question_holding_a_secret_is_dropped_and_documents_keep_secrets():
+    assert extract("Is my PIN 4821?") == []
+    assert contents(f"IBAN: {IBAN_GB}", document_title="bank.txt") == [f"bank.txt: IBAN: {IBAN_GB}"]
 
 
 # --- kinds, importance, tags -------------------------------------------------------------------------------------

@@ -155,6 +155,25 @@ SECRETS: list[tuple[str, str]] = [
     ("Owner's alarm system code is " + (v := "77" + "19*") + ".", v),
     ("The key box code is " + (v := "08" + "15") + ".", v),
     ("For the bike shed the code is " + (v := "44" + "71") + ".", v),
+    # tester review: a long lowercase passphrase, env-style assignments, letter/digit recovery codes, a login pair,
+    # the value before "is my password", a dial combination, more languages
+    ("The wifi password is " + (v := "correcthorse" + "battery"), v),
+    ("export AWS_SECRET_ACCESS_KEY=" + (v := "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"), v),
+    ("aws_secret_access_key = " + (v := rand(40, ALNUM + "/+")), v),
+    ("export GITHUB_TOKEN='" + (v := rand(36)) + "'", v),
+    ("DB_PASSWORD=" + (v := "Sommer" + "2024!"), v),
+    ("Recovery codes for Proton: " + (v := "1a2b3c4d 5e6f7g8h " + "9i0j1k2l"), v),
+    ("login for netflix: lena@example.com / " + (v := "Tr0ub4dor" + "&3"), v),
+    ("user: lena / " + (v := "Zebra-88-" + "Moon"), v),
+    ((v := "Hunter" + "2") + " is my password", v),
+    ((v := "Tr0ub4dor" + "&3") + " is my Wi-Fi password", v),
+    ("'" + (v := "Weser" + "-7714") + "' was the password for the old router.", v),
+    ("The safe combination is " + (v := "12 34 " + "56") + ".", v),
+    ("Мой пароль от почты: " + (v := "Zebra-88-" + "Moon"), v),
+    ("Hasło do banku: " + (v := "Zebra-88-" + "Moon"), v),
+    ("La password è " + (v := "Zebra-88-" + "Moon") + ".", v),
+    ("Mijn wachtwoord is " + (v := "Zebra-88-" + "Moon") + ".", v),
+    ("Wi-Fi şifresi: " + (v := "Zebra-88-" + "Moon"), v),
 ]
 
 ORDINARY = [
@@ -249,6 +268,29 @@ ORDINARY = [
     "Owner's gym pass is 49 euros a month.",
     "The pwd is /home/owner/code after cd.",
     "2FA codes are sent to Owner by SMS.",
+    # tester review: descriptions of a password, settings named like secrets, and look-alikes of the new rules
+    "The password is complicated.",
+    "the password is required",
+    "password is forgotten",
+    "The password is automatically generated.",
+    "The Wi-Fi password is alphanumeric.",
+    "The password is straightforward to remember.",
+    "Owner changed the password successfully.",
+    "This is my password manager.",
+    "Netflix is my password problem.",
+    "1Password is my password manager.",
+    "room 4111",
+    f"Order number {CARD_VISA}",
+    "pin of the map",
+    "code name Falcon",
+    "TOKEN_LIMIT=4000",
+    "MAX_TOKENS=4096",
+    "GITHUB_TOKEN=$GITHUB_TOKEN",
+    "PRIVATE_KEY=/home/owner/.ssh/id_rsa",
+    "Login stats: 2024 / 2025 compared.",
+    "My backup codes are in the safe.",
+    "The backup codes are 2 of 10 left.",
+    "Мой пароль надёжный.",
 ]
 
 
@@ -339,6 +381,12 @@ def test_eval_memories():
     "DE89 3704 0044 0532 0130 00 ",
     "pw: pass: code is user=a pass= ",
     "backup codes: 4f8a-91bc 1234 ",
+    "DB_API_KEY=a_ export X_TOKEN=",
+    "login: a@b.c / user: a / ",
+    "Hunter2 is my Hunter2 was the x ",
+    "recovery codes: 1a2b3c combination is 1 2 3 ",
+    "The password is abcdefghijklmnop ",
+    "пароль şifre: ",
 ])
 @pytest.mark.timeout(60)
 def test_one_megabyte_of_worst_case_input_finishes(unit):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from twin.memory import KINDS
+from twin.sensitivity import Secret, find_secrets
 
 __all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "extract", "split_sentences"]
 
@@ -143,6 +144,7 @@ _PRONOUN_I = re.compile(r"(?i)(?<![\w'’])i(?![\w/-])")
 _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]"
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
 _TAIL_PUNCT = re.compile(r"[!.…]+$")
+_MASKED = re.compile(r"\x00(\d+)\x00")  # a secret value hidden from the rewrite; control characters never reach it
 
 # --- kind, importance, tags (ours) ----------------------------------------------------------------------------
 _RELATIONS = {  # singular; the plural in "-s" is added
@@ -236,12 +238,15 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
 
     Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000; ours: mostly letters, 3+ words,
     no code, command, key=value, bare URL/path, licence text, greeting/sign-off, "click here", "unsubscribe",
-    table of contents). Dropped: questions, headings without sentence punctuation, exact duplicates
-    (case-insensitive) within the call. A leading greeting ("Hi John, …") is cut off.
+    table of contents). Ours: a sentence holding a secret value (`twin.sensitivity.find_secrets`: "IBAN:
+    GB29NWBK60161331926819", "GitHub token ghp_…") is kept whatever its letters or shape, 12..400 characters.
+    Dropped: questions, headings without sentence punctuation, exact duplicates (case-insensitive) within the
+    call. A leading greeting ("Hi John, …") is cut off.
 
     Conversation (`document_title` None: chat, notes, "learn TEXT"): English first person becomes "Owner" with
     the verb agreed ("I hate it" -> "Owner hates it."); other sentences (third person, other languages) are kept
-    as written. Each is capitalised and ends with a period ("!" becomes "."). Kind: preference > relationship >
+    as written. Each is capitalised and ends with a period ("!" becomes "."); secret values are never rewritten,
+    and a sentence holding one keeps its last characters (`_finish`). Kind: preference > relationship >
     episode > fact. Importance: 0.4 (seed 000); ours: 0.5 for preference/relationship, at least 0.7 for
     health/birthday/address/phone/password content, +0.1 for "!" or always/never/important/must, capped at 1.0.
 
@@ -395,10 +400,16 @@ def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
     return letters >= 6 and _NOSPACE_SCRIPT.search(bare) is not None
 
 
-def _keep(sentence: str, heading: bool, min_letters: int = 8) -> bool:
-    if heading and not _ENDS_SENTENCE.search(sentence):
+def _keep(sentence: str, heading: bool, min_letters: int = 8, holds_secret: bool = False) -> bool:
+    """Not a question, and memorable (a heading only with sentence punctuation). Ours: a sentence that holds a
+    secret value (`holds_secret`, see `twin.sensitivity.find_secrets`) needs only the 12..400 characters of seed
+    000: "IBAN: GB29NWBK60161331926819" has too few letters to look memorable, yet it is what the owner said to
+    keep; capture infers it ``sensitive``."""
+    if _QUESTION.search(sentence):
         return False
-    return not _QUESTION.search(sentence) and _is_memorable(sentence, min_letters)
+    if holds_secret:
+        return MIN_CHARS <= len(sentence) <= MAX_CHARS
+    return (not heading or _ENDS_SENTENCE.search(sentence) is not None) and _is_memorable(sentence, min_letters)
 
 
 def _extract_conversation(text: str, limit: int) -> list[Candidate]:
@@ -411,13 +422,15 @@ def _extract_conversation(text: str, limit: int) -> list[Candidate]:
             continue
         read.add(sentence.casefold())
         first_person = _FIRST.search(sentence) is not None
-        if not _keep(sentence, heading, FIRST_PERSON_MIN_LETTERS if first_person else 8):
+        secrets = find_secrets(sentence)
+        if not _keep(sentence, heading, FIRST_PERSON_MIN_LETTERS if first_person else 8, bool(secrets)):
             continue
-        english = first_person and _looks_english(sentence)
-        content = _finish(_third_person(sentence) if english else sentence)
+        masked, values = _mask(sentence, secrets)
+        english = first_person and _looks_english(masked)  # the "DE" of an IBAN is no Spanish word
+        content = _finish(_unmask(_third_person(masked) if english else masked, values), tuple(values))
         if MIN_CHARS <= len(content) <= MAX_CHARS and content.casefold() not in seen:
             seen.add(content.casefold())
-            out.append(_classify(sentence, content))
+            out.append(_classify(masked, content))  # a secret's words say nothing of its kind or tags
             if len(out) >= limit:
                 break
     return out
@@ -430,7 +443,8 @@ def _extract_document(text: str, title: str, limit: int) -> list[Candidate]:
     seen: set[str] = set()
     for position, (sentence, heading) in enumerate(_iter_sentences(text, MIN_CHARS)):
         key = sentence.casefold()
-        if len(prefix) + len(sentence) > MAX_CHARS or key in seen or not _keep(sentence, heading):
+        if len(prefix) + len(sentence) > MAX_CHARS or key in seen or not (
+                _keep(sentence, heading) or _keep(sentence, heading, holds_secret=bool(find_secrets(sentence)))):
             continue
         seen.add(key)
         bucket = strong if len(_WORD.findall(sentence)) >= 6 else weak
@@ -453,6 +467,29 @@ def _looks_english(sentence: str) -> bool:
     words = _EN_TOKEN.findall(sentence.lower().replace("’", "'"))
     english = sum(word in _EN_HINTS for word in words) + len(_PRONOUN_I.findall(sentence))
     return english > sum(word in _FOREIGN_HINTS for word in words)
+
+
+def _mask(sentence: str, secrets: Sequence[Secret]) -> tuple[str, list[str]]:
+    """`sentence` with each secret value (overlapping spans merged) replaced by a placeholder `NUL<i>NUL`,
+    and the values in order, so the first-person rewrite cannot touch a secret ("My password is 'I love you'")."""
+    spans: list[list[int]] = []
+    for secret in secrets:  # sorted by start (find_secrets)
+        if spans and secret.start < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], secret.end)
+        else:
+            spans.append([secret.start, secret.end])
+    out, values, pos = [], [], 0
+    for start, end in spans:
+        out += [sentence[pos:start], f"\x00{len(values)}\x00"]
+        values.append(sentence[start:end])
+        pos = end
+    out.append(sentence[pos:])
+    return "".join(out), values
+
+
+def _unmask(text: str, values: list[str]) -> str:
+    """`text` with the placeholders of `_mask` replaced by their secret values again."""
+    return _MASKED.sub(lambda m: values[int(m[1])], text)
 
 
 def _third_person(sentence: str) -> str:
@@ -505,14 +542,21 @@ def _agree(verb: str) -> str:
     return out.upper() if verb.isupper() and len(verb) > 1 else out
 
 
-def _finish(sentence: str) -> str:
-    """Trailing emoji/emoticons dropped, "!"/"..." -> ".", a period added if none, first letter capitalised."""
+def _finish(sentence: str, secrets: tuple[str, ...] = ()) -> str:
+    """Trailing emoji/emoticons dropped, "!"/"..." -> ".", a period added if none, first letter capitalised.
+
+    Ours, for a sentence holding the secret values `secrets`: its last characters stay as written, since "!" or
+    "..." may be part of the secret ("Passwort für die Bank: Sommer2024!"); trailing emoji go only when every
+    secret survives; a period is added only when it ends neither with sentence punctuation nor with a secret
+    ("Owner's IBAN is DE89…", no period glued to the value); a secret at the start is not capitalised."""
     if sentence and not sentence[-1].isalnum() and not _ENDS_SENTENCE.search(sentence):
-        sentence = _TAIL_NOISE.sub("", sentence)
-    sentence = _TAIL_PUNCT.sub(".", sentence)
-    if sentence and not _ENDS_SENTENCE.search(sentence):
+        trimmed = _TAIL_NOISE.sub("", sentence)
+        sentence = trimmed if all(value in trimmed for value in secrets) else sentence
+    if not secrets:
+        sentence = _TAIL_PUNCT.sub(".", sentence)
+    if sentence and not _ENDS_SENTENCE.search(sentence) and not sentence.endswith(secrets):
         sentence += "。" if "\u3040" <= sentence[-1] <= "\u9fff" else "."
-    return sentence[:1].upper() + sentence[1:]
+    return sentence if sentence.startswith(secrets) else sentence[:1].upper() + sentence[1:]
 
 
 def _classify(original: str, content: str) -> Candidate:

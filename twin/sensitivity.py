@@ -10,7 +10,8 @@ stays ``private``. Each rule is one row of ``_RULES``: a compiled regex whose gr
 plus an optional check of that value (Luhn, mod-97, entropy, shape) and the 64 characters before it. Rules
 are either self-identifying shapes (``ghp_…``, ``AKIA…``, PEM blocks, Luhn-valid card numbers, mod-97-valid
 IBANs) or a keyword ("PIN", "Passwort", "sort code", "seed phrase", ...) followed — directly, after ":"/"=",
-or after up to six words and a verb like "is"/"ist"/"est"/"set to" — by a value of the right shape.
+or after up to six words and a verb like "is"/"ist"/"est"/"set to" — by a value of the right shape; a few
+rules read the other way ("Hunter2 is my password") or take a variable's name as the keyword ("DB_PASSWORD=…").
 Pure functions, stdlib only; every repeat is bounded, so scanning is linear in the text length.
 """
 
@@ -64,7 +65,8 @@ def _keyword(ascii_words: str, cjk_words: str = "", upper_words: str = "", avoid
 
 _PASSWORD = _keyword(
     r"pass(?:word|phrase|code|wort|wd)|kennwort|contraseña|contrasena|clave|mot\s+de\s+passe|senha|palavra-passe"
-    r"|wachtwoord|lösenord|hasło|parola\s+d'ordine|wi-?fi\s+key|wlan-?schlüssel|network\s+key",
+    r"|wachtwoord|lösenord|hasło|parola\s+d'ordine|wi-?fi\s+key|wlan-?schlüssel|network\s+key"
+    r"|пароль(?![а-яё])|şifre(?:si|m|miz|niz)?",
     cjk_words="密码|密碼|パスワード|암호|비밀번호",
     avoid=r"manager|reset|hint|policy|field|prompt|strength|generator|vault|app|rules|requirements|expir\w*",
 )
@@ -154,6 +156,12 @@ _USER_LABEL = re.compile(  # "user: root pass: toor": a labelled user name, then
     r"(?i)\b(?:user(?:name)?|login|benutzer(?:name)?|usuario|utilisateur)\s*[:=]\s*\S+\s*[,;/|]?\s*\S+\s*[:：]\s*$")
 _NOT_A_VALUE = frozenset("true false null none nil undefined unknown empty required optional hidden unset".split())
 _PATH = re.compile(r"~?(?:/[\w.-]+){2,}/?")  # "pwd is /home/owner/code": a directory, not a password
+_ANNOUNCED = re.compile(rf"(?:[:=：]|\s{_VERB})\s*$")  # the value follows ":", "=" or a verb, not a bare space
+_PASSPHRASE = re.compile(r"[a-z]{12,}")  # "correcthorsebattery": one long lowercase word
+# English adverb/adjective/participle/noun endings: "the password is automatically generated / unrecoverable /
+# confidential / straightforward" describe a password, they are not one
+_DESCRIPTIVE = re.compile(r"(?:ly|able|ible|ed|ing|ive|ous|ful|less|tion|sion|ness|ment|ity|ial|ic|ary|ory|ward"
+                          r"|ient|ent|ant)$")
 
 
 def _card(value: str, before: str) -> bool:
@@ -184,10 +192,15 @@ def _high_entropy(value: str, before: str = "") -> bool:
 def _password(value: str, before: str) -> bool:
     """A password-shaped word: >= 4 chars with a digit, a symbol or an inner capital ("hunter2", "Weser-Lachs");
     or any word of >= 4 chars (not "true"/"none"/...) when it is assigned ("pass=toor") or follows a labelled
-    user name ("user: root pass: toor"). Not a date, "WPA2" or a directory path ("pwd is /home/owner")."""
+    user name ("user: root pass: toor"); or a passphrase of 12+ lowercase ASCII letters after ":", "=" or a verb
+    ("the wifi password is correcthorsebattery") that does not end like an English adverb or adjective ("-ly",
+    "-able", "-ed", "-tion", ...: "the password is automatically generated"). Not a date, "WPA2" or a directory
+    path ("pwd is /home/owner")."""
     if len(value) < 4 or _DATE.fullmatch(value) or _WIFI_SECURITY.fullmatch(value) or _PATH.fullmatch(value):
         return False
     if value.lower() not in _NOT_A_VALUE and (_ASSIGNED.search(before) or _USER_LABEL.search(before)):
+        return True
+    if _PASSPHRASE.fullmatch(value) and not _DESCRIPTIVE.search(value) and _ANNOUNCED.search(before):
         return True
     return any(c.isdigit() or not c.isalnum() for c in value) or any(c.isupper() for c in value[1:])
 
@@ -201,10 +214,22 @@ def _digits_between(low: int, high: int, max_letters: int) -> Callable[[str, str
     return check
 
 
+_RECOVERY_LABEL = re.compile(r"(?i)\b(?:recovery|backup)\s+codes?\b")
+
+
 def _codes(value: str, before: str) -> bool:
     """One PIN-shaped code, or a list of them ("backup codes: 4f8a-91bc 22de-77aa"): the first must have 3-48
-    digits and at most 2 letters unless dash-grouped, and not be a date; the regex makes later ones hold a digit."""
-    return _digits_between(3, 48, 2)(re.split(r"[,\s]+", value)[0], before)
+    digits and at most 2 letters unless dash-grouped, and not be a date; the regex makes later ones hold a digit.
+    Also: the digit groups of a dial ("the safe combination is 12 34 56": 2+ groups of 1-3 digits, 3+ digits in
+    all), and after "recovery/backup code(s)" codes of 6+ characters that each mix letters and digits
+    ("Recovery codes for Proton: 1a2b3c4d 5e6f7g8h")."""
+    codes = re.split(r"[,\s]+", value)
+    if _digits_between(3, 48, 2)(codes[0], before):
+        return True
+    if len(codes) > 1 and all(code.isdigit() and len(code) <= 3 for code in codes):
+        return sum(map(len, codes)) >= 3
+    return _RECOVERY_LABEL.search(before) is not None and all(
+        len(code) >= 6 and any(c.isdigit() for c in code) and any(c.isalpha() for c in code) for code in codes)
 
 
 def _pin_number(value: str, before: str) -> bool:
@@ -212,6 +237,13 @@ def _pin_number(value: str, before: str) -> bool:
     and not a year 1900-2099 ("the code for the race was 2026"; "door code is 1984" is the ``_PIN`` rule's)."""
     digits = value.strip("#*")
     return not (len(digits) == 4 and 1900 <= int(digits) <= 2099) and not _NOT_PIN_CODE.search(before)
+
+
+def _env_value(value: str, before: str) -> bool:
+    """The value of a secret-named variable ("DB_PASSWORD=…"): 4+ characters, not a reference or placeholder
+    ("$GITHUB_TOKEN", "${X}", "%X%", "<token>", "xxxx"), not "true"/"none"/..., not a path."""
+    return (len(value) >= 4 and value[0] not in "$%<{" and len(set(value)) > 1
+            and value.lower() not in _NOT_A_VALUE and not _PATH.fullmatch(value))
 
 
 def _seed_words(value: str, before: str) -> bool:
@@ -233,6 +265,24 @@ def _prefixed(prefix: str, rest: str) -> re.Pattern[str]:
 
 def _keyword_rule(keyword: str, value: str, sep: str = _SEP) -> re.Pattern[str]:
     return re.compile(rf"{keyword}{sep}(?:{_QUOTED}|(?P<value>{value}))")
+
+
+# "AWS_SECRET_ACCESS_KEY=…", "export GITHUB_TOKEN='…'": a variable named like a secret, assigned with "="; the
+# name ends in the secret word ("TOKEN_LIMIT=4000" and "MAX_TOKENS=4096" are settings), a bare "TOKEN=" is _TOKEN's
+_ENV_ASSIGNMENT = re.compile(
+    r"(?<![\w$])(?i:(?:[a-z0-9]{1,64}_){0,8}(?:api_key|access_key|private_key|secret_key|(?<=_)(?:secret|token|password"
+    r"|passwd))(?:_base)?)\s*=\s*[\"']?(?P<value>[^\s\"'`]{3,511}(?<![.,;]))")
+# "login for netflix: lena@example.com / Tr0ub4dor&3": a login label, a user name or e-mail address, "/", the password
+_LOGIN = _keyword(r"log-?in|log-?on|sign-?in|credentials|creds|user(?:name)?|benutzer(?:name)?|zugangsdaten")
+_LOGIN_PAIR = re.compile(
+    rf"{_LOGIN}{_LABEL_SEP}(?:[\w.+-]{{1,64}}@[\w-]{{1,63}}(?:\.[\w-]{{1,63}}){{1,4}}|[A-Za-z][\w.+-]{{0,63}})"
+    rf"\s*/\s*(?P<value>{_WORD})")
+# "Hunter2 is my password": the value first; the password word ends the clause or a preposition follows, so
+# "This is my password manager" is no finding (and "Netflix" is no password-shaped word anyway)
+_VALUE_IS_PASSWORD = re.compile(
+    r"(?<![^\s\"'“‘«(\[])(?P<value>[^\s\"'“”‘’«»<>()\[\]{},;]{4,100}+)[\"'”’»]?\s+(?i:is|was)\s+"
+    r"(?i:my|our|the|owner['’]s|his|her|their)\s+(?:[\w-]{1,30}\s+){0,2}?(?i:pass(?:word|phrase|code))"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?i:for|on|at|in|to|of|since|now|too|again)\b)")
 
 
 _ONE_CODE = r"[A-Za-z0-9]{1,12}(?:-[A-Za-z0-9]{1,8}){0,8}"
@@ -263,6 +313,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], _Check | None], ...] = (
     # a keyword and a value of the right shape next to it
     ("password", _keyword_rule(_PASSWORD, _WORD), _password),
     ("password", _keyword_rule(_PASSWORD_ABBR, _WORD, _LABEL_SEP), _password),
+    ("password", _LOGIN_PAIR, _password),
+    ("password", _VALUE_IS_PASSWORD, _password),
+    ("env_secret", _ENV_ASSIGNMENT, _env_value),
     ("pin", _keyword_rule(_PIN, _CODES), _codes),
     ("pin", _keyword_rule(_CODE, r"[#*]?\d{4,8}[#*]?(?![\w-]|[.,/:]\d)", _LABEL_SEP), _pin_number),
     ("account_number", _keyword_rule(_ACCOUNT, r"\d{1,17}(?:[ -]\d{1,17}){0,5}"), _digits_between(6, 34, 0)),
@@ -304,17 +357,26 @@ def find_secrets(text: str) -> list[Secret]:
     - provider tokens by prefix: OpenAI/Anthropic ``sk-…``, GitHub ``ghp_/gho_/ghu_/ghs_/ghr_/github_pat_``,
       GitLab ``glpat-``, Slack ``xox[bpars]-``, AWS ``AKIA/ASIA…``, Google ``AIza…``, Stripe ``sk_/rk_live|test_``,
       Hugging Face ``hf_``, JWTs ``eyJ….….…``, the 35 characters after the (public) bot id of a Telegram bot
-      token ``123456789:…``, the password in ``scheme://user:pw@``;
+      token ``123456789:…``, the password in ``scheme://user:pw@``, the value assigned to a variable whose name
+      ends in SECRET/TOKEN/PASSWORD/PASSWD/API_KEY/ACCESS_KEY/PRIVATE_KEY/SECRET_KEY (``export
+      AWS_SECRET_ACCESS_KEY=…``; not ``$VAR``, "xxxx", a path; "TOKEN_LIMIT=4000" is a setting);
     - ``-----BEGIN … PRIVATE KEY-----`` blocks (PEM, OpenSSH, PGP): the body is the value. An ``ssh-ed25519
       AAAA…`` line is a *public* key and is not a secret;
     - card numbers: 13-19 digits (grouped 4-4-4-…, 4-6-5 or contiguous), first digit 2-6, Luhn-valid, not right
       after "IMEI", "ISBN", "order", "phone", …; IBANs whose mod-97 check holds;
-    - after a keyword, in English, German, Spanish, French, Portuguese and a few CJK forms: a password-shaped word
-      or any quoted string after "password/Passwort/contraseña/mot de passe/passcode/Wi-Fi key"; the same after
+    - after a keyword, in English, German, Spanish, French, Portuguese, Italian, Dutch, Swedish, Polish, Turkish,
+      Russian and a few CJK forms: a password-shaped word or any quoted string after "password/Passwort/contraseña/
+      mot de passe/passcode/Wi-Fi key/wachtwoord/hasło/şifre/пароль", or a passphrase of 12+ lowercase letters
+      after ":"/"="/a verb that does not end like an English adjective or adverb ("the wifi password is
+      correcthorsebattery", not "the password is automatically generated"); the same after
       the labels "pw/pwd/pass" but only with ":", "=" or a verb ("wifi pw: hunter2x"; "pass" not after "boarding",
       "ski", "bus", ... ); any word of 4+ chars when assigned ("pass=toor") or after a labelled user name ("user:
-      root pass: toor"); 3+ digits (or dash groups like ``7KQP-2MXD``), or a list of such codes, after "PIN/PUK/
-      door code/garage opener code/alarm code/combination lock/recovery code/2FA backup codes";
+      root pass: toor"); a password-shaped word after a login label, a user name or e-mail address and "/"
+      ("login for netflix: lena@example.com / Tr0ub4dor&3"), or before "is my (Wi-Fi) password" at the end of a
+      clause ("Hunter2 is my password"; not "… is my password manager"); 3+ digits (or dash groups like
+      ``7KQP-2MXD``), or a list of such codes, after "PIN/PUK/door code/garage opener code/alarm code/combination
+      lock/recovery code/2FA backup codes"; the digit groups of a dial ("safe combination is 12 34 56"); codes of
+      6+ characters mixing letters and digits after "recovery/backup codes" ("1a2b3c4d 5e6f7g8h");
       a 4-8 digit number (not a year 1900-2099) after a bare "code" and ":", "=" or a verb ("the code is 0451"),
       unless it is an area/zip/postal/error/status/booking/tracking/... code;
       6-34 digits after "account number/routing number/sort code/BSB/Kontonummer"; 5+ digits after
