@@ -226,8 +226,8 @@ FILLER = ["I had porridge with blueberries for breakfast.", "The weather in the 
 def test_sixty_message_conversation_recalls_message_3_in_message_55(env, tmp_path, bot_api, fake_llm, with_model):
     """The issue's acceptance: a fact told in message 3 comes back in message 55, and a stranger is ignored.
     Run with `-s` to see the transcript."""
-    if with_model:
-        env = {**env, "TWIN_LLM_BASE_URL": fake_llm.url}
+    if with_model:  # no reflection pass during the conversation: its signal would take a reply's place
+        env = {**env, "TWIN_LLM_BASE_URL": fake_llm.url, "TWIN_REFLECT_FIRST_AFTER_S": "3600"}
     log = tmp_path / "daemon.log"
     proc = start(env, log)
     transcript = []
