@@ -145,11 +145,21 @@ _FIRST_PERSON_VERB = re.compile(
 
 
 def term_forms(query: str, terms: list[str]) -> dict[str, frozenset[str]]:
-    """`{term: the word forms keyword search looks for}`: a verb right after "I"/"we" in `query` also in its
-    third-person form (`word_forms`: "where do I live?" looks for "live" and "lives", as memories say "Owner
-    lives …"); every other term only as written (more forms everywhere cost Recall@5 on the eval)."""
+    """`{term: the forms keyword search looks for}`: a verb right after "I"/"we" in `query` also as the phrase
+    "owner <third-person form>" (`word_forms`: "where do I live?" looks for "live" and "owner lives", as the
+    owner's memories say "Owner lives …", while "Owner's sister lives …" is not the owner living somewhere);
+    every other term only as written (more forms everywhere cost Recall@5 on the eval)."""
     verbs = {fold(m[1]) for m in _FIRST_PERSON_VERB.finditer(query)}
-    return {t: word_forms(t) if t in verbs else frozenset({t}) for t in terms}
+    return {t: frozenset({t} | {f"owner {f}" for f in word_forms(t) - {t}}) if t in verbs else frozenset({t})
+            for t in terms}
+
+
+def has_form(form: str, words: set[str], folded: str) -> bool:
+    """True when a memory holds `form`: one of its `words`, or for a phrase ("owner lives") its case-folded
+    text `folded` holds those words in a row."""
+    if " " not in form:
+        return form in words
+    return re.search(rf"\b{re.escape(form)}\b", folded) is not None
 
 
 def fts_query(terms: list[str]) -> str | None:
@@ -195,7 +205,10 @@ class Recall:
         if not terms:
             return 0, {}, []
         try:
-            documents, by_form = self.store.term_document_counts(sorted({f for fs in forms.values() for f in fs}))
+            # a phrase form ("owner lives") is counted by its last word: an upper bound, for IDF and the MATCH
+            documents, by_word = self.store.term_document_counts(
+                sorted({f.split()[-1] for fs in forms.values() for f in fs}))
+            by_form = {f: by_word[f.split()[-1]] for fs in forms.values() for f in fs}
             counts = {t: max(by_form[f] for f in forms[t]) for t in terms}
             present = [t for t in terms if counts[t] > 0]
             if not present:
@@ -222,8 +235,9 @@ class Recall:
         best = max((-rank for _, rank, _ in rows), default=0.0)
         scores = {}
         for mid, rank, content in rows:
-            words = set(_WORD.findall(content.lower() if content.isascii() else fold(content)))
-            share = sum(w for t, w in weights.items() if not forms[t].isdisjoint(words)) / total
+            folded = content.lower() if content.isascii() else fold(content)
+            words = set(_WORD.findall(folded))
+            share = sum(w for t, w in weights.items() if any(has_form(f, words, folded) for f in forms[t])) / total
             scores[mid] = (-rank / best if best > 0 else 0.0) * share
         return scores
 
