@@ -163,3 +163,10 @@ def test_a_first_person_question_finds_the_third_person_memory_by_its_words(reme
     recall.reader.open()
     hits = {r.memory.content: r for r in recall.recall(BEING, "where do I live?", as_of=format_time(NOW), touch=False)}
     assert hits["Owner's sister lives in Porto."].keyword == 0  # the sister living somewhere is not the owner
+
+
+def test_a_quoted_memory_that_names_a_holiday_is_found_outside_that_window(remember, recall):
+    remember("Owner booked a flight to Lisbon for Easter with TAP.", 40)  # learned in May, about Easter
+    remember("Owner spent Easter in Lisbon eating pastel de nata.", 66, kind="episode")  # on Easter Sunday
+    found = _ask(recall, "Owner booked a flight to Lisbon for Easter with TAP.")
+    assert found[0] == "Owner booked a flight to Lisbon for Easter with TAP."

@@ -14,7 +14,8 @@ The memory lifecycle (seeds 003 and 004) adds:
   memories made in it (all of them are candidates, scored by meaning) or lifts a soft one × `WINDOW_LIFT`;
   recency then counts for nothing (the query says which time it is about); a strict window in which nothing
   was learned only lifts, and its words stay in the query ("where did I live in 2010?" finds "Owner lived in
-  Paris in 2010.", learned years later);
+  Paris in 2010.", learned years later); a memory the query nearly quotes (`VERBATIM_COSINE`) is kept whatever
+  its time;
 - of two results about the same thing (cosine of their stored vectors ≥ `NEWER_STATEMENT_COSINE`) the newer
   ranks first, unless the query names a time: capture's supersession rules miss updates worded differently
   ("became vegetarian" after "eats everything"), and the newest statement is the current one (seed 003);
@@ -319,8 +320,10 @@ class Recall:
         vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in
                                           self.reader.search(qvec, max(self.candidates, limit) * extra)}
         keyword = self._keyword_scores(terms, forms, *keyword_future.result())
+        quoted: set[int] = set()
         if window is not None and window.strict:
             vector.update(self._window_scores(being, window, qvec, before))
+            quoted = self._quoted(query, vector)
         fields = self.store.ranking_fields(set(keyword) | set(vector))
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
         ranked = []
@@ -334,8 +337,8 @@ class Recall:
             if sensitivity == "sensitive" and not include_sensitive:
                 continue
             inside = window is not None and start_t <= created_at < end_t
-            if window is not None and window.strict and not inside:
-                continue
+            if window is not None and window.strict and not inside and mid not in quoted:
+                continue  # outside the window, unless the query nearly quotes it ("… for Easter.")
             score, kw, vec, rec = self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0),
                                               now, timeless=window is not None)
             score *= (COLD_PENALTY if tier == "cold" else 1.0) * (WINDOW_LIFT if inside and not window.strict else 1.0)
@@ -353,6 +356,23 @@ class Recall:
             except sqlite3.Error as exc:  # a full disk or a busy store must not stop recall (seed 004: fail-soft)
                 log.warning("recall: could not record the access (%s)", exc)
         return results
+
+    def _quoted(self, query: str, vector: dict[int, float]) -> set[int]:
+        """Ids of the memories the whole `query`, time words included, nearly quotes (cosine ≥ `VERBATIM_COSINE`
+        among its 5 nearest), with `vector` raised to that cosine; empty without vectors. One more embedding,
+        only for queries with a strict window."""
+        if self.keyword_only:
+            return set()
+        try:
+            full = self.embedder.embed([query])[0]
+        except TwinError:
+            return set()
+        out = set()
+        for mid, sim in self.reader.search(full, 5):
+            if sim >= VERBATIM_COSINE:
+                out.add(mid)
+                vector[mid] = max(vector.get(mid, 0.0), sim)
+        return out
 
     def _any_made_in(self, being: str, window: TimeWindow, before: str | None) -> bool:
         """True when some active memory of `being` was made inside `window` (and before `before`, a replay)."""
