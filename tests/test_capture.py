@@ -259,6 +259,13 @@ def test_a_fact_whose_number_changed_supersedes_but_two_episodes_do_not(store):
     assert three.superseded == [cats] and store.get(cats).supersede_reason.endswith("2 → 3")
     sisters = _capture(store, "Owner has 2 sisters.", now=LATER)
     assert not sisters.superseded  # another thing counted
+    age = _capture(store, "Owner is 34 years old.").id
+    assert _capture(store, "Owner is 35 years old.", now=LATER).superseded == [age]
+    dog = _capture(store, "Owner has one dog.").id
+    assert _capture(store, "Owner has two dogs.", now=LATER).superseded == [dog]  # number words count
+    rent = _capture(store, "Owner's rent is 900 euros.").id
+    assert not _capture(store, "Owner's rent is high.", now=LATER).superseded  # a judgement keeps the number
+    assert store.get(rent).status == "active"
     with store.transaction():
         ran = capture(store, "owner", Candidate(content="Owner ran 5 km along the canal.", kind="episode",
                                                 importance=0.4, tags=[]), "muse", NOW, PROVENANCE).id

@@ -29,7 +29,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from twin.capture_rules import numbers_changed, relate, tokens, unworthy
+from twin.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
@@ -108,9 +108,9 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=relation.reason)
         if (relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER)
-                and same_subject(content, old_content)):
+                and same_subject(content, old_content) and not drops_numbers(content, old_content)):
             superseded.append((old_id, relation.reason))
-        elif (relation.kind == "duplicate" and candidate.kind in STATE_KINDS and same_subject(content, old_content)
+        elif (candidate.kind in STATE_KINDS and same_subject(content, old_content)
               and (changed := numbers_changed(content, old_content))
               and store.get(old_id).kind in STATE_KINDS):
             superseded.append((old_id, f"same statement with another number: {changed}"))

@@ -63,17 +63,32 @@ def _stem(word: str) -> str:
 
 
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _numbers_apart(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """`(numbers, other content words)` of `text` (`tokens`), number words read as digits ("two" -> "2")."""
+    words = {_NUMBER_WORDS.get(t, t) for t in tokens(text)}
+    numbers = frozenset(t for t in words if _NUMBER.match(t))
+    return numbers, frozenset(words - numbers)
 
 
 def numbers_changed(new: str, old: str) -> str | None:
     """"2 → 3" when `new` and `old` have the same content words apart from their numbers and the numbers differ
-    ("Owner has 2 cats." / "Owner has 3 cats.", "Owner weighs 80 kg." / "… 78 kg."), else None (ours)."""
-    a, b = tokens(new), tokens(old)
-    numbers_a = {t for t in a if _NUMBER.match(t)}
-    numbers_b = {t for t in b if _NUMBER.match(t)}
-    if not numbers_a or not numbers_b or numbers_a == numbers_b or a - numbers_a != b - numbers_b or not a - numbers_a:
+    ("Owner has 2 cats." / "Owner has 3 cats.", "one cat" / "two cats", "Owner weighs 80 kg." / "… 78 kg."),
+    else None (ours)."""
+    numbers_a, rest_a = _numbers_apart(new)
+    numbers_b, rest_b = _numbers_apart(old)
+    if not numbers_a or not numbers_b or numbers_a == numbers_b or rest_a != rest_b or not rest_a:
         return None
     return f"{', '.join(sorted(numbers_b - numbers_a))} → {', '.join(sorted(numbers_a - numbers_b))}"
+
+
+def drops_numbers(new: str, old: str) -> bool:
+    """True when `old` states a number and `new` none ("Owner's rent is 900 euros." / "Owner's rent is high."):
+    the new statement is a judgement, not a new value, and must not hide the number (ours)."""
+    return bool(_numbers_apart(old)[0]) and not _numbers_apart(new)[0]
 
 
 def tokens(text: str) -> frozenset[str]:
