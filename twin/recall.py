@@ -405,17 +405,22 @@ class Recall:
         0.333, Recall@5 0.813 -> 0.808, Recall@1 0.528 -> 0.531 (bench/eval_recall.py)."""
         pool = ranked[:NEWER_STATEMENT_POOL]
         vectors = self.store.stored_vectors((r[0] for r in pool), self.embedder.model_id)
-        heads = {mid: subject_head(m.content) for mid, m in self.store.get_many(r[0] for r in pool).items()}
+        pool = [r for r in pool if r[0] in vectors and vectors[r[0]].shape == (self.embedder.dim,)]
+        if len(pool) < 2:
+            return ranked
+        matrix = np.stack([vectors[r[0]] for r in pool])
+        similar = matrix @ matrix.T
+        pairs = [(i, j) for i, j in zip(*np.nonzero(similar >= NEWER_STATEMENT_COSINE), strict=True) if i != j]
+        if not pairs:
+            return ranked
+        heads = {mid: subject_head(text) for mid, text in self.store.contents({pool[k][0] for p in pairs for k in p})}
         lifted = {}
-        for newer in pool:
-            for older in pool:
-                if (older[1] <= newer[1] or created[older[0]] >= created[newer[0]]
-                        or newer[1] < NEWER_STATEMENT_SHARE * older[1] or older[3] >= VERBATIM_COSINE
-                        or heads.get(older[0]) is None or heads.get(older[0]) != heads.get(newer[0])):
-                    continue
-                a, b = vectors.get(newer[0]), vectors.get(older[0])
-                if a is not None and b is not None and a.shape == b.shape and float(a @ b) >= NEWER_STATEMENT_COSINE:
-                    lifted[newer[0]] = max(lifted.get(newer[0], newer[1]), older[1] + 1e-6)
+        for i, j in pairs:  # i the newer, j the older
+            newer, older = pool[i], pool[j]
+            if (older[1] > newer[1] and created[older[0]] < created[newer[0]]
+                    and newer[1] >= NEWER_STATEMENT_SHARE * older[1] and older[3] < VERBATIM_COSINE
+                    and heads.get(older[0]) is not None and heads.get(older[0]) == heads.get(newer[0])):
+                lifted[newer[0]] = max(lifted.get(newer[0], newer[1]), older[1] + 1e-6)
         if not lifted:
             return ranked
         out = [(r[0], lifted.get(r[0], r[1]), *r[2:]) for r in ranked]

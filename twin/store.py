@@ -354,6 +354,17 @@ class Store:
         """Drop tombstones with seq ≤ `up_to_seq` (after the checkpoint that scrubbed them is on disk)."""
         self.conn.execute("DELETE FROM index_tombstones WHERE seq <= ?", (up_to_seq,))
 
+    def contents(self, memory_ids: Iterable[int]) -> list[tuple[int, str]]:
+        """`[(id, content)]` of the ids that exist (any status, no order; read-only): the text alone, cheaper
+        than `get_many` when only the words matter."""
+        ids = list({int(i) for i in memory_ids})
+        out: list[tuple[int, str]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out.extend(self.conn.execute(
+                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+        return out
+
     def stored_vectors(self, memory_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
         """`{id: (dim,) float32}` (L2-normalised, as embedded) of the ids that have a vector of `model_id`; the
         others are absent (read-only)."""
