@@ -83,6 +83,20 @@ def test_sentences_without_first_person_are_kept_as_written(said):
     assert contents(said) == [said]
 
 
+@pytest.mark.parametrize(("said", "memory"), [
+    ("My salary is 4000 euros per month.", "Owner's salary is 4000 euros per month."),
+    ("I pay 900 euros rent per month.", "Owner pays 900 euros rent per month."),
+    ("My flat costs 900 euros per month.", "Owner's flat costs 900 euros per month."),
+    ("I spent Easter in Lisbon eating pastel de nata.", "Owner spent Easter in Lisbon eating pastel de nata."),
+    ("My son is 5 years old per the doctor.", "Owner's son is 5 years old per the doctor."),
+    ("I’m staying in Vila Nova de Gaia per doctor's orders.",
+     "Owner is staying in Vila Nova de Gaia per doctor's orders."),
+])
+def test_english_with_per_or_de_is_rewritten(said, memory):
+    """"per" and "de" are foreign hints too; on a tie an English-only first-person word decides."""
+    assert contents(said) == [memory]
+
+
 def test_third_person_fact_gets_capital_and_period():
     assert contents("porto is lovely in the spring") == ["Porto is lovely in the spring."]
 
@@ -91,6 +105,7 @@ def test_third_person_fact_gets_capital_and_period():
     "Mi hermana vive en Oporto y me encanta visitarla.",
     "Ho visto i miei amici ieri sera al cinema.",
     "I ragazzi giocano a calcio nel parco.",
+    "I bambini giocano nel parco.",  # a tie (I / nel), but "I" is the Italian article here
     "We gaan morgen naar het strand.",
     "Je me lève tous les jours à six heures.",
     "Ich wohne seit drei Jahren in Berlin.",
@@ -250,6 +265,10 @@ def test_short_sentence_holding_a_secret_is_kept(said, memory):
 
 @pytest.mark.parametrize(("said", "memory"), [
     ("Passwort für die Bank: Sommer2024!", "Passwort für die Bank: Sommer2024!"),  # "!" is not turned into "."
+    ("Login for the tax portal: user max.mueller, pass Sommer2024!",
+     "Login for the tax portal: user max.mueller, pass Sommer2024!"),
+    ("I changed my laptop password to Kiwi!Mango42 today.",
+     "Owner changed their laptop password to Kiwi!Mango42 today."),
     ("My wifi password is hunter22...", "Owner's wifi password is hunter22..."),
     ("hunter2x is my password", "hunter2x is Owner's password."),  # a secret at the start keeps its case
     ("My password is 'call me maybe'", "Owner's password is 'call me maybe'."),  # the secret is not rewritten
@@ -265,8 +284,28 @@ def test_secret_words_do_not_set_kind_or_tags():
     assert (found.kind, found.tags) == ("fact", ())
 
 
-def test_question_holding_a_secret_is_dropped_and_documents_keep_secrets():
-    assert extract("Is my PIN 4821?") == []
+@pytest.mark.parametrize(("said", "memory"), [
+    ("My email password is Pa55word?", "Owner's email password is Pa55word?"),
+    ("The wifi password is Hunter3?", "The wifi password is Hunter3?"),
+    ("My PIN is 7788?", "Owner's PIN is 7788?"),
+    ("The door code is 12#?", "The door code is 12#?"),
+    ("My netflix login is max@example.com / Pa55word?", "Owner's netflix login is max@example.com / Pa55word?"),
+])
+def test_statement_holding_a_secret_and_ending_in_a_question_mark_is_kept(said, memory):
+    """Only a start like a question makes it one; the "?" stays, as the ends of secret sentences do."""
+    assert contents(said) == [memory]
+    assert infer_sensitivity(memory) == "sensitive"
+
+
+@pytest.mark.parametrize("question", [
+    "Is my PIN 4821?", "What is my PIN 4821?", "Was the wifi password Hunter3?", "Don't you know my PIN is 7788?",
+    "¿Es mi PIN 4821?", "Hey, is the door code 12#?",
+])
+def test_question_holding_a_secret_is_dropped(question):
+    assert extract(question) == []
+
+
+def test_documents_keep_secrets():
     assert contents(f"IBAN: {IBAN_GB}", document_title="bank.txt") == [f"bank.txt: IBAN: {IBAN_GB}"]
 
 

@@ -174,6 +174,17 @@ SECRETS: list[tuple[str, str]] = [
     ("La password è " + (v := "Zebra-88-" + "Moon") + ".", v),
     ("Mijn wachtwoord is " + (v := "Zebra-88-" + "Moon") + ".", v),
     ("Wi-Fi şifresi: " + (v := "Zebra-88-" + "Moon"), v),
+    # tester review 2: a setting verb before "password … to", "pass" after a labelled user name, a date-like dial
+    # after a combination keyword, a keypad code
+    ("I changed my laptop password to " + (v := "Kiwi!Mango" + "42") + " today.", v),
+    ("I set my laptop password to " + (v := "Fr" + "0g") + ".", v),
+    ("Owner set the router password to " + (v := "Zebra!" + "99") + ".", v),
+    ("Owner reset the Wi-Fi password to '" + (v := "open " + "sesame") + "'.", v),
+    ("Login for the tax portal: user max.mueller, pass " + (v := "Sommer" + "2024") + "!", v),
+    ("username lena pw " + (v := "Zebra-88-" + "Moon"), v),
+    ("The locker combination at the gym is " + (v := "4-17-" + "33") + ".", v),
+    ("The padlock is set to " + (v := "12-0" + "5-26") + ".", v),
+    ("The door code is " + (v := "12" + "#") + ".", v),
 ]
 
 ORDINARY = [
@@ -291,6 +302,19 @@ ORDINARY = [
     "My backup codes are in the safe.",
     "The backup codes are 2 of 10 left.",
     "Мой пароль надёжный.",
+    # tester review 2: look-alikes of the setting-verb, user-then-pass and dial rules
+    "I set my alarm to 7:30.",
+    "The password to the shared drive is in the vault.",
+    "We changed the meeting to 14:00.",
+    "My bus pass is 49 euros a month.",
+    "I changed my password to something stronger.",
+    "I switched my password to 1Password.",
+    "Owner moved all passwords to LastPass.",
+    "I changed the lock and the password to the NAS yesterday.",
+    "The user Anna, pass me the salt.",
+    "The combination lock was bought on 12-05-2026.",
+    "The bike lock arrived on 2026-05-12.",
+    "The door code is 12.",
 ]
 
 
@@ -331,6 +355,12 @@ def test_several_secrets_in_one_text_each_redacted():
 def test_two_rules_on_one_value_report_it_once():
     """"garage opener code is 0451" is both a named access code and a bare "code" + PIN: one finding."""
     assert [s.kind for s in find_secrets("The garage opener code is 0451.")] == ["pin"]
+
+
+def test_password_to_a_service_is_not_the_secret():
+    """Without a setting verb "password to X" names what the password is for: the secret is the value after "is"."""
+    text = "my password to Office365 is " + "hunter" + "2x"
+    assert [text[s.start:s.end] for s in find_secrets(text)] == ["hunter2x"]
 
 
 def test_quoted_password_of_plain_words_counts_and_keeps_its_quotes():
@@ -387,6 +417,9 @@ def test_eval_memories():
     "recovery codes: 1a2b3c combination is 1 2 3 ",
     "The password is abcdefghijklmnop ",
     "пароль şifre: ",
+    "I set my password to x changed the ",
+    "user a, pass user b pass ",
+    "locker combination is 1-2-3-4-",
 ])
 @pytest.mark.timeout(60)
 def test_one_megabyte_of_worst_case_input_finishes(unit):

@@ -102,6 +102,9 @@ _WORD = re.compile(r"[^\W\d_]+")
 _NON_ASCII_LETTER = re.compile(r"[^\W\d_\x00-\x7f]")
 _NOSPACE_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _QUESTION = re.compile(r"[?？][!?！？.]*[\"'”’»)\]」』]*$")
+_QUESTION_START = re.compile(  # matched at the start: a wh-word or an auxiliary that opens an English question, "¿"
+    r"(?i)[\"'“‘(]*(?:¿|(?:what|where|who|whom|whose|how|when|why|which|is|are|am|was|were|do|does|did|can|could"
+    r"|will|would|shall|should|may|might|must|have|has|had)(?:n['’]t)?\b|won['’]t\b)")
 _ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
 
 # --- English first person -> "Owner" ---------------------------------------------------------------------------
@@ -141,6 +144,9 @@ _FOREIGN_HINTS = _words(  # function words of the languages where "me", "i" or "
     " elle sont com muito mas na naar van voor maar ook hebben met op bij uit")
 _EN_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _PRONOUN_I = re.compile(r"(?i)(?<![\w'’])i(?![\w/-])")
+_EN_FIRST_PERSON = re.compile(  # English-only first-person words; "I" not before an Italian plural ("I ragazzi")
+    r"(?i:(?<![\w'])(?:my|mine|myself|our|ours|ourselves|i'(?:m|ve|ll|d)|we'(?:re|ve|ll|d))(?![\w'/-]))"
+    r"|(?<![\w'])I(?![\w/-])(?!\s+[a-z]*i\b)")
 _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]"
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
 _TAIL_PUNCT = re.compile(r"[!.…]+$")
@@ -404,8 +410,11 @@ def _keep(sentence: str, heading: bool, min_letters: int = 8, holds_secret: bool
     """Not a question, and memorable (a heading only with sentence punctuation). Ours: a sentence that holds a
     secret value (`holds_secret`, see `twin.sensitivity.find_secrets`) needs only the 12..400 characters of seed
     000: "IBAN: GB29NWBK60161331926819" has too few letters to look memorable, yet it is what the owner said to
-    keep; capture infers it ``sensitive``."""
-    if _QUESTION.search(sentence):
+    keep; capture infers it ``sensitive``. Such a sentence ending in "?" is a question only when it also starts
+    like one (`_QUESTION_START`: "Is my PIN 4821?", "¿…") or ends in a full-width "？": "My PIN is 7788?" states
+    the PIN, the "?" is doubt or a typo, and it is kept as written."""
+    if (end := _QUESTION.search(sentence)) and (
+            not holds_secret or "？" in end.group() or _QUESTION_START.match(sentence)):
         return False
     if holds_secret:
         return MIN_CHARS <= len(sentence) <= MAX_CHARS
@@ -459,14 +468,21 @@ def _extract_document(text: str, title: str, limit: int) -> list[Candidate]:
 
 def _looks_english(sentence: str) -> bool:
     """Ours: rewrite only English: mostly ASCII letters and more English hint words (a lone "I" counts) than
-    Spanish/Italian/French/Portuguese/Dutch ones, so "me gusta" or Italian "i miei" are never touched."""
+    Spanish/Italian/French/Portuguese/Dutch ones, so "me gusta" or Italian "i miei" are never touched. On a tie
+    an ASCII sentence (’ allowed) with an English-only first-person word (`_EN_FIRST_PERSON`: "my", "I'm", a
+    capital "I" not before an Italian plural like "I ragazzi") is English: "de" and "per" are English words
+    too ("My salary is 4000 euros per month", "pastel de nata")."""
     if not sentence.isascii():
         letters = sum(map(len, _WORD.findall(sentence)))
         if len(_NON_ASCII_LETTER.findall(sentence)) > 0.15 * letters:
             return False
-    words = _EN_TOKEN.findall(sentence.lower().replace("’", "'"))
+    plain = sentence.replace("’", "'")
+    words = _EN_TOKEN.findall(plain.lower())
     english = sum(word in _EN_HINTS for word in words) + len(_PRONOUN_I.findall(sentence))
-    return english > sum(word in _FOREIGN_HINTS for word in words)
+    foreign = sum(word in _FOREIGN_HINTS for word in words)
+    if english != foreign:
+        return english > foreign
+    return plain.isascii() and _EN_FIRST_PERSON.search(plain) is not None
 
 
 def _mask(sentence: str, secrets: Sequence[Secret]) -> tuple[str, list[str]]:

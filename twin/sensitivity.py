@@ -11,7 +11,8 @@ plus an optional check of that value (Luhn, mod-97, entropy, shape) and the 64 c
 are either self-identifying shapes (``ghp_…``, ``AKIA…``, PEM blocks, Luhn-valid card numbers, mod-97-valid
 IBANs) or a keyword ("PIN", "Passwort", "sort code", "seed phrase", ...) followed — directly, after ":"/"=",
 or after up to six words and a verb like "is"/"ist"/"est"/"set to" — by a value of the right shape; a few
-rules read the other way ("Hunter2 is my password") or take a variable's name as the keyword ("DB_PASSWORD=…").
+rules read the other way ("Hunter2 is my password"), start at a setting verb ("changed my password to …") or take a
+variable's name as the keyword ("DB_PASSWORD=…").
 Pure functions, stdlib only; every repeat is bounded, so scanning is linear in the text length.
 """
 
@@ -157,6 +158,8 @@ _USER_LABEL = re.compile(  # "user: root pass: toor": a labelled user name, then
 _NOT_A_VALUE = frozenset("true false null none nil undefined unknown empty required optional hidden unset".split())
 _PATH = re.compile(r"~?(?:/[\w.-]+){2,}/?")  # "pwd is /home/owner/code": a directory, not a password
 _ANNOUNCED = re.compile(rf"(?:[:=：]|\s{_VERB})\s*$")  # the value follows ":", "=" or a verb, not a bare space
+# "I switched my password to 1Password / LastPass": a password manager's name is shaped like a password
+_PASSWORD_MANAGER = re.compile(r"(?i)1password|lastpass|keepass(?:xc|dx)?|nordpass|protonpass|roboform|dashlane")
 _PASSPHRASE = re.compile(r"[a-z]{12,}")  # "correcthorsebattery": one long lowercase word
 # English adverb/adjective/participle/noun endings: "the password is automatically generated / unrecoverable /
 # confidential / straightforward" describe a password, they are not one
@@ -194,9 +197,10 @@ def _password(value: str, before: str) -> bool:
     or any word of >= 4 chars (not "true"/"none"/...) when it is assigned ("pass=toor") or follows a labelled
     user name ("user: root pass: toor"); or a passphrase of 12+ lowercase ASCII letters after ":", "=" or a verb
     ("the wifi password is correcthorsebattery") that does not end like an English adverb or adjective ("-ly",
-    "-able", "-ed", "-tion", ...: "the password is automatically generated"). Not a date, "WPA2" or a directory
-    path ("pwd is /home/owner")."""
-    if len(value) < 4 or _DATE.fullmatch(value) or _WIFI_SECURITY.fullmatch(value) or _PATH.fullmatch(value):
+    "-able", "-ed", "-tion", ...: "the password is automatically generated"). Not a date, "WPA2", a directory
+    path ("pwd is /home/owner") or a password manager ("I switched my password to 1Password")."""
+    if len(value) < 4 or _DATE.fullmatch(value) or _WIFI_SECURITY.fullmatch(value) or _PATH.fullmatch(value) or (
+            _PASSWORD_MANAGER.fullmatch(value)):
         return False
     if value.lower() not in _NOT_A_VALUE and (_ASSIGNED.search(before) or _USER_LABEL.search(before)):
         return True
@@ -215,17 +219,25 @@ def _digits_between(low: int, high: int, max_letters: int) -> Callable[[str, str
 
 
 _RECOVERY_LABEL = re.compile(r"(?i)\b(?:recovery|backup)\s+codes?\b")
+# "The locker combination at the gym is 4-17-33": a combination or lock keyword at most seven words before the value
+_DIAL_LABEL = re.compile(r"(?i)(?:\b(?:combination|padlock|lock|cadenas)|schloss)\b\W*(?:\w+\W+){0,7}$")
+_DIAL = re.compile(r"\d{1,3}(?:-\d{1,3}){1,7}")  # dash-grouped, no 4-digit year: "4-17-33", not "12-05-2026"
+_KEYPAD = re.compile(r"\d{2}[#*]")  # "The door code is 12#": two digits and the keypad's enter key
 
 
 def _codes(value: str, before: str) -> bool:
     """One PIN-shaped code, or a list of them ("backup codes: 4f8a-91bc 22de-77aa"): the first must have 3-48
     digits and at most 2 letters unless dash-grouped, and not be a date; the regex makes later ones hold a digit.
     Also: the digit groups of a dial ("the safe combination is 12 34 56": 2+ groups of 1-3 digits, 3+ digits in
-    all), and after "recovery/backup code(s)" codes of 6+ characters that each mix letters and digits
-    ("Recovery codes for Proton: 1a2b3c4d 5e6f7g8h")."""
+    all), dash-grouped even when it reads like a date if a combination/lock keyword comes shortly before ("The
+    locker combination at the gym is 4-17-33"; "12-05-2026", with its 4-digit year, stays a date); two digits
+    and "#"/"*" ("door code is 12#", a keypad entry); and after "recovery/backup code(s)" codes of 6+ characters
+    that each mix letters and digits ("Recovery codes for Proton: 1a2b3c4d 5e6f7g8h")."""
     codes = re.split(r"[,\s]+", value)
-    if _digits_between(3, 48, 2)(codes[0], before):
+    if _digits_between(3, 48, 2)(codes[0], before) or _KEYPAD.fullmatch(value):
         return True
+    if _DIAL.fullmatch(value) and _DIAL_LABEL.search(before):
+        return sum(c.isdigit() for c in value) >= 3
     if len(codes) > 1 and all(code.isdigit() and len(code) <= 3 for code in codes):
         return sum(map(len, codes)) >= 3
     return _RECOVERY_LABEL.search(before) is not None and all(
@@ -277,6 +289,16 @@ _LOGIN = _keyword(r"log-?in|log-?on|sign-?in|credentials|creds|user(?:name)?|ben
 _LOGIN_PAIR = re.compile(
     rf"{_LOGIN}{_LABEL_SEP}(?:[\w.+-]{{1,64}}@[\w-]{{1,63}}(?:\.[\w-]{{1,63}}){{1,4}}|[A-Za-z][\w.+-]{{0,63}})"
     rf"\s*/\s*(?P<value>{_WORD})")
+# "I changed my laptop password to Kiwi!Mango42": a setting verb, then in the same clause the password word and "to";
+# without the verb "to" names what the password is for ("my password to Office365 is hunter2x")
+_SETTING = _keyword(r"set|changed|reset|updated|switched|made")
+_SET_PASSWORD_TO = re.compile(
+    rf"{_SETTING}(?:\s+{_FILLER}){{0,5}}?\s+{_PASSWORD}\s+(?i:to)\s+(?:{_QUOTED}|(?P<value>{_WORD}))")
+# "user max.mueller, pass Sommer2024!": a labelled user name, then "pass"/"pw"/"pwd" and the password after a space
+_USER_THEN_PASS = re.compile(
+    rf"{_keyword(r'user(?:name)?|benutzer(?:name)?')}\s*[:=]?\s*"
+    rf"(?:[\w.+-]{{1,64}}@[\w-]{{1,63}}(?:\.[\w-]{{1,63}}){{1,4}}|[A-Za-z][\w.+-]{{0,63}})\s*[,;/|]?\s+"
+    rf"{_PASSWORD_ABBR}\s+(?P<value>{_WORD})")
 # "Hunter2 is my password": the value first; the password word ends the clause or a preposition follows, so
 # "This is my password manager" is no finding (and "Netflix" is no password-shaped word anyway)
 _VALUE_IS_PASSWORD = re.compile(
@@ -315,6 +337,8 @@ _RULES: tuple[tuple[str, re.Pattern[str], _Check | None], ...] = (
     ("password", _keyword_rule(_PASSWORD_ABBR, _WORD, _LABEL_SEP), _password),
     ("password", _LOGIN_PAIR, _password),
     ("password", _VALUE_IS_PASSWORD, _password),
+    ("password", _SET_PASSWORD_TO, _password),
+    ("password", _USER_THEN_PASS, _password),
     ("env_secret", _ENV_ASSIGNMENT, _env_value),
     ("pin", _keyword_rule(_PIN, _CODES), _codes),
     ("pin", _keyword_rule(_CODE, r"[#*]?\d{4,8}[#*]?(?![\w-]|[.,/:]\d)", _LABEL_SEP), _pin_number),
@@ -372,11 +396,16 @@ def find_secrets(text: str) -> list[Secret]:
       the labels "pw/pwd/pass" but only with ":", "=" or a verb ("wifi pw: hunter2x"; "pass" not after "boarding",
       "ski", "bus", ... ); any word of 4+ chars when assigned ("pass=toor") or after a labelled user name ("user:
       root pass: toor"); a password-shaped word after a login label, a user name or e-mail address and "/"
-      ("login for netflix: lena@example.com / Tr0ub4dor&3"), or before "is my (Wi-Fi) password" at the end of a
-      clause ("Hunter2 is my password"; not "… is my password manager"); 3+ digits (or dash groups like
+      ("login for netflix: lena@example.com / Tr0ub4dor&3"), after "pass/pw/pwd" and a space right after a
+      labelled user name ("user max.mueller, pass Sommer2024"), after "password to" when a setting verb
+      (set/changed/reset/updated/switched/made) comes before it in the clause ("I changed my laptop password to
+      Kiwi!Mango42"; not a password manager's name like "1Password"), or before "is my (Wi-Fi) password" at the
+      end of a clause ("Hunter2 is my password"; not "… is my password manager"); 3+ digits (or dash groups like
       ``7KQP-2MXD``), or a list of such codes, after "PIN/PUK/door code/garage opener code/alarm code/combination
-      lock/recovery code/2FA backup codes"; the digit groups of a dial ("safe combination is 12 34 56"); codes of
-      6+ characters mixing letters and digits after "recovery/backup codes" ("1a2b3c4d 5e6f7g8h");
+      lock/recovery code/2FA backup codes"; two digits and a keypad "#"/"*" ("door code is 12#"); the digit
+      groups of a dial ("safe combination is 12 34 56"; "locker combination is 4-17-33", date-like but after a
+      combination/lock keyword); codes of 6+ characters mixing letters and digits after "recovery/backup codes"
+      ("1a2b3c4d 5e6f7g8h");
       a 4-8 digit number (not a year 1900-2099) after a bare "code" and ":", "=" or a verb ("the code is 0451"),
       unless it is an area/zip/postal/error/status/booking/tracking/... code;
       6-34 digits after "account number/routing number/sort code/BSB/Kontonummer"; 5+ digits after
