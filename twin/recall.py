@@ -82,8 +82,9 @@ NEWER_STATEMENT_COSINE = 0.6
 """Two results this similar (stored vectors) are taken to be statements about the same thing (ours)."""
 NEWER_STATEMENT_SHARE = 0.5
 """… and the newer one is moved just above the older when it scores at least this share of it (ours)."""
-NEWER_STATEMENT_POOL = 30
-"""Only the best this many results are compared pairwise."""
+NEWER_STATEMENT_POOL = 15
+"""Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures; 15 costs
+half the time of 30 at 100k memories)."""
 VERBATIM_COSINE = 0.9
 """A result this close to the query (the query nearly quotes it) is never passed by a newer one (ours: `twin
 doctor` and an owner pasting a memory's own text must find that memory first)."""
@@ -238,7 +239,9 @@ class Recall:
         for mid, rank, content in rows:
             folded = content.lower() if content.isascii() else fold(content)
             words = set(_WORD.findall(folded))
-            share = sum(w for t, w in weights.items() if any(has_form(f, words, folded) for f in forms[t])) / total
+            share = sum(w for t, w in weights.items()
+                        if t in words or (len(forms[t]) > 1 and any(has_form(f, words, folded) for f in forms[t])))
+            share /= total
             scores[mid] = (-rank / best if best > 0 else 0.0) * share
         return scores
 
