@@ -12,6 +12,7 @@ import pytest
 from twin.capture import capture
 from twin.extractor import Candidate
 from twin.index import VectorIndex
+from twin.lifecycle import VectorLookup, write_pending_edges
 from twin.memory import format_time
 from twin.recall import COLD_PENALTY, Recall
 from twin.vectors import IndexReader
@@ -51,8 +52,17 @@ def recall(store, embedder, twin_env):
     r.close()
 
 
+def _settle(recall) -> None:
+    """What the embedding worker does after a flush: the reader picks up the vectors saved since (a plain refresh
+    runs at most once a second) and each new memory is linked to its 3 nearest (`co_occurs` edges)."""
+    recall.reader.open()
+    lookup = VectorLookup(recall.store, recall.reader.search, recall.embedder.model_id)
+    while write_pending_edges(recall.store, lookup):
+        pass
+
+
 def _ask(recall, query: str, **kwargs) -> list[str]:
-    recall.reader.open()  # picks up the vectors saved since (a plain refresh runs at most once a second)
+    _settle(recall)
     kwargs.setdefault("as_of", format_time(NOW))
     kwargs.setdefault("touch", False)
     return [r.memory.content for r in recall.recall(BEING, query, **kwargs)]
@@ -77,7 +87,7 @@ def test_sensitive_memories_only_when_asked(remember, recall):
 
 def test_a_cold_memory_ranks_lower_and_a_search_that_returns_it_warms_it(store, remember, recall):
     mid = remember("Owner plays the cello in an amateur orchestra on Thursdays.", 30).id
-    recall.reader.open()
+    _settle(recall)
     warm = recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=False)[0].score
     store.conn.execute("UPDATE memories SET tier = 'cold' WHERE id = ?", (mid,))
     cold = recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=False)[0]
@@ -160,7 +170,7 @@ def test_a_first_person_question_finds_the_third_person_memory_by_its_words(reme
     assert hits["Owner lives in Berlin."].keyword > 0  # "live" also looked for as "owner lives"
     assert hits["Owner's parents live in Faro."].keyword > 0  # "live" as written
     remember("Owner's sister lives in Porto.", 10)
-    recall.reader.open()
+    _settle(recall)
     hits = {r.memory.content: r for r in recall.recall(BEING, "where do I live?", as_of=format_time(NOW), touch=False)}
     assert hits["Owner's sister lives in Porto."].keyword == 0  # the sister living somewhere is not the owner
 

@@ -79,12 +79,12 @@ EVENT_MIN_SIMILARITY = 0.4
 """The memory an event anchor ("the week I moved") resolves to must be at least this close to the event
 (cosine; keyword score when recall is keyword-only), else the anchor is ignored (ours)."""
 NEWER_STATEMENT_COSINE = 0.6
-"""Two results this similar (stored vectors) are taken to be statements about the same thing (ours)."""
+"""Two results this similar are taken to be statements about the same thing (ours): a `co_occurs` graph edge of
+this strength (the cosine of their vectors; the embedding worker links each new memory to its 3 nearest)."""
 NEWER_STATEMENT_SHARE = 0.5
 """… and the newer one is moved just above the older when it scores at least this share of it (ours)."""
 NEWER_STATEMENT_POOL = 15
-"""Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures; 15 costs
-half the time of 30 at 100k memories)."""
+"""Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures)."""
 VERBATIM_COSINE = 0.9
 """A result this close to the query (the query nearly quotes it) is never passed by a newer one (ours: `twin
 doctor` and an owner pasting a memory's own text must find that memory first)."""
@@ -347,8 +347,8 @@ class Recall:
             score *= (COLD_PENALTY if tier == "cold" else 1.0) * (WINDOW_LIFT if inside and not window.strict else 1.0)
             ranked.append((mid, score, kw, vec, rec))
         ranked.sort(key=lambda r: (-r[1], -r[0]))
-        if window is None and qvec is not None:
-            ranked = self._newer_first(ranked, {mid: fields[mid][4] for mid, *_ in ranked})
+        if window is None:
+            ranked = self._newer_first(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:NEWER_STATEMENT_POOL]})
         ranked = self._cut(ranked)
         memories = self.store.get_many(r[0] for r in ranked[:limit])
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec)
@@ -400,26 +400,22 @@ class Recall:
 
     def _newer_first(self, ranked: list[tuple], created: dict[int, str]) -> list[tuple]:
         """`ranked` (best first) with each result lifted just above any older result among the best
-        `NEWER_STATEMENT_POOL` that says nearly the same (cosine ≥ `NEWER_STATEMENT_COSINE`) about the same
+        `NEWER_STATEMENT_POOL` that says nearly the same (a `co_occurs` edge between them of strength ≥
+        `NEWER_STATEMENT_COSINE`: one indexed read of the graph, no vectors) about the same
         subject (`subject_head`: "Owner's PIN" is not "Owner's bank card PIN", "Lena's" not "Owner's") and that
         it scores at least `NEWER_STATEMENT_SHARE` of; never above a result the query nearly quotes
         (`VERBATIM_COSINE`). A paraphrase loses nothing by the swap, and an update the capture rules did not
         catch ranks above the fact it replaced. Measured on the eval's dev split: stale above newest 0.467 ->
-        0.333, Recall@5 0.813 -> 0.808, Recall@1 0.528 -> 0.531 (bench/eval_recall.py)."""
-        pool = ranked[:NEWER_STATEMENT_POOL]
-        vectors = self.store.stored_vectors((r[0] for r in pool), self.embedder.model_id)
-        pool = [r for r in pool if r[0] in vectors and vectors[r[0]].shape == (self.embedder.dim,)]
-        if len(pool) < 2:
-            return ranked
-        matrix = np.stack([vectors[r[0]] for r in pool])
-        similar = matrix @ matrix.T
-        pairs = [(i, j) for i, j in zip(*np.nonzero(similar >= NEWER_STATEMENT_COSINE), strict=True) if i != j]
+        0.333 at the same Recall@5 (bench/eval_recall.py); reading vectors instead of edges gave the same figures
+        at ~0.6 ms more per query at 100k memories (bench/recall_latency.py)."""
+        pool = {r[0]: r for r in ranked[:NEWER_STATEMENT_POOL]}
+        pairs = self.store.edges_among(pool, "co_occurs", NEWER_STATEMENT_COSINE)
         if not pairs:
             return ranked
-        heads = {mid: subject_head(text) for mid, text in self.store.contents({pool[k][0] for p in pairs for k in p})}
+        heads = {mid: subject_head(text) for mid, text in self.store.contents({m for p in pairs for m in p})}
         lifted = {}
-        for i, j in pairs:  # i the newer, j the older
-            newer, older = pool[i], pool[j]
+        for a, b in pairs:
+            newer, older = (pool[a], pool[b]) if created[a] > created[b] else (pool[b], pool[a])
             if (older[1] > newer[1] and created[older[0]] < created[newer[0]]
                     and newer[1] >= NEWER_STATEMENT_SHARE * older[1] and older[3] < VERBATIM_COSINE
                     and heads.get(older[0]) is not None and heads.get(older[0]) == heads.get(newer[0])):

@@ -354,6 +354,17 @@ class Store:
         """Drop tombstones with seq ≤ `up_to_seq` (after the checkpoint that scrubbed them is on disk)."""
         self.conn.execute("DELETE FROM index_tombstones WHERE seq <= ?", (up_to_seq,))
 
+    def edges_among(self, memory_ids: Iterable[int], kind: str, min_strength: float) -> list[tuple[int, int]]:
+        """`(src, dst)` of the `kind` edges with strength ≥ `min_strength` whose both ends are in `memory_ids`
+        (read-only; the primary key (src, dst, kind) finds them)."""
+        ids = list({int(i) for i in memory_ids})
+        if len(ids) < 2 or len(ids) > 500:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.conn.execute(
+            f"SELECT src, dst FROM memory_edges WHERE src IN ({marks}) AND dst IN ({marks}) AND kind = ?"
+            " AND strength >= ?", (*ids, *ids, kind, float(min_strength))).fetchall()
+
     def contents(self, memory_ids: Iterable[int]) -> list[tuple[int, str]]:
         """`[(id, content)]` of the ids that exist (any status, no order; read-only): the text alone, cheaper
         than `get_many` when only the words matter."""
