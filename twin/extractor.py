@@ -531,7 +531,7 @@ def _third_person(sentence: str) -> str:
         aux = " " + _CONTRACTED[contraction] if contraction else ""
         if aux == " would" and verb and verb.lower() in ("been", "better"):
             aux = " had"
-        verb_out = " " + (verb if contraction else _agree(verb)) if verb else ""
+        verb_out = " " + (verb if contraction else agree(verb)) if verb else ""
         conj = m["conj"] or ""
         elide = bool(conj) and state["subject_end"] >= 0 and not _CLAUSE_BREAK.search(
             m.string, state["subject_end"], m.start())
@@ -541,7 +541,7 @@ def _third_person(sentence: str) -> str:
     return _FIRST.sub(replace, sentence)
 
 
-def _agree(verb: str) -> str:
+def agree(verb: str) -> str:
     """Simple-present third-person form of a verb that followed "I"/"we"; past tenses and modals unchanged."""
     low = verb.lower().replace("’", "'")
     if low in _AGREE:

@@ -16,9 +16,10 @@ The memory lifecycle (seeds 003 and 004) adds:
   was learned only lifts, and its words stay in the query ("where did I live in 2010?" finds "Owner lived in
   Paris in 2010.", learned years later); a memory the query nearly quotes (`VERBATIM_COSINE`) is kept whatever
   its time;
-- of two results about the same thing (cosine of their stored vectors ≥ `NEWER_STATEMENT_COSINE`) the newer
-  ranks first, unless the query names a time: capture's supersession rules miss updates worded differently
-  ("became vegetarian" after "eats everything"), and the newest statement is the current one (seed 003);
+- of two results about the same subject that say nearly the same (a `co_occurs` graph edge of strength ≥
+  `NEWER_STATEMENT_COSINE`) the newer ranks first, unless the query names a time: capture's supersession
+  rules miss updates worded differently ("Owner now does knee physiotherapy at Physio Kiez" after "Owner sees
+  physiotherapist Inês Baptista"), and the newest statement is the current one (seed 003);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
   are off by default: see `SCORE_FLOOR` for what was measured).
@@ -38,6 +39,7 @@ import numpy as np
 
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
+from twin.extractor import agree
 from twin.memory import Recalled, format_time, parse_time
 from twin.store import Store
 from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
@@ -118,41 +120,18 @@ def query_terms(text: str) -> list[str]:
     return terms[:32]
 
 
-def word_forms(term: str) -> frozenset[str]:
-    """`term` and its English -s/-es/-ies forms both ways ("live" ↔ "lives", "watch" ↔ "watches", "city" ↔
-    "cities"), so a first-person question ("where do I live?") meets a third-person memory ("Owner lives …")
-    without a stemmer in the index (ours; FTS5's unicode61 tokenizer keeps words as written). Terms under 3
-    letters, digits and non-Latin words get no other forms."""
-    forms = {term}
-    if len(term) < 3 or not term.isascii() or not term.isalpha():
-        return frozenset(forms)
-    if term.endswith("ies"):
-        forms.add(term[:-3] + "y")
-    elif term.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
-        forms.add(term[:-2])
-    elif term.endswith("s"):
-        if not term.endswith(("ss", "us", "is")) and len(term) > 3:
-            forms.add(term[:-1])
-    elif term.endswith("y") and term[-2] not in "aeiou":
-        forms.add(term[:-1] + "ies")
-    elif term.endswith(("ch", "sh", "x", "z", "o")):
-        forms.add(term + "es")
-    else:
-        forms.add(term + "s")
-    return frozenset(forms)
-
-
 _FIRST_PERSON_VERB = re.compile(
     r"(?i)\b(?:i|we)\s+(?:(?:really|still|usually|often|always|never|now|currently|also|just|mostly)\s+)?([a-z]+)\b")
 
 
 def term_forms(query: str, terms: list[str]) -> dict[str, frozenset[str]]:
     """`{term: the forms keyword search looks for}`: a verb right after "I"/"we" in `query` also as the phrase
-    "owner <third-person form>" (`word_forms`: "where do I live?" looks for "live" and "owner lives", as the
-    owner's memories say "Owner lives …", while "Owner's sister lives …" is not the owner living somewhere);
-    every other term only as written (more forms everywhere cost Recall@5 on the eval)."""
+    "owner <third-person form>" (the extractor's own agreement, `twin.extractor.agree`: "where do I live?" looks
+    for "live" and "owner lives", as the owner's memories say "Owner lives …", while "Owner's sister lives …" is
+    not the owner living somewhere); every other term only as written (-s forms of every word cost Recall@5 on
+    the eval)."""
     verbs = {fold(m[1]) for m in _FIRST_PERSON_VERB.finditer(query)}
-    return {t: frozenset({t} | {f"owner {f}" for f in word_forms(t) - {t}}) if t in verbs else frozenset({t})
+    return {t: frozenset({t, f"owner {agree(t)}"}) if t in verbs and agree(t) != t else frozenset({t})
             for t in terms}
 
 
@@ -256,20 +235,25 @@ class Recall:
             log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
             return None
 
-    def _window_scores(self, being: str, window: TimeWindow, vector: np.ndarray | None,
-                       before: str | None) -> dict[int, float]:
-        """`{id: cosine}` of the memories made inside a strict `window` (newest `WINDOW_CANDIDATES`), from their
-        stored vectors, so an episode of that day is a candidate even when no word or nearest neighbour found
-        it. Without a query vector every one scores 0 (keyword, importance and recency still rank them)."""
+    def _window_rows(self, being: str, window: TimeWindow, before: str | None) -> list[tuple[int, bytes | None]]:
+        """`(id, stored vector or None)` of the newest `WINDOW_CANDIDATES` memories of `being` made inside
+        `window` (and before `before`, a replay), read once per query: whether the window holds anything, and
+        the candidates it brings in."""
         end = format_time(window.end)
         if before and before < end:
             end = before
-        rows = self.store.conn.execute(
+        return self.store.conn.execute(
             "SELECT m.id, e.vector FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
             " AND e.model_id = ? WHERE m.being_id = ? AND m.created_at >= ? AND m.created_at < ?"
             " ORDER BY m.created_at DESC LIMIT ?",
             (self.embedder.model_id if self.embedder else "", being, format_time(window.start), end,
              WINDOW_CANDIDATES)).fetchall()
+
+    @staticmethod
+    def _window_scores(rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:
+        """`{id: cosine}` of a strict window's memories (`_window_rows`) from their stored vectors, so an episode
+        of that day is a candidate even when no word or nearest neighbour found it. Without a query vector every
+        one scores 0 (keyword, importance and recency still rank them)."""
         out = {}
         for mid, blob in rows:
             sim = 0.0
@@ -306,7 +290,8 @@ class Recall:
         window = find_window(query, now, zone or self.zone)
         if window is None and anchor_events:
             window = self._event_window(being, query, as_of, zone or self.zone)
-        if window is not None and window.strict and not self._any_made_in(being, window, before):
+        in_window = self._window_rows(being, window, before) if window is not None and window.strict else []
+        if window is not None and window.strict and not in_window:
             # nothing was learned then: the time may be what a memory says ("Owner lived in Paris in 2010."), so
             # the words stay in the query and the window only lifts
             window = TimeWindow(window.start, window.end, "", False)
@@ -325,7 +310,7 @@ class Recall:
         keyword = self._keyword_scores(terms, forms, *keyword_future.result())
         quoted: set[int] = set()
         if window is not None and window.strict:
-            vector.update(self._window_scores(being, window, qvec, before))
+            vector.update(self._window_scores(in_window, qvec))
             quoted = self._quoted(query, vector)
         fields = self.store.ranking_fields(set(keyword) | set(vector))
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
@@ -376,15 +361,6 @@ class Recall:
                 out.add(mid)
                 vector[mid] = max(vector.get(mid, 0.0), sim)
         return out
-
-    def _any_made_in(self, being: str, window: TimeWindow, before: str | None) -> bool:
-        """True when some active memory of `being` was made inside `window` (and before `before`, a replay)."""
-        end = format_time(window.end)
-        if before and before < end:
-            end = before
-        return self.store.conn.execute(
-            "SELECT 1 FROM memories WHERE being_id = ? AND created_at >= ? AND created_at < ? LIMIT 1",
-            (being, format_time(window.start), end)).fetchone() is not None
 
     def _event_window(self, being: str, query: str, as_of: str | None, zone: tzinfo) -> TimeWindow | None:
         """The strict window an event anchor in `query` names ("the week I moved" → the Monday-Sunday week of
