@@ -99,9 +99,9 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
         return CaptureResult(existing.id, deduplicated=True)
     if not force and (why := unworthy(content)):
         return CaptureResult(None, rejected=why)
-    superseded: list[tuple[int, str]] = []
     if compare and judged is not None:
         return _capture_judged(store, being, candidate, source, now, provenance, judged)
+    superseded: list[tuple[int, str]] = []
     for old_id, old_content in related_memories(store, being, content) if compare else ():
         relation = relate(content, old_content)
         if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
@@ -143,7 +143,7 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     for old_id, reason in superseded:
         store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
                            "WHERE id = ?", (new_id, reason[:300], old_id))
-    store.conn.execute("INSERT OR IGNORE INTO edge_markers (memory_id, created_at) VALUES (?, ?)", (new_id, now))
+    store.add_edge_markers([new_id], now)
     return CaptureResult(new_id, superseded=[i for i, _ in superseded],
                          reason="; ".join(r for _, r in superseded) or None)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from twin.provider import BULK_SHARE, DATA_RULE, ModelProvider, quote_data
+from twin.provider import BULK_SHARE, DATA_RULE, ModelProvider, quote_data, valid_items
 
 COMPARED_PER_MEMORY = 8
 """Active memories shown to the model per new memory: its best keyword matches (bm25), ours."""
@@ -62,16 +62,8 @@ class ComparisonAnswer(BaseModel):
 
     @field_validator("pairs", mode="before")
     @classmethod
-    def _usable(cls, value: object) -> list:
-        if not isinstance(value, list):
-            raise ValueError("pairs must be a list")
-        out = []
-        for item in value:
-            try:
-                out.append(Judgement.model_validate(item))
-            except (ValueError, TypeError):
-                continue
-        return out
+    def _usable(cls, value: object) -> list[Judgement]:
+        return valid_items(value, Judgement, "pairs")
 
 
 def judge(provider: ModelProvider, batch: list[tuple[str, list[tuple[int, str]]]]) -> list[dict[int, tuple[str, str]]]:
@@ -97,5 +89,5 @@ def judge(provider: ModelProvider, batch: list[tuple[str, list[tuple[int, str]]]
     for pair in answer.pairs:
         index = pair.new - 1
         if 0 <= index < len(batch) and pair.existing in shown[index] and pair.relation != "unrelated":
-            out[index][pair.existing] = (pair.relation, pair.reason or f"the model: {pair.relation}")
+            out[index][pair.existing] = (pair.relation, pair.reason or pair.relation)
     return out

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from twin.activity import Activity
 from twin.learn import learn
@@ -36,6 +36,7 @@ from twin.provider import (
     ProviderError,
     ProviderResting,
     quote_data,
+    valid_items,
 )
 from twin.store import Store
 
@@ -278,15 +279,7 @@ class InterestAnswer(BaseModel):
     @field_validator("interests", mode="before")
     @classmethod
     def _drop_bad_items(cls, value: object) -> list[InterestItem]:
-        if not isinstance(value, list):
-            raise ValueError("interests must be a list")
-        items = []
-        for item in value:
-            try:
-                items.append(InterestItem.model_validate(item))
-            except ValidationError:
-                continue
-        return items
+        return valid_items(value, InterestItem, "interests")
 
 
 def system_prompt(limit: int) -> str:

@@ -123,13 +123,12 @@ def compare_with_model(store: Store, activity: Activity | None, being: str, cand
 
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
-                      compare: bool = True, force: bool = False,
-                      judgements: list[dict[int, tuple[str, str]]] | None = None) -> None:
+                      compare: bool = True, judgements: list[dict[int, tuple[str, str]]] | None = None) -> None:
     """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
     `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
     for n, cand in enumerate(candidates):
-        outcome = capture(store, being, cand, source, now, provenance, force=force, compare=compare,
+        outcome = capture(store, being, cand, source, now, provenance, compare=compare,
                           judged=judgements[n] if judgements is not None else None)
         if outcome.deduplicated:
             result.reinforced.append(outcome.id)

@@ -88,6 +88,21 @@ def unit_interval(value: object, default: float = 0.5) -> float:
     return default if math.isnan(number) else min(1.0, max(0.0, number))
 
 
+def valid_items(value: object, item: type[T], field: str) -> list[T]:
+    """The items of a model's list that validate as `item` (a pydantic model), the others dropped one by one, so
+    one malformed entry does not cost the whole answer. Raises `ValueError` naming `field` when `value` is not a
+    list (for a `mode="before"` field validator)."""
+    if not isinstance(value, list):
+        raise ValueError(f"{field} must be a list")
+    out = []
+    for entry in value:
+        try:
+            out.append(item.model_validate(entry))
+        except (ValidationError, ValueError, TypeError):
+            continue
+    return out
+
+
 def parse_json_object(text: str) -> dict:
     """The first JSON object in a model's answer: the whole answer, a ```json fenced block, or the first `{…}`
     that decodes, so prose before or after the JSON is ignored. Strings come back without lone surrogates.
