@@ -8,7 +8,7 @@ optional grid over the recall settings.
 A fresh store in a temp dir gets the eval memories in `created_at` order through `twin.capture.capture`, the
 path `learn()` uses (the worthiness gate, dedup, updates in place, supersession, inferred sensitivity), each
 created at its own `created_at`; every memory is embedded with `workers.jobs.flush_pending` into an
-`IndexWriter` and linked to its 3 nearest by `twin.lifecycle.write_pending_edges` (as the embedding worker
+`IndexWriter` and linked to its 3 nearest by `twin.lifecycle.write_all_pending_edges` (as the embedding worker
 does after a flush), and each query runs `Recall.recall(being, query, limit=10, as_of=q["as_of"], touch=False,
 include_sensitive=asks_for_sensitive(query), zone=Europe/Berlin)`. The system never sees `dup_of`,
 `supersedes` or `sensitive` (they are removed before capture). A stored memory that several eval memories
@@ -90,7 +90,7 @@ class EvalStore:
         from twin.embedder import LocalEmbedder
         from twin.extractor import Candidate
         from twin.index import VectorIndex
-        from twin.lifecycle import VectorLookup, write_pending_edges
+        from twin.lifecycle import VectorLookup, write_all_pending_edges
         from twin.settings import Settings
         from twin.store import Store
         from twin.vectors import IndexReader, IndexWriter
@@ -132,8 +132,7 @@ class EvalStore:
         self.reader = IndexReader(self.store, new_index())
         self.reader.open()
         lookup = VectorLookup(self.store, self.reader.search, self.embedder.model_id)
-        while write_pending_edges(self.store, lookup):  # the graph edges the embedding worker writes after a flush
-            pass
+        write_all_pending_edges(self.store, lookup)  # the graph edges the embedding worker writes after a flush
         self.figures = {"captured": dict(outcomes), "embedded": embedded, "embed_s": embed_s,
                         "sensitive": self.store.conn.execute("SELECT COUNT(*) FROM memories WHERE sensitivity = "
                                                              "'sensitive'").fetchone()[0]}

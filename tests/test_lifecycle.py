@@ -25,7 +25,6 @@ from twin.lifecycle import (
     dream,
     lifespan_days,
     neighbors,
-    promote,
     stats,
     write_pending_edges,
 )
@@ -190,8 +189,15 @@ def test_decay_demotes_by_the_lifespan_formula(store, activity):
                                                 "(4 stay warm)."]
     assert decay(store, BEING, NOW) == {"demoted": 0}
 
-    assert promote(store, [once_8, idle_15, 999_999]) == 1  # idle_15 was warm already, 999999 does not exist
-    assert store.get(once_8).tier == "warm" and promote(store, []) == 0
+    # a search hit re-promotes (recall's Store.touch): idle_15 was warm already, 999999 does not exist
+    def cold() -> int:
+        return store.conn.execute("SELECT COUNT(*) FROM memories WHERE tier = 'cold'").fetchone()[0]
+
+    before = cold()
+    store.touch([once_8, idle_15, 999_999], format_time(NOW))
+    assert before - cold() == 1
+    store.touch([], format_time(NOW))  # nothing to touch: nothing changes
+    assert store.get(once_8).tier == "warm" and cold() == before - 1
 
 
 # -- dream ------------------------------------------------------------------------------------------------------

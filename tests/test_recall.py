@@ -12,7 +12,7 @@ import pytest
 from twin.capture import capture
 from twin.extractor import Candidate
 from twin.index import VectorIndex
-from twin.lifecycle import VectorLookup, write_pending_edges
+from twin.lifecycle import VectorLookup, write_all_pending_edges
 from twin.memory import format_time
 from twin.recall import COLD_PENALTY, Recall
 from twin.vectors import IndexReader
@@ -56,9 +56,7 @@ def _settle(recall) -> None:
     """What the embedding worker does after a flush: the reader picks up the vectors saved since (a plain refresh
     runs at most once a second) and each new memory is linked to its 3 nearest (`co_occurs` edges)."""
     recall.reader.open()
-    lookup = VectorLookup(recall.store, recall.reader.search, recall.embedder.model_id)
-    while write_pending_edges(recall.store, lookup):
-        pass
+    write_all_pending_edges(recall.store, VectorLookup(recall.store, recall.reader.search, recall.embedder.model_id))
 
 
 def _ask(recall, query: str, **kwargs) -> list[str]:

@@ -3,8 +3,9 @@
 - Edges (seed 003 "Graph traversal"): `co_occurs` from a new memory to its top-3 vector neighbours, written by
   the embedding worker once the memory has a vector (`write_pending_edges`; the `edge_markers` row is the
   durable marker); `co_inferred` from the dream cycle. Both go with their memories (FK cascade).
-- Decay (seed 003 "Decay and reinforcement"): a warm memory idle longer than 7·log2(hits + 1) days goes cold
-  (`decay`, every `decay_every_s`); a search hit brings it back (`promote`, called by recall).
+- Decay (seed 003 "Decay and reinforcement"): a warm memory idle longer than 7·log2(uses + 1) days goes cold,
+  uses = hits + the capture itself (`decay`, every `decay_every_s`); a search hit brings it back (recall's
+  `Store.touch`, in the same update that records the access).
 - Dream (seed 003 "Dream cycle"): merge near-duplicates, then add `co_inferred` edges (`dream`, every
   `dream_every_s` in the embedding worker, or `twin dream`).
 
@@ -42,14 +43,6 @@ DAYS_PER_DOUBLING = 7.0
 """Lifespan = 7 days per doubling of hits + 1 (seed 003: effectiveDays(hits) = 7 · log2(hits + 1))."""
 MERGE_COSINE = 0.97
 MERGE_JACCARD = 0.5
-_VALUE = re.compile(r"\d+|\b[A-ZÀ-Þ][\w’'-]*")
-
-
-def same_values(a: str, b: str) -> bool:
-    """True when two sentences carry the same numbers and capitalised words (names, weekdays, months, places):
-    a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
-    "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
-    return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
 """The dream merges a pair only when cosine ≥ 0.97 AND token-set Jaccard ≥ 0.5 (seed 003: both required, so
 "lives in X" / "lives in Y" never collapse)."""
 PROMOTE_SHARED = 3
@@ -60,6 +53,14 @@ BATCH = 500
 """Ids per SQL `IN (…)` and vectors read per query."""
 
 Search = Callable[[np.ndarray, int], list[tuple[int, float]]]
+_VALUE = re.compile(r"\d+|\b[A-ZÀ-Þ][\w’'-]*")
+
+
+def same_values(a: str, b: str) -> bool:
+    """True when two sentences carry the same numbers and capitalised words (names, weekdays, months, places):
+    a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
+    "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
+    return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
 
 
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
@@ -132,6 +133,15 @@ def write_pending_edges(store: Store, search: VectorLookup, limit: int = BATCH, 
         conn.executemany("DELETE FROM edge_markers WHERE memory_id = ?", [(r[0],) for r in rows])
     log.debug("lifecycle: %d co_occurs edge(s) for %d new memories", written, len(rows))
     return len(rows)
+
+
+def write_all_pending_edges(store: Store, search: VectorLookup) -> int:
+    """`write_pending_edges` in batches until no marked memory with a vector is left (what the embedding worker
+    does after each flush and checkpoint). Returns how many markers were resolved."""
+    done = 0
+    while n := write_pending_edges(store, search):
+        done += n
+    return done
 
 
 def _edges_around(store: Store, ids: list[int]) -> list[tuple[int, int, float]]:
@@ -209,19 +219,6 @@ def decay(store: Store, being: str, now: datetime | None = None) -> dict:
         Activity(store, being).record("decayed", f"Decay: {len(cold)} memory(ies) idle past their lifespan moved "
                                                  f"to cold ({len(rows) - len(cold)} stay warm).")
     return {"demoted": len(cold)}
-
-
-def promote(store: Store, memory_ids: Iterable[int]) -> int:
-    """Seed 003's re-promotion: set tier `warm` for the given ids (recall calls it for its search hits). Unknown
-    or already warm ids are ignored. Returns how many moved from cold to warm."""
-    ids = [int(i) for i in memory_ids]
-    if not ids:
-        return 0
-    with store.transaction() as conn:
-        before = conn.total_changes
-        for chunk in _chunks(ids):
-            conn.execute(f"UPDATE memories SET tier = 'warm' WHERE tier = 'cold' AND id IN ({_marks(chunk)})", chunk)
-        return conn.total_changes - before
 
 
 # -- dream ------------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from twin.interests import learn_interests as _learn_interests
 from twin.learn import forget_source as _forget_source
 from twin.learn import learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
-from twin.lifecycle import VectorLookup, decay, dream, write_pending_edges
+from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
 from twin.reflection import reflect
 from twin.store import Store
@@ -235,10 +235,7 @@ def _write_edges(ctx) -> int:
     """Seed 003's `co_occurs` edges for every marked memory that has a vector by now (embedding worker only;
     markers of memories still without one stay). Returns how many markers were resolved."""
     lookup = _lookup(ctx)
-    done = 0
-    while lookup is not None and (n := write_pending_edges(ctx.store, lookup)):
-        done += n
-    return done
+    return write_all_pending_edges(ctx.store, lookup) if lookup is not None else 0
 
 
 def index_checkpoint() -> dict:
