@@ -38,6 +38,8 @@ def test_learn_recall_memories_forget_activity(twin_env):
     assert json.loads(twin("memories", "--kind", "relationship", "--json").stdout)[0]["content"].startswith(
         "Owner's brother Rui")
 
+    today = {m["id"] for m in json.loads(twin("today", "--json").stdout)}
+    assert today >= {m["id"] for m in created}  # learned just now: today on the owner's calendar
     many = twin("learn", " ".join(f"My friend number {n} lives in town {n} near the river." for n in range(15)))
     assert many.stdout.count("learned ") == 12 and "at most 12 memories" in many.stderr
     twin("learn", "I live in Lisbon.")

@@ -127,15 +127,18 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     """List memories newest first (everything is readable: seed 000 "read all of it"; superseded ones with
-    --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (the
-    last 24 hours); listing never re-promotes a cold memory (seed 003)."""
+    --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (since
+    local midnight in the owner's zone, `time_window.today_window`); listing never re-promotes a cold memory
+    (seed 003)."""
     since = args.since if getattr(args, "since", None) else None
     if args.command == "today":
-        from datetime import UTC, datetime, timedelta
+        from datetime import UTC, datetime
 
+        from twin.hush import owner_zone
         from twin.memory import format_time
+        from twin.time_window import today_window
 
-        since = format_time(datetime.now(UTC) - timedelta(hours=24))
+        since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
     with Store(settings.db_path) as store:
         rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
                                    include_superseded=args.all)
@@ -558,25 +561,30 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
 
 
 # -- parser -----------------------------------------------------------------------------------
-def _positive(value: str) -> int:
+def _whole(value: str) -> int:
     try:
         number = int(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
-    return min(number, 2**63 - 1)
+    return number
+
+
+def _positive(value: str) -> int:
+    """A count or limit: a whole number ≥ 1, capped at SQLite's largest integer."""
+    return min(_whole(value), 2**63 - 1)
 
 
 def _memory_id(value: str) -> int:
-    number = _positive(value)
+    number = _whole(value)
     if number > 2**63 - 1:
         raise argparse.ArgumentTypeError(f"no memory has id {value}")
     return number
 
 
 def _port(value: str) -> int:
-    number = _positive(value)
+    number = _whole(value)
     if number > 65535:
         raise argparse.ArgumentTypeError(f"not a port (1-65535): {value!r}")
     return number
@@ -626,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     for name, help_ in (("memories", "list memories, newest first"),
                         ("recent", "memories made since --since, newest first"),
-                        ("today", "memories made in the last 24 hours, newest first")):
+                        ("today", "memories made today (your time zone), newest first")):
         p = add(name, cmd_memories, help_)
         p.add_argument("--kind", choices=KINDS)
         p.add_argument("--limit", type=_positive, default=50)
