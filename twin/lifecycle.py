@@ -20,7 +20,7 @@ import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -29,7 +29,7 @@ import numpy as np
 from twin.activity import Activity
 from twin.capture_rules import token_jaccard
 from twin.memory import Memory, format_time, parse_time
-from twin.store import Store
+from twin.store import Store, id_chunks
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ PROMOTE_SHARED = 3
 SEARCH_CAP = 256
 """Most labels asked of the index for one top-3 (other beings' and superseded memories are skipped)."""
 BATCH = 500
-"""Ids per SQL `IN (…)` and vectors read per query."""
+"""Marked memories whose edges one `write_pending_edges` transaction writes."""
 
 Search = Callable[[np.ndarray, int], list[tuple[int, float]]]
 _VALUE = re.compile(r"\d+|\b[A-ZÀ-Þ][\w’'-]*")
@@ -61,15 +61,6 @@ def same_values(a: str, b: str) -> bool:
     a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
     "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
     return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
-
-
-def _chunks(ids: list[int]) -> Iterable[list[int]]:
-    for start in range(0, len(ids), BATCH):
-        yield ids[start:start + BATCH]
-
-
-def _marks(chunk: list[int]) -> str:
-    return ",".join("?" * len(chunk))
 
 
 @dataclass
@@ -147,8 +138,7 @@ def write_all_pending_edges(store: Store, search: VectorLookup) -> int:
 def _edges_around(store: Store, ids: list[int]) -> list[tuple[int, int, float]]:
     """`(node, other end, strength)` of every edge touching `ids`, either direction (read-only)."""
     out = []
-    for chunk in _chunks(ids):
-        marks = _marks(chunk)
+    for chunk, marks in id_chunks(ids):
         out += store.conn.execute(f"SELECT src, dst, strength FROM memory_edges WHERE src IN ({marks}) UNION ALL"
                                   f" SELECT dst, src, strength FROM memory_edges WHERE dst IN ({marks})",
                                   (*chunk, *chunk)).fetchall()
@@ -238,7 +228,7 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
     and token Jaccard ≥ 0.5 is folded into its canonical (`Store.merge_memories`). Returns `(walked, merged)`."""
     walked = merged = 0
     gone: set[int] = set()
-    for chunk in _chunks(ids):
+    for chunk, _ in id_chunks(ids):
         vectors = lookup.vectors(chunk)
         for mid in chunk:
             if mid in gone:

@@ -39,6 +39,19 @@ def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
                   updated_at=updated)
 
 
+IN_CHUNK = 500
+"""Ids per `IN (…)` list (well under SQLite's bound-variable limit)."""
+
+
+def id_chunks(memory_ids: Iterable[int]) -> Iterator[tuple[list[int], str]]:
+    """The distinct `memory_ids`, in their order, in chunks of `IN_CHUNK`, each with its `?,?,…` placeholders, for
+    `IN (…)` queries over any number of ids."""
+    ids = list(dict.fromkeys(int(i) for i in memory_ids))
+    for start in range(0, len(ids), IN_CHUNK):
+        chunk = ids[start:start + IN_CHUNK]
+        yield chunk, ",".join("?" * len(chunk))
+
+
 def _enable_wal(conn: sqlite3.Connection) -> None:
     """Switch to WAL. Converting a new database needs a moment alone with it and SQLite does not wait for
     that on its own, so two processes opening a fresh store at once retry for up to `BUSY_TIMEOUT_MS`."""
@@ -186,11 +199,8 @@ class Store:
 
     def get_many(self, memory_ids: Iterable[int]) -> dict[int, Memory]:
         """Memories by id; ids that no longer exist are simply absent from the result."""
-        ids = list({int(i) for i in memory_ids})
         out: dict[int, Memory] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
                 out[row[0]] = _row_to_memory(row)
         return out
@@ -200,11 +210,8 @@ class Store:
         fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
         is the creation time of the memory that superseded it (None while active), so a replay `as_of` an
         earlier moment still sees it as current."""
-        ids = list({int(i) for i in memory_ids})
         out = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
                     " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
@@ -368,22 +375,16 @@ class Store:
     def contents(self, memory_ids: Iterable[int]) -> list[tuple[int, str]]:
         """`[(id, content)]` of the ids that exist (any status, no order; read-only): the text alone, cheaper
         than `get_many` when only the words matter."""
-        ids = list({int(i) for i in memory_ids})
         out: list[tuple[int, str]] = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            out.extend(self.conn.execute(
-                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+        for chunk, marks in id_chunks(memory_ids):
+            out.extend(self.conn.execute(f"SELECT id, content FROM memories WHERE id IN ({marks})", chunk).fetchall())
         return out
 
     def stored_vectors(self, memory_ids: Iterable[int], model_id: str) -> dict[int, np.ndarray]:
         """`{id: (dim,) float32}` (L2-normalised, as embedded) of the ids that have a vector of `model_id`; the
         others are absent (read-only)."""
-        ids = list({int(i) for i in memory_ids})
         out: dict[int, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in id_chunks(memory_ids):
             for mid, blob in self.conn.execute(
                     f"SELECT memory_id, vector FROM memory_embeddings WHERE model_id = ? AND memory_id IN ({marks})",
                     (model_id, *chunk)):
@@ -392,11 +393,8 @@ class Store:
 
     def live_embedding_ids(self, memory_ids: Iterable[int]) -> set[int]:
         """The subset of `memory_ids` that still have a stored vector."""
-        ids = [int(i) for i in memory_ids]
         found: set[int] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in id_chunks(memory_ids):
             found.update(r[0] for r in self.conn.execute(
                 f"SELECT memory_id FROM memory_embeddings WHERE memory_id IN ({marks})", chunk))
         return found
