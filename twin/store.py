@@ -163,7 +163,8 @@ class Store:
     def insert_memory(self, being: str, kind: str, content: str, source: str, importance: float,
                       tags: Iterable[str] = (), created_at: str | None = None, sensitivity: str = "private",
                       provenance: dict | None = None, last_accessed: str | None = None, hits: int = 0,
-                      status: str = "active", superseded_by: int | None = None) -> int:
+                      status: str = "active", superseded_by: int | None = None, tier: str = "warm",
+                      updated_at: str | None = None) -> int:
         """Insert one memory (its FTS row follows by trigger) and return its id.
 
         Raises `sqlite3.IntegrityError` if the same normalised content exists for `being` (callers
@@ -171,11 +172,11 @@ class Store:
         """
         cur = self.conn.execute(
             "INSERT INTO memories (being_id, kind, content, source, importance, tags, created_at, last_accessed,"
-            " hits, sensitivity, provenance, status, superseded_by, content_sha256)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " hits, sensitivity, provenance, status, superseded_by, content_sha256, tier, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (being, kind, content, source, float(importance), json.dumps(list(tags), ensure_ascii=False),
              created_at or utc_now(), last_accessed, hits, sensitivity, json.dumps(provenance or {}),
-             status, superseded_by, content_sha256(content)))
+             status, superseded_by, content_sha256(content), tier, updated_at))
         return int(cur.lastrowid)
 
     def reinforce(self, memory_id: int, now: str, step: float = 0.1) -> None:

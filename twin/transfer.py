@@ -117,9 +117,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 report["known"] += 1
                 mid = existing.id
             else:
-                tier, updated_at = row.pop("tier"), row.pop("updated_at")
                 mid = store.insert_memory(being, **row)
-                store.conn.execute("UPDATE memories SET tier = ?, updated_at = ? WHERE id = ?", (tier, updated_at, mid))
                 store.add_edge_markers([mid], row["created_at"])
                 report["created"] += 1
                 if row["status"] == "superseded":
