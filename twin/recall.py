@@ -391,9 +391,10 @@ class Recall:
         heads = {mid: subject_head(text) for mid, text in self.store.contents({m for p in pairs for m in p})}
         lifted = {}
         for a, b in pairs:
+            if created[a] == created[b]:
+                continue  # neither is newer
             newer, older = (pool[a], pool[b]) if created[a] > created[b] else (pool[b], pool[a])
-            if (older[1] > newer[1] and created[older[0]] < created[newer[0]]
-                    and newer[1] >= NEWER_STATEMENT_SHARE * older[1] and older[3] < VERBATIM_COSINE
+            if (older[1] > newer[1] and newer[1] >= NEWER_STATEMENT_SHARE * older[1] and older[3] < VERBATIM_COSINE
                     and heads.get(older[0]) is not None and heads.get(older[0]) == heads.get(newer[0])):
                 lifted[newer[0]] = max(lifted.get(newer[0], newer[1]), older[1] + 1e-6)
         if not lifted:
