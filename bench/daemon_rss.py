@@ -137,7 +137,10 @@ def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
     """Push `n` owner statements through the bus, wait until every new memory they make is embedded and the next
     index checkpoint is on disk; track the largest summed RSS/PSS seen meanwhile (1 s samples)."""
     from twin.extractor import extract
+    from twin import ingest
+    from twin.ingest import Ingest
     from twin.memory import content_sha256
+    from twin.store import Store
     from workers.bus import Bus
 
     db = sqlite3.connect(f"file:{daemon.data / 'twin.db'}?mode=ro", uri=True, timeout=15)
@@ -148,8 +151,10 @@ def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
     meta_mtime = meta.stat().st_mtime
     bus = Bus(daemon.redis())
     started = time.monotonic()
-    for text in texts:
-        bus.push_text(_corpus.BEING, text, "muse")
+    with Store(daemon.data / "twin.db") as store:  # a connector's hand-over: staged, then queued by id
+        for text in texts:
+            ids = ingest.stage(store, [Ingest(_corpus.BEING, "muse", text)])
+            bus.push(store, ids, _corpus.BEING, "text")
     peak_rss = peak_pss = 0.0
     embedded_s = checkpoint_s = None
     marks = ",".join("?" * len(new))

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
+from twin import ingest
 from twin.activity import Activity
+from twin.ingest import Ingest
 from twin.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
 from twin.sensitivity import redact
@@ -215,13 +217,18 @@ class BrowserConnector:
         return self.settings.browser_interval_s
 
     def import_once(self) -> BrowserRead:
-        """One import (blocking): read, push the visits as one `learn_interests` job (the job clusters, learns and
-        writes the diary line), then save the cursors. Nothing new: only `last_import` moves, and the diary says
-        so once when no browser profile exists at all. Raises `BrowserBusy` and Redis errors."""
+        """One import (blocking): read, stage the visits as one `interests` item (its learn job clusters, learns and
+        writes the diary line) in the transaction that saves the cursors, then queue it. Nothing new: only
+        `last_import` moves, and the diary says so once when no browser profile exists at all. Raises
+        `BrowserBusy` and store errors."""
         with import_lock(self.settings):
             read = read_new_visits(self.settings, self.store)
+            ids: list[int] = []
             if read.visits:
-                self.bus.push_interests(self.being, [v.to_list() for v in read.visits], read.profiles)
+                with self.store.transaction():  # handed over with the cursors that move past them (invariant 3)
+                    ids = ingest.stage(self.store, [Ingest(self.being, "browser", "", "interests", extra={
+                        "visits": [v.to_list() for v in read.visits], "profiles": read.profiles})])
+                    save_cursors(self.store, self.being, read)
             elif read.profiles == 0 and not read.problems and self.store.get_cursor(CONNECTOR, self.being,
                                                                                       "last_import") is None:
                 self.activity.record("browsed", "Browser: no Chrome, Chromium, Brave, Edge, Vivaldi or Firefox "
@@ -229,5 +236,8 @@ class BrowserConnector:
             else:
                 log.info("browser: no new visits in %d profile(s)", read.profiles)
             note_problems(self.activity, read)
-            save_cursors(self.store, self.being, read)
+            if ids:
+                self.bus.push(self.store, ids, self.being, "interests")  # refused: it waits in SQLite, queued later
+            else:
+                save_cursors(self.store, self.being, read)
         return read

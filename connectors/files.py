@@ -5,9 +5,10 @@ Three parts:
   (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
 - `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
   `connectors.file_text`;
-- push: `Bus.push_document` (the learn job replaces that file's memories) or `Bus.push_forget_source`
-  (a gone file). The manifest row, the connector's cursor, is written only after the push succeeded
-  (invariant 3), so a crash or an unreachable Redis loses nothing: the file is pushed again later.
+- hand-over: a staged `document` item (the learn job replaces that file's memories) or `forget` item (a gone
+  file), written in one transaction with the manifest row, the connector's cursor (invariant 3), then queued on
+  Redis by id (`twin.ingest`). A crash or a Redis that refuses loses nothing: the item waits in SQLite and is
+  queued later; a store that refuses the write (a full disk) leaves the file for a retry.
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
 its row is not read again; same bytes under a new mtime only update the row. Every file skipped for a
@@ -24,6 +25,7 @@ import hashlib
 import logging
 import os
 import re
+import sqlite3
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,11 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import watchfiles
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError
 
 from connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
-from twin import manifest
+from twin import ingest, manifest
+from twin.exceptions import StoreError
+from twin.ingest import Ingest
 from twin.manifest import ManifestEntry
 from twin.settings import Settings
 
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 60.0
-"""Backoff between retries while Redis is unreachable: doubles from 1 s, capped at 60 s."""
+"""Backoff between retries while the store refuses writes (a full disk): doubles from 1 s, capped at 60 s."""
 WATCH_DEBOUNCE_MS = 1600
 """watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""
 IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
@@ -273,8 +276,9 @@ class FilesConnector:
     """Learns from the text files under `settings.files_roots` for `settings.being`.
 
     `run(stop)` scans every root against the manifest (`scan_once`), then follows changes with watchfiles
-    until `stop` is set. Pushes go through `bus` (a sync Redis client, called in a thread); while Redis is
-    unreachable the affected files wait in memory and are retried with capped backoff, their rows untouched.
+    until `stop` is set. Items are staged in the store and queued through `bus` (a sync Redis client, called in
+    a thread); while the store refuses writes the affected files wait in memory and are retried with capped
+    backoff, their rows untouched.
     The store and the activity diary are used from the event loop's thread only.
     """
 
@@ -290,7 +294,9 @@ class FilesConnector:
         own = (settings.data_dir, settings.config_dir, settings.runtime_dir)  # real paths: ~/.config may be a link
         self.filter = PathFilter(self.roots, [Path(os.path.realpath(p)) for p in own], settings.files_ignore)
         self.unreachable = False
-        """True while Redis is unreachable (logged once when it flips each way)."""
+        """True while Redis refuses learn jobs (logged once when it flips each way)."""
+        self.unwritable = False
+        """True while the store refuses writes (logged once when it flips each way)."""
         self._retry: dict[Path, Path] = {}
         self._retry_wanted = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -298,11 +304,11 @@ class FilesConnector:
 
     @property
     def waiting(self) -> int:
-        """How many files wait for Redis to be pushed."""
+        """How many files wait for the store to take their hand-over."""
         return len(self._retry)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Watch, scan, then follow changes until `stop` is set; a retry task pushes what waited for Redis.
+        """Watch, scan, then follow changes until `stop` is set; a retry task hands over what waited.
 
         The watcher is set up before the scan starts (its events wait for the scan), so nothing changed
         during the scan is missed. Raises only on a bug: file and Redis errors are logged and the loop goes on.
@@ -401,10 +407,10 @@ class FilesConnector:
         if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
             return
-        if not await self._push(path, root, tally, self.bus.push_document, self.being, f"file:{path}", doc.text,
-                                doc.title, self.settings.files_max_memories):
+        item = Ingest(self.being, f"file:{path}", doc.text, "document",
+                      extra={"title": doc.title, "max_memories": self.settings.files_max_memories})
+        if not await self._hand_over(path, root, tally, item, row):
             return
-        manifest.upsert(self.store, self.being, row)
         if entry is not None and entry.state == "indexed":
             tally.changed += 1
         else:
@@ -413,43 +419,70 @@ class FilesConnector:
     async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
                     tally: Tally) -> None:
         forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
-        if forget and not await self._push(path, root, tally, self.bus.push_forget_source, self.being, f"file:{path}"):
+        row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason)
+        if forget and not await self._hand_over(path, root, tally, Ingest(self.being, f"file:{path}", mode="forget"),
+                                                row):
             return
         same_file = (entry is not None and entry.sha256 == found.sha256 if found.sha256
                      else entry is not None and (entry.size, entry.mtime_ns) == (found.size, found.mtime_ns))
         if not (entry is not None and entry.state == "skipped" and entry.reason == reason and same_file):
             self.activity.record("indexed_file", f"Files: skipped {path} ({reason}).")
             tally.skipped += 1
-        manifest.upsert(self.store, self.being,
-                        ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason))
+        if not forget:
+            manifest.upsert(self.store, self.being, row)
 
     async def _gone(self, path: Path, root: Path, entry: ManifestEntry, tally: Tally) -> None:
         if entry.state == "indexed":
-            if not await self._push(path, root, tally, self.bus.push_forget_source, self.being, f"file:{path}"):
+            if not await self._hand_over(path, root, tally, Ingest(self.being, f"file:{path}", mode="forget"), None):
                 return
             tally.gone += 1
-        manifest.delete(self.store, self.being, path)
+        else:
+            manifest.delete(self.store, self.being, path)
 
-    async def _push(self, path: Path, root: Path, tally: Tally, push: Callable[..., str], *args: object) -> bool:
-        """Run one Bus push in a thread. On `redis` ConnectionError/TimeoutError (after the client's own retries)
-        the file waits for a retry and False is returned: the caller must not save its row (invariant 3)."""
+    async def _hand_over(self, path: Path, root: Path, tally: Tally, item: Ingest, row: ManifestEntry | None) -> bool:
+        """Stage `item` for the learn worker and save the file's manifest `row` (None: delete it) in one
+        transaction (invariant 3: the cursor moves with what it hands over), then queue the job in a thread.
+        When the store refuses the write (a full disk, a long lock) the file waits for a retry with backoff and
+        False is returned; when Redis refuses the job the item simply waits in SQLite (the supervisor queues it
+        once Redis takes writes again), so True."""
         if not tally.blocked:
             try:
-                await asyncio.to_thread(push, *args)
-            except (RedisConnectionError, RedisTimeoutError) as exc:
+                with self.store.transaction():
+                    ids = ingest.stage(self.store, [item])
+                    if row is not None:
+                        manifest.upsert(self.store, self.being, row)
+                    else:
+                        manifest.delete(self.store, self.being, path)
+            except (sqlite3.Error, StoreError) as exc:
                 tally.blocked = True
-                if not self.unreachable:
-                    self.unreachable = True
-                    log.warning("files: Redis is unreachable (%s); changes wait and are retried", exc)
+                if not self.unwritable:
+                    self.unwritable = True
+                    log.warning("files: the store refused a write (%s); changes wait and are retried", exc)
             else:
-                if self.unreachable:
-                    self.unreachable = False
-                    log.info("files: Redis is reachable again; pushing what waited")
+                if self.unwritable:
+                    self.unwritable = False
+                    log.info("files: the store takes writes again; handing over what waited")
+                await self._queue(ids, item.mode)
                 return True
         self._retry[path] = root
         self._retry_wanted.set()
         tally.deferred += 1
         return False
+
+    async def _queue(self, ids: list[int], mode: str) -> None:
+        """Put staged `ids` on a learn job (Redis in a thread, the record of it on the loop's thread)."""
+        try:
+            jobs = await asyncio.to_thread(self.bus.enqueue_items, self.being, ids, mode)
+        except RedisError as exc:
+            if not self.unreachable:
+                self.unreachable = True
+                log.warning("files: Redis refused a learn job (%s); staged files wait in SQLite", exc)
+            return
+        if self.unreachable:
+            self.unreachable = False
+            log.info("files: Redis takes learn jobs again")
+        for chunk, job_id in jobs:
+            ingest.mark_queued(self.store, chunk, job_id)
 
     def _summary(self, tally: Tally, always: bool) -> None:
         if always or tally.any:
@@ -457,12 +490,12 @@ class FilesConnector:
             self.activity.record("indexed_file", f"Files: {indexed} indexed ({tally.new} new, {tally.changed} changed,"
                                                  f" {tally.gone} gone, {tally.skipped} skipped).")
         if tally.deferred:
-            log.info("files: %d file(s) wait for Redis", len(self._retry))
+            log.info("files: %d file(s) wait for the store", len(self._retry))
 
     # -- live ----------------------------------------------------------------------------------------------------
     async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         """One watchfiles batch: each path's final state is what `lstat` says now (events are unordered)."""
-        tally = Tally(blocked=self.unreachable)  # while unreachable, only the retry task probes Redis
+        tally = Tally(blocked=self.unwritable)  # while the store refuses, only the retry task tries it
         paths = await asyncio.to_thread(canonical, {path for _, path in changes}, self.filter)
         async with self._lock:
             for path, root in paths:
@@ -509,7 +542,7 @@ class FilesConnector:
             await self.scan_once()
 
     async def _retry_loop(self, stop: asyncio.Event) -> None:
-        """Push the files that waited for Redis: after 1 s, doubling to at most 60 s while Redis stays away."""
+        """Hand over the files that waited for the store: after 1 s, doubling to at most 60 s while it refuses."""
         delay_s = RETRY_MIN_S
         while not stop.is_set():
             if not self._retry:

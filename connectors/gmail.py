@@ -41,7 +41,9 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
 from connectors.email_text import EmailThread, MalformedThread, heuristic_summary, parse_thread, thread_text
+from twin import ingest
 from twin.activity import Activity
+from twin.ingest import Ingest
 from twin.memory import utc_now
 from twin.signals import ProposedSignal, record_signal
 from twin.store import Store
@@ -290,11 +292,11 @@ class SyncReport:
         return text + "."
 
 
-def thread_item(thread: EmailThread) -> dict:
-    """The learn job's item for one thread: `{source, text, summary}`; `text` is what a model reads, `summary`
-    what the offline extractor reads (seed 001: a sync without a model uses its heuristic)."""
-    return {"source": f"email:{thread.thread_id}", "text": thread_text(thread, THREAD_TEXT_CHARS),
-            "summary": heuristic_summary(thread)}
+def thread_item(being: str, thread: EmailThread) -> Ingest:
+    """The ingest item for one thread (source `email:<thread id>`): its `text` is what a model reads, its
+    `extra.summary` what the offline extractor reads (seed 001: a sync without a model uses its heuristic)."""
+    return Ingest(being, f"email:{thread.thread_id}", thread_text(thread, THREAD_TEXT_CHARS), "email",
+                  extra={"summary": heuristic_summary(thread)})
 
 
 class GmailConnector:
@@ -386,9 +388,10 @@ class GmailConnector:
             self.activity.record("read_email", "Found a new Gmail token; syncing again.")
 
     def sync_once(self) -> SyncReport:
-        """One sync (blocking): full when there is no historyId (or it expired), else incremental; push the
-        new and changed threads, then save their rows and the historyId. Raises `GmailAuthError`,
-        `HttpError`, transport errors and Redis errors; nothing is saved unless everything was pushed."""
+        """One sync (blocking): full when there is no historyId (or it expired), else incremental; stage the
+        new and changed threads for learning in the transaction that saves their rows and the historyId, then queue
+        them (a Redis that refuses leaves them waiting in SQLite). Raises `GmailAuthError`, `HttpError`, transport
+        errors and store errors; nothing is saved unless everything was staged."""
         creds = fresh_credentials(self.settings.gmail_token_path, self.settings.gmail_token_url)
         sync = GmailSync.for_credentials(creds, self.settings.gmail_api_url)
         try:
@@ -416,15 +419,16 @@ class GmailConnector:
             new_history = profile_history  # taken before listing: nothing that arrives meanwhile is missed
             thread_ids = sync.recent_thread_ids(self.settings.gmail_first_sync_days, self.settings.gmail_max_threads)
         threads = self._changed(sync.threads(thread_ids), address, report)
-        if threads:
-            self.bus.push_email_threads(self.being, [thread_item(t) for t in threads])
         now = utc_now()
-        with self.store.transaction():
+        with self.store.transaction():  # the threads are handed over with the cursor that moves past them
+            ids = ingest.stage(self.store, [thread_item(self.being, t) for t in threads])
             for thread in threads:
                 self._save_thread(thread, now)
             self.store.set_cursor(CONNECTOR, self.being, "history_id", new_history)
             self.store.set_cursor(CONNECTOR, self.being, "address", address)
             self.store.set_cursor(CONNECTOR, self.being, "last_sync", now)
+        if ids:
+            self.bus.push(self.store, ids, self.being, "email")  # refused: they wait in SQLite, queued later
         if threads or report.skipped:
             self.activity.record("read_email", report.line())
         return report

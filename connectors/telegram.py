@@ -30,8 +30,10 @@ from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, Te
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from twin import ingest
 from twin.activity import Activity
 from twin.chat import ChatReply, Conversation, paired_owners, relevant_memories
+from twin.ingest import Ingest
 from twin.memory import KINDS, format_time, parse_time, utc_now
 from twin.provider import provider_for
 from twin.signals import mark_delivered, undelivered
@@ -293,7 +295,7 @@ class TelegramConnector:
             await self._send(bot, chat.id, "I can only read text for now.")
             return
         conversation = await self._in_store(self._conversation, chat.id)
-        row_id, state = await self._in_store(conversation.receive, text, update.update_id)
+        row_id, state = await self._in_store(conversation.receive, text, update.update_id, not text.startswith("/"))
         if state != "received":
             return  # answered before a restart; `_push_unlearned` sees to its learning
         if text.startswith("/"):
@@ -307,28 +309,36 @@ class TelegramConnector:
         await self._in_store(self._after_reply, conversation, row_id, reply)
 
     def _conversation(self, chat_id: int) -> Conversation:
-        return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider)
+        return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider,
+                            source=f"telegram:{chat_id}")
 
     def _after_reply(self, conversation: Conversation, row_id: int, reply: ChatReply) -> None:
-        """Record the answer, queue the owner's message for `learn()` (seed 001: every turn teaches), compact."""
-        conversation.answered(row_id, reply)
+        """Record the answer and hand the owner's message to `learn()` (seed 001: every turn teaches): its staged
+        item is released and queued (if Redis refuses, the supervisor queues it later: it is in SQLite), then
+        compact."""
+        released = conversation.answered(row_id, reply)
         self.store.set_cursor(CONNECTOR, self.being, "owner_chat", conversation.chat_id)
         self.answered += 1
+        if released:
+            self.bus.push(self.store, released, self.being, "text")
+        conversation.learned(row_id)
+        self.queued += 1
         self._push_unlearned()
         conversation.compact_if_due()
 
     def _push_unlearned(self) -> None:
-        """Queue every answered owner message not yet handed to `learn()` (Redis may have been away)."""
+        """Hand to `learn()` the answered owner messages of a twin that kept the whole text in the transcript
+        (before staging): staged from their rows (nothing else holds them), then marked learned."""
         rows = self.store.conn.execute(
             "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND role = 'owner' AND state = 'answered'"
             " ORDER BY id", (self.being,)).fetchall()
         for row_id, chat_id, text in rows:
-            try:
-                self.bus.push_text(self.being, text, f"telegram:{chat_id}", f"telegram:{chat_id}")
-            except Exception as exc:  # noqa: BLE001 - Redis away: the next poll tries again, nothing is lost
-                log.warning("telegram: cannot queue messages for learning yet (%s)", exc)
-                return
-            self.store.conn.execute("UPDATE chat_messages SET state = 'learned' WHERE id = ?", (row_id,))
+            conversation = self._conversation(int(chat_id))
+            with self.store.transaction():
+                ids = ingest.stage(self.store, [Ingest(self.being, conversation.source, text, "text",
+                                                       conversation.message_ref(row_id))])
+                conversation.learned(row_id)
+            self.bus.push(self.store, ids, self.being, "text")
             self.queued += 1
 
     def _say_counts(self) -> None:
@@ -404,6 +414,7 @@ class TelegramConnector:
         if gone:
             with contextlib.suppress(Exception):
                 self.bus.request_checkpoint()
+                self.bus.rewrite_append_only_file()
         missing = sorted(set(ids) - set(gone))
         answer = f"Forgot {len(gone)} memory(ies): " + ", ".join(f"#{i}" for i in gone) + "." if gone else \
             "Nothing was forgotten."

@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from redis import Redis
 
@@ -29,7 +30,7 @@ from daemon.redis_server import redis_argv
 from twin.activity import Activity
 from twin.embedder import model_id_of
 from twin.lifecycle import CURSOR as LIFECYCLE_CURSOR
-from twin.memory import parse_time
+from twin.memory import format_time, parse_time
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, secure_dir
 from workers.bus import Bus
@@ -41,6 +42,10 @@ STABLE_AFTER_S = 60.0
 """A child that ran this long before exiting restarts with the backoff reset to 1 s."""
 REDIS_START_TIMEOUT_S = 20.0
 STATUS_EVERY_S = 30.0
+STAGED_EVERY_S = 5.0
+"""How often staged items that no learn job carries yet (Redis refused them) are queued again."""
+LOST_JOB_AFTER_S = 60.0
+"""A learn job queued this long ago that Redis no longer knows is lost; its staged items are queued again."""
 LIFECYCLE_FIRST_AFTER_S = 60.0
 """The earliest a decay or dream pass runs after boot (one that is overdue runs then, not at once)."""
 
@@ -249,6 +254,43 @@ class Supervisor:
             except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this pass
                 log.warning("supervisor: %s pass skipped (%s: %s)", name, type(exc).__name__, exc)
 
+    async def _staged_ticks(self, bus: Bus) -> None:
+        """Queue what connectors staged but Redis refused (down, a full disk, `MISCONF`), every `STAGED_EVERY_S`,
+        and every `LOST_JOB_AFTER_S` give back the items of jobs Redis lost; a job that failed for good leaves its
+        items `failed` with one diary line. SQLite says what waits (invariant 1); runs on its own connection in a
+        thread, so a slow Redis never blocks the loop."""
+        store = await asyncio.to_thread(Store(self.settings.db_path).open)
+        last_lost_check = time.monotonic()
+        try:
+            while not self.stop.is_set():
+                await self._wait_unless_stopping(STAGED_EVERY_S)
+                if self.stop.is_set():
+                    return
+                check_lost = time.monotonic() - last_lost_check >= LOST_JOB_AFTER_S
+                try:
+                    await asyncio.to_thread(self._queue_staged, store, bus, check_lost)
+                except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: the next tick
+                    log.warning("supervisor: staged items not queued this time (%s: %s)", type(exc).__name__, exc)
+                if check_lost:
+                    last_lost_check = time.monotonic()
+        finally:
+            store.close()
+
+    def _queue_staged(self, store: Store, bus: Bus, check_lost: bool) -> None:
+        if check_lost:
+            cutoff = format_time(datetime.now(UTC) - timedelta(seconds=LOST_JOB_AFTER_S))
+            requeued, failed = bus.requeue_lost(store, cutoff)
+            if requeued:
+                log.warning("supervisor: %d staged item(s) lost their learn job (Redis lost it); queued again",
+                            requeued)
+            if failed:
+                Activity(store, self.settings.being).record(
+                    "error", f"{failed} staged item(s) could not be learned: their job failed; `twin status` "
+                             "counts them, the journal has the reason.")
+        queued = bus.queue_ready(store)
+        if queued:
+            log.info("supervisor: queued %d staged item(s) that waited for Redis", queued)
+
     def _nudge_embedding(self, bus: Bus) -> None:
         """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
         SQLite, not the queue, says what is pending (invariant 1)."""
@@ -301,6 +343,7 @@ class Supervisor:
                 connector_tasks.append(asyncio.create_task(self._keep_connector("telegram", bus),
                                                            name="connector-telegram"))
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
+            staged = asyncio.create_task(self._staged_ticks(bus), name="staged-ticks")
             ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
             lifecycle = [asyncio.create_task(self._lifecycle_ticks("decay", self.settings.decay_every_s,
                                                                    bus.push_decay), name="decay-ticks"),
@@ -314,6 +357,7 @@ class Supervisor:
                                            f"{model}; reflection every {self.settings.tick_s:.0f} s.")
             await self.stop.wait()
             await heartbeat
+            await staged
             await ticks
             for task in lifecycle:
                 await task

@@ -140,6 +140,18 @@ def run_worker(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess
     return proc
 
 
+def push_text(store: Store, redis: Redis, being: str, text: str, source: str, ref: str | None = None) -> str:
+    """A connector's hand-over of one text: staged in `store`, then queued as a `learn_items` job; returns its id."""
+    from twin import ingest
+    from twin.ingest import Ingest
+    from workers.bus import Bus
+
+    ids = ingest.stage(store, [Ingest(being, source, text, "text", ref)])
+    [(_, job_id)] = Bus(redis).enqueue_items(being, ids, "text")
+    ingest.mark_queued(store, ids, job_id)
+    return job_id
+
+
 def drain() -> None:
     """Run the learn worker, then the embedding worker, each in burst mode (learn jobs enqueue flushes)."""
     run_worker("learn")

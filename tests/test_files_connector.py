@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -26,7 +27,7 @@ from rq import Queue
 from connectors import CONNECTORS
 from connectors.file_text import Document, Skip, to_text
 from connectors.files import FilesConnector, PathFilter, is_watch_limit
-from twin import manifest
+from twin import ingest, manifest
 from twin.activity import Activity
 from twin.manifest import ManifestEntry
 from twin.settings import Settings
@@ -257,8 +258,9 @@ def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activi
     binary.write_bytes(b"\x00\x01binary now")
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.gone, tally.skipped) == (1, 1)
-    jobs = [(job.description, job.kwargs["source"]) for job in Queue(LEARN_QUEUE, connection=redis).jobs]
-    assert jobs[2:] == [("forget_source", f"file:{binary}"), ("forget_source", f"file:{emptied}")]
+    staged = ingest.fetch(store, [i for job in Queue(LEARN_QUEUE, connection=redis).jobs for i in job.kwargs["ids"]])
+    assert [(s.item.mode, s.item.source) for s in staged][2:] == [("forget", f"file:{binary}"),
+                                                                  ("forget", f"file:{emptied}")]
     assert manifest.get(store, twin_env.being, emptied) is None
     assert manifest.get(store, twin_env.being, binary).state == "skipped"
     assert lines(activity)[-1] == "Files: 0 indexed (0 new, 0 changed, 1 gone, 1 skipped)."
@@ -433,7 +435,9 @@ def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, 
     assert learn_jobs(redis) == 3  # old.md, fresh.md, forget old.md
 
 
-def test_redis_down_saves_no_row_and_pushes_later(twin_env, store, activity, tmp_path, root):
+def test_redis_down_loses_nothing_the_file_waits_in_sqlite(twin_env, store, activity, tmp_path, root):
+    """Redis away when a file changes: the file is staged with its manifest row (the store is the truth), and
+    queued once Redis takes writes again, by the supervisor's `Bus.queue_ready`; nothing is read twice."""
     server, url = start_redis(tmp_path)
     client = Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=1, socket_timeout=2)
     note = root / "later.md"
@@ -443,27 +447,37 @@ def test_redis_down_saves_no_row_and_pushes_later(twin_env, store, activity, tmp
         server.terminate()
         server.wait(10)
         tally = asyncio.run(conn.scan_once())
-        assert (tally.new, tally.deferred) == (0, 1) and conn.unreachable and conn.waiting == 1
-        assert manifest.get(store, twin_env.being, note) is None  # the cursor did not move
-
-        async def scenario() -> None:
-            nonlocal server
-            stop = asyncio.Event()
-            task = asyncio.create_task(conn.run(stop))
-            await wait_for(lambda: conn.waiting == 1 and lines(activity).count(
-                "Files: 0 indexed (0 new, 0 changed, 0 gone, 0 skipped).") == 2)
-            server, _ = start_redis(tmp_path)  # Redis is back: the retry task pushes it
-            await wait_for(lambda: manifest.get(store, twin_env.being, note) is not None)
-            stop.set()
-            await asyncio.wait_for(task, 10)
-
-        asyncio.run(scenario())
-        assert not conn.unreachable and conn.waiting == 0
+        assert (tally.new, tally.deferred) == (1, 0) and conn.unreachable
+        assert manifest.get(store, twin_env.being, note) is not None  # staged with its row in one transaction
+        assert ingest.counts(store)["ready"] == 1
+        server, _ = start_redis(tmp_path)  # Redis is back
+        assert Bus(client).queue_ready(store) == 1
+        assert ingest.counts(store) == {"held": 0, "ready": 0, "queued": 1, "failed": 0}
         assert Queue(LEARN_QUEUE, connection=Redis.from_url(url)).count == 1
-        assert lines(activity)[-1] == "Files: 1 indexed (1 new, 0 changed, 0 gone, 0 skipped)."
+        tally = asyncio.run(conn.scan_once())  # a rescan does not hand it over again
+        assert tally.new == 0 and Queue(LEARN_QUEUE, connection=Redis.from_url(url)).count == 1
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_store_that_refuses_the_write_leaves_the_file_for_a_retry(twin_env, store, activity, redis, root,
+                                                                       monkeypatch):
+    note = root / "full.md"
+    note.write_text("The gutter cleaner comes in October.")
+    conn = FilesConnector(twin_env.model_copy(update={"files_roots": [root]}), store, Bus(redis), activity)
+    real_stage = ingest.stage
+
+    def disk_full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(ingest, "stage", disk_full)
+    tally = asyncio.run(conn.scan_once())
+    assert (tally.new, tally.deferred) == (0, 1) and conn.unwritable and conn.waiting == 1
+    assert manifest.get(store, twin_env.being, note) is None  # nothing half-saved
+    monkeypatch.setattr(ingest, "stage", real_stage)
+    tally = asyncio.run(conn.scan_once())
+    assert tally.new == 1 and not conn.unwritable and learn_jobs(redis) == 1
 
 
 def test_html_in_a_legacy_charset_is_read():

@@ -7,7 +7,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from conftest import drain, run_worker
+from conftest import drain, push_text, run_worker
 
 from twin.index import VectorIndex
 from twin.learn import forget, learn
@@ -56,9 +56,8 @@ def test_paraphrase_without_shared_words_is_recalled(twin_env, store, activity, 
 
 def test_recall_through_the_queue(twin_env, store, redis):
     """A connector's path: push → learn worker → flush job → embedding worker → recall."""
-    bus = Bus(redis)
     for text in FACTS:
-        bus.push_text(twin_env.being, text, "telegram:42")
+        push_text(store, redis, twin_env.being, text, "telegram:42")
     drain()
     top = _recall(twin_env, store, "which instrument do I play?")
     assert "cello" in top[0].memory.content

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 from conftest import diary_lines as lines
-from conftest import run_worker
+from conftest import push_text, run_worker
 from fake_llm import Reply
 
 from twin.learn import learn, learn_document
@@ -16,7 +16,6 @@ from twin.model_extractor import KIND_ALIASES, coerce_kind
 from twin.profile import load_profile
 from twin.provider import BudgetExhausted, CallBudget, parse_json_object, provider_for, quote_data
 from twin.settings import load_settings
-from workers.bus import Bus
 
 
 def answer(*memories: dict, profile: dict | None = None) -> str:
@@ -173,7 +172,7 @@ def test_parse_json_object_finds_the_object():
 def test_the_learn_worker_uses_the_provider(provider_env, store, redis, fake_llm):
     fake_llm.script(Reply(answer({"kind": "habit", "content": "Owner bikes to work every day."},
                                  profile={"routines": ["bikes to work"]})))
-    Bus(redis).push_text("owner", "I bike to work every day.", "telegram:1")
+    push_text(store, redis, "owner", "I bike to work every day.", "telegram:1")
     run_worker("learn")
     [memory] = store.list_memories("owner")
     assert (memory.kind, memory.content) == ("preference", "Owner bikes to work every day.")

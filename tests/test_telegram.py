@@ -110,6 +110,31 @@ def test_owner_chat_recalls_learns_and_strangers_are_ignored(env, daemon, bot_ap
     wait_for(lambda: any(line.startswith("Telegram: answered") for line in diary(env)), 15, "the summary line")
 
 
+def test_the_transcript_keeps_no_plain_secret_but_the_memory_does(env, daemon, bot_api):
+    """A secret told in chat: the transcript stores it redacted (it goes into every later prompt); the whole message
+    reaches learn() through a staged item that is gone once learned; the memory is `sensitive`, holds the value,
+    and records the message it came from."""
+    ask(bot_api, "My bike lock code is 4821 and the shed key is in the blue box.")
+    wait_for(lambda: memories_with(env, "4821"), 30, "the message to be learned")
+    reply = ask(bot_api, "What is my bike lock code?")
+    assert "4821" in reply  # the owner asked for it by name
+
+    def transcript() -> list[str]:
+        with store_of(env) as store:
+            return [r[0] for r in store.conn.execute("SELECT text FROM chat_messages ORDER BY id")]
+
+    wait_for(lambda: len(transcript()) == 4, 15, "the reply to be recorded")
+    with store_of(env) as store:
+        rows = transcript()
+        assert not any("4821" in row for row in rows)
+        assert "[redacted]" in rows[0] and "[redacted]" in rows[3]
+        assert store.conn.execute("SELECT COUNT(*) FROM ingest_items").fetchone()[0] == 0
+        [memory] = [m for m in store.list_memories("owner") if "4821" in m.content]
+        first_row = store.conn.execute("SELECT id FROM chat_messages ORDER BY id LIMIT 1").fetchone()[0]
+    assert memory.sensitivity == "sensitive"
+    assert memory.provenance["captured_from"] == f"telegram:{OWNER}/message/{first_row}"
+
+
 def test_a_restart_neither_loses_nor_doubles_a_message(env, daemon, bot_api, tmp_path):
     proc, log = daemon
     ask(bot_api, "I started learning the cello.")

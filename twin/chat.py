@@ -16,10 +16,13 @@ import logging
 import re
 from dataclasses import dataclass, field
 
+from twin import ingest
 from twin.extractor import extract
+from twin.ingest import Ingest
 from twin.memory import Recalled, strip_controls, utc_now
 from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
 from twin.recall import Recall
+from twin.sensitivity import redact
 from twin.store import Store
 
 log = logging.getLogger("twin.chat")
@@ -84,37 +87,57 @@ def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list
 class Conversation:
     """One chat of one being: its transcript rows, working memory, summary and replies.
 
-    `chat_id` is the transport's id as text (e.g. a Telegram chat id). `settings` supplies
-    `chat_working_messages` (20), `chat_compact_after` (50), `chat_keep_recent` (10), `chat_recall_limit` (5).
+    `chat_id` is the transport's id as text (e.g. a Telegram chat id); `source` what its messages are learned as
+    (`'telegram:<chat id>'`; default `'chat:<chat id>'`). `settings` supplies `chat_working_messages` (20),
+    `chat_compact_after` (50), `chat_keep_recent` (10), `chat_recall_limit` (5).
+
+    The transcript keeps no plain copy of a secret: messages and replies are stored with their secret values
+    redacted (`twin.sensitivity.redact`); what the owner said reaches `learn()` whole through a staged ingest item
+    (`twin.ingest`), held until the reply is sent and deleted once learned.
     """
 
     def __init__(self, store: Store, being: str, chat_id: str, settings, recall: Recall | None,
-                 provider: ModelProvider | None):
+                 provider: ModelProvider | None, source: str | None = None):
         self.store, self.being, self.chat_id = store, being, str(chat_id)
         self.settings, self.recall, self.provider = settings, recall, provider
+        self.source = source or f"chat:{self.chat_id}"
 
     # -- transcript ----------------------------------------------------------------------------------
-    def receive(self, text: str, update_id: int | None) -> tuple[int, str]:
-        """Store an owner message (idempotent per `update_id`); returns `(row id, state)`, where a state other
-        than `received` means an earlier run already answered it (a restart re-delivered it)."""
+    def receive(self, text: str, update_id: int | None, learn: bool = True) -> tuple[int, str]:
+        """Store an owner message (idempotent per `update_id`; its secret values redacted) and, when it is to be
+        `learn`ed, stage it whole, held until `answered`; returns `(row id, state)`, where a state other than
+        `received` means an earlier run already answered it (a restart re-delivered it)."""
         with self.store.transaction() as conn:
             row = conn.execute("SELECT id, state FROM chat_messages WHERE chat_id = ? AND update_id = ?",
                                (self.chat_id, update_id)).fetchone() if update_id is not None else None
             if row is not None:
                 return row[0], row[1]
             cursor = conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, update_id, created_at)"
-                                  " VALUES (?, ?, 'owner', ?, ?, ?)", (self.being, self.chat_id, text, update_id,
-                                                                      utc_now()))
-            return cursor.lastrowid, "received"
+                                  " VALUES (?, ?, 'owner', ?, ?, ?)", (self.being, self.chat_id, redact(text),
+                                                                      update_id, utc_now()))
+            row_id = int(cursor.lastrowid)
+            if learn:
+                ingest.stage(self.store, [Ingest(self.being, self.source, text, "text", self.message_ref(row_id))],
+                             held=True)
+            return row_id, "received"
 
-    def answered(self, row_id: int, reply: ChatReply) -> None:
-        """Record that `reply` was sent for owner message `row_id` (the reply is stored as a `twin` row)."""
+    def message_ref(self, row_id: int) -> str:
+        """Where a memory learned from transcript row `row_id` was captured from (its provenance `captured_from`):
+        `'<source>/message/<row id>'`, e.g. `'telegram:42/message/17'`."""
+        return f"{self.source}/message/{row_id}"
+
+    def answered(self, row_id: int, reply: ChatReply) -> list[int]:
+        """Record that `reply` was sent for owner message `row_id` (stored redacted as a `twin` row) and release
+        the message's staged item for learning. Returns the released item ids (to be queued)."""
         with self.store.transaction() as conn:
             conn.execute("UPDATE chat_messages SET state = 'answered' WHERE id = ? AND state = 'received'",
                          (row_id,))
             conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, state, shown_memories,"
                          " created_at) VALUES (?, ?, 'twin', ?, 'answered', ?, ?)",
-                         (self.being, self.chat_id, reply.text, json.dumps(reply.shown), utc_now()))
+                         (self.being, self.chat_id, redact(reply.text), json.dumps(reply.shown), utc_now()))
+            held = ingest.held_ids(self.store, self.being, self.message_ref(row_id))
+            ingest.release(self.store, held)
+        return held
 
     def learned(self, row_id: int) -> None:
         """Record that owner message `row_id` was handed to `learn()`."""

@@ -161,6 +161,7 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     bus = _bus(settings)
     if bus is not None and gone:
         bus.request_checkpoint()
+        bus.rewrite_append_only_file()
     missing = sorted(set(args.ids) - set(gone))
     for mid in gone:
         print(f"forgot #{mid}")

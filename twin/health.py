@@ -64,7 +64,12 @@ def status(settings: Settings, store: Store, bus) -> dict:
                         + ("is that Redis server running?" if settings.redis_url else "is `twin up` running?"))
     else:
         report["queues"] = bus.depths()
-    from twin import manifest
+    from twin import ingest, manifest
+
+    report["staged"] = ingest.counts(store)
+    if report["staged"]["failed"]:
+        degraded.append(f"{report['staged']['failed']} staged item(s) could not be learned (their job failed; the "
+                        "journal says why)")
 
     roots = [str(r) for r in settings.files_roots] or json.loads(store.get_cursor("files", settings.being, "roots")
                                                                   or "[]")

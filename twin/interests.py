@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from twin import ingest
 from twin.activity import Activity
 from twin.learn import learn
 from twin.memory import format_time, parse_time, strip_controls
@@ -379,13 +380,15 @@ def _date_span(first: datetime, last: datetime) -> str:
 
 # -- learning them ----------------------------------------------------------------------------------------------
 def learn_interests(store: Store, activity: Activity, being: str, visits: list[PageVisit], profiles: int,
-                    provider: ModelProvider | None, now: datetime | None = None) -> tuple[list[str], str]:
+                    provider: ModelProvider | None, now: datetime | None = None,
+                    ingest_id: int | None = None) -> tuple[list[str], str]:
     """Learn one browser import: the visits clustered by the model when `provider` is set (seed 001), by
     `cluster_visits` otherwise and whenever the model fails or finds nothing (a failure other than a used-up
     budget or a resting provider writes one `model` diary line); each interest's sentence is learned with
     source `browser` (offline: the sentence already is the memory). Writes the diary line "Browser: 212
     visits read from 2 profiles; learned 4 interests." and returns `(sentences, that line)`. `now` (aware,
-    default the current time) dates "this week". Raises only `sqlite3.Error` from the store."""
+    default the current time) dates "this week". `ingest_id`: the staged import (`twin.ingest`), deleted in the
+    transaction that learns its interests. Raises only `sqlite3.Error` from the store."""
     now = now or datetime.now(UTC)
     interests: list[Interest] = []
     if provider is not None and visits:
@@ -400,8 +403,11 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
             activity.record("model", f"Model clustering of browser history failed (unexpected "
                                      f"{type(exc).__name__}); used the heuristic.")
     texts = [interest_text(i, now) for i in interests or cluster_visits(visits)]
-    for text in texts:
-        learn(store, activity, being, text, "browser", quiet=True)
+    with store.transaction():  # the sentences need no model: learned together, with the staged import consumed
+        for text in texts:
+            learn(store, activity, being, text, "browser", quiet=True)
+        if ingest_id is not None:
+            ingest.consume(store, [ingest_id])
     line = (f"Browser: {len(visits)} visit{'s' if len(visits) != 1 else ''} read from {profiles} "
             f"profile{'s' if profiles != 1 else ''}; learned {len(texts)} interest{'s' if len(texts) != 1 else ''}.")
     activity.record("browsed", line)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from twin import ingest
 from twin.activity import Activity
 from twin.capture import capture, related_memories
 from twin.capture_judge import COMPARED_PER_MEMORY, judge
@@ -142,7 +143,8 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
 
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
-          *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False) -> LearnResult:
+          *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False,
+          ingest_id: int | None = None) -> LearnResult:
     """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`, with the
     profile delta merged in (seed 001's `learn()`).
 
@@ -152,8 +154,10 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     the new memories with the ones they may restate or contradict (`compare_with_model`; offline rules when it
     cannot). Writes one activity
     line ("Learned 3 thing(s) from email and updated the profile.") unless called `quiet`ly (callers that
-    summarise many calls; model-fallback lines are still written) or `activity` is None. Never raises on odd
-    text or model trouble; raises `sqlite3.Error` only if the store itself fails (nothing is half-written).
+    summarise many calls; model-fallback lines are still written) or `activity` is None. `ingest_id`: the staged
+    item (`twin.ingest`) the text came from, deleted in the transaction that stores its memories, so a retried job
+    finds nothing to redo. Never raises on odd text or model trouble; raises `sqlite3.Error` only if the store
+    itself fails (nothing is half-written).
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit)
@@ -165,6 +169,8 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
         _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
                           judgements=judgements)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
+        if ingest_id is not None:
+            ingest.consume(store, [ingest_id])
     if activity is not None and not quiet and (result.created or result.reinforced or result.profile_updated):
         activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source),
                                                 result.profile_updated))
@@ -184,7 +190,8 @@ def learned_line(created: int, reinforced: int, kind: str, profile_updated: bool
 
 def learn_document(store: Store, being: str, text: str, source: str, title: str | None, max_memories: int,
                    ref: str | None = None, provider: ModelProvider | None = None,
-                   activity: Activity | None = None, offline_text: str | None = None) -> LearnResult:
+                   activity: Activity | None = None, offline_text: str | None = None,
+                   ingest_id: int | None = None) -> LearnResult:
     """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) with those of `text`.
 
     Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
@@ -194,6 +201,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     checkpoint). `activity` receives only model-fallback lines (the connector writes the summary).
     `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`). `title`
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
+    `ingest_id`: the staged item the text came from, deleted in the same transaction (see `learn`).
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, text, source, provider, limit=max_memories,
@@ -214,6 +222,8 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
             _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now,
                               extraction.confidence, compare=False)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
+        if ingest_id is not None:
+            ingest.consume(store, [ingest_id])
     return result
 
 

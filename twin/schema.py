@@ -212,6 +212,27 @@ LIFECYCLE = (
     )""",
 )
 
+# Items waiting to be learned (twin.ingest): staged by a connector, consumed by the learn job that carries their ids.
+# state: held (a chat message waiting for its reply) -> ready (to be queued) -> queued (a job holds the id);
+# failed: its job failed for good (kept for `twin status` until forgotten or retried)
+INGEST = (
+    """CREATE TABLE ingest_items (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        being_id TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('text', 'document', 'email', 'interests', 'forget')),
+        source TEXT NOT NULL,
+        ref TEXT,
+        text TEXT NOT NULL,
+        extra TEXT NOT NULL DEFAULT '{}',
+        state TEXT NOT NULL DEFAULT 'ready' CHECK (state IN ('held', 'ready', 'queued', 'failed')),
+        job_id TEXT,
+        queued_at TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX ingest_items_by_state ON ingest_items (state, id)",
+    "CREATE INDEX ingest_items_by_source ON ingest_items (being_id, source)",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -242,6 +263,9 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
         WHERE superseded_by = old.id AND status = 'superseded';
     END""")),
+    # what connectors hand to the learn worker waits here, not in Redis (invariant 5: no queued payload keeps text
+    # once its job is done or its memories are forgotten); a learn job carries only the ids (twin.ingest)
+    ("0009_ingest_items", INGEST),
 )
 
 

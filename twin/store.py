@@ -144,14 +144,32 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any exception (which is re-raised)."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any exception (which is re-raised). Inside an open
+        transaction it is a savepoint instead: an exception rolls back only what the inner block wrote, and the
+        outer transaction decides whether everything is committed (sqlite-utils' `atomic`)."""
+        conn = self.conn
+        if conn.in_transaction:
+            conn.execute("SAVEPOINT twin_nested")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK TO twin_nested")
+                conn.execute("RELEASE twin_nested")
+                raise
+            conn.execute("RELEASE twin_nested")
+            return
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
+            yield conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # a COMMIT that failed (disk full, I/O) leaves the transaction open
+                conn.execute("ROLLBACK")
+            raise
 
     # -- memories -------------------------------------------------------------------------------
     def find_by_sha(self, being: str, sha: str) -> Memory | None:

@@ -1,16 +1,24 @@
 """The bus: what connectors and the CLI put on Redis for the workers (DESIGN.md "Shape").
 
-Queues hold only work in flight (invariant 1); every job is idempotent, so at-least-once delivery
+Queues hold only work in flight (invariant 1), and never the text to learn: a connector stages its items in SQLite
+(`twin.ingest`) and a learn job carries their ids (invariant 5). Every job is idempotent, so at-least-once delivery
 is safe. Jobs are named in `workers.jobs.JOBS`; enqueueing an unknown name raises `KeyError`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue, Retry
+
+from twin import ingest
+from twin.store import Store
+
+log = logging.getLogger("twin.bus")
 
 LEARN_QUEUE = "twin-learn"
 EMBED_QUEUE = "twin-embed"
@@ -23,10 +31,10 @@ FLUSH_FLAG_TTL_S = 120
 LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
 """Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (workers.main)."""
 JOB_TIMEOUT_S = 600
-LEARN_BATCH = 50
-"""Texts per `learn_batch` job."""
-EMAIL_BATCH = 10
-"""Email threads per `learn_email_threads` job (each may be one model call of up to ~10 s)."""
+PER_JOB = {"text": 50, "document": 1, "email": 10, "interests": 1, "forget": 200}
+"""Staged items per `learn_items` job, by mode: one RQ job costs ~3 ms of CPU, as much as learning a short text, so
+short texts go 50 a job; a document or a browser import is one job (it may be a model call of up to ~10 s), an
+email 10 a job; gone files 200 a job (one scrub of the full-text index for all of them)."""
 
 
 class Bus:
@@ -44,35 +52,60 @@ class Bus:
                                        result_ttl=0, failure_ttl=30 * 86400, description=f"{name}")
         return job.id
 
-    def push_text(self, being: str, text: str, source: str, ref: str | None = None) -> str:
-        """Queue `text` for `learn()`; returns the job id. Raises `redis.ConnectionError` when Redis is down."""
-        return self._learn("learn_text", being=being, text=text, source=source, ref=ref)
+    def enqueue_items(self, being: str, ids: list[int], mode: str) -> list[tuple[list[int], str]]:
+        """Queue `learn_items` jobs for staged items `ids` of `being`, all of `mode`, `PER_JOB[mode]` per job; Redis
+        only (callable from any thread). Returns `[(ids, job id)]` for the caller to record with
+        `ingest.mark_queued` on its store's thread. Raises `redis.RedisError` at the first refusal (down,
+        `MISCONF`, `OOM`): the items not recorded stay `ready` and the supervisor queues them later
+        (`queue_ready`); a chunk queued twice that way is harmless, the second job finds it consumed."""
+        per_job = PER_JOB[mode]
+        return [(ids[i:i + per_job], self._learn("learn_items", being=being, ids=ids[i:i + per_job]))
+                for i in range(0, len(ids), per_job)]
 
-    def push_texts(self, being: str, items: list[tuple[str, str, str | None]]) -> list[str]:
-        """Queue many `(text, source, ref)` items for `learn()`, `LEARN_BATCH` per job (a connector's bulk sync:
-        one RQ job costs ~3 ms of CPU, as much as learning a short text). Returns the job ids."""
-        return [self._learn("learn_batch", being=being, items=[list(item) for item in items[i:i + LEARN_BATCH]])
-                for i in range(0, len(items), LEARN_BATCH)]
+    def push(self, store: Store, ids: list[int], being: str, mode: str) -> bool:
+        """`enqueue_items` and record the jobs in `store`, on the caller's thread. Returns False, logging one line,
+        when Redis refuses: the items stay `ready` in SQLite and are queued later, nothing is lost. Raises
+        `sqlite3.Error` only when the store cannot record the push."""
+        try:
+            jobs = self.enqueue_items(being, ids, mode)
+        except RedisError as exc:
+            log.warning("bus: Redis refused a learn job (%s); %d staged item(s) wait in SQLite", exc, len(ids))
+            return False
+        for chunk, job_id in jobs:
+            ingest.mark_queued(store, chunk, job_id)
+        return True
 
-    def push_document(self, being: str, source: str, text: str, title: str, max_memories: int) -> str:
-        """Queue a whole document whose memories replace the ones of `source` (a file)."""
-        return self._learn("learn_document", being=being, source=source, text=text, title=title,
-                           max_memories=max_memories)
+    def queue_ready(self, store: Store) -> int:
+        """Queue every staged item that no job carries yet (`ready`: Redis was away or refused when it was staged),
+        grouped by being and mode, on the caller's thread. Returns how many were queued; stops at the first
+        refusal (the next call retries)."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for item_id, being, mode in ingest.ready(store):
+            groups.setdefault((being, mode), []).append(item_id)
+        queued = 0
+        for (being, mode), ids in groups.items():
+            if not self.push(store, ids, being, mode):
+                break
+            queued += len(ids)
+        return queued
 
-    def push_email_threads(self, being: str, threads: list[dict]) -> list[str]:
-        """Queue email thread items (`connectors.gmail.thread_item`) for learning, `EMAIL_BATCH` per job.
-        Returns the job ids; raises `redis.ConnectionError` when Redis is down."""
-        return [self._learn("learn_email_threads", being=being, threads=threads[i:i + EMAIL_BATCH])
-                for i in range(0, len(threads), EMAIL_BATCH)]
-
-    def push_interests(self, being: str, visits: list[list[str]], profiles: int) -> str:
-        """Queue one browser import's visits (`[url, title, visited_at]` each) to be clustered into interests and
-        learned (`learn_interests`); `profiles` is how many profiles were read (for the diary line)."""
-        return self._learn("learn_interests", being=being, visits=visits, profiles=profiles)
-
-    def push_forget_source(self, being: str, source: str) -> str:
-        """Queue the removal of every memory of `source` (a file that is gone)."""
-        return self._learn("forget_source", being=being, source=source)
+    def requeue_lost(self, store: Store, before: str) -> tuple[int, int]:
+        """Look up the jobs that carry items queued before `before` (UTC ISO-8601): a job Redis no longer has (lost
+        with its files) gives its items back as `ready`; one that failed for good marks them `failed`. Returns
+        `(requeued, failed)` item counts."""
+        job_ids = ingest.queued_jobs(store, before)
+        if not job_ids:
+            return 0, 0
+        pipe = self.redis.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(f"rq:job:{job_id}", "status")
+        requeued = failed = 0
+        for job_id, status in zip(job_ids, pipe.execute(), strict=True):
+            if status is None:
+                requeued += ingest.requeue(store, job_id)
+            elif status in (b"failed", b"stopped", b"canceled"):
+                failed += ingest.mark_failed(store, job_id)
+        return requeued, failed
 
     def notify_embed(self) -> bool:
         """Ask the embedding worker to flush pending memories: enqueues one flush unless one is already
@@ -126,6 +159,20 @@ class Bus:
         job = self.embed_queue.enqueue(JOBS["dream_being"], kwargs={"being": being}, job_timeout=JOB_TIMEOUT_S,
                                        result_ttl=0, failure_ttl=7 * 86400, description="dream_being")
         return job.id
+
+    def rewrite_append_only_file(self) -> bool:
+        """Ask Redis to rewrite its append-only file (`BGREWRITEAOF`) so its files keep only the work still in
+        flight, after a forget: whatever a finished job carried is then gone from disk, not only from memory (Redis
+        rewrites by itself only past 64 MB). Returns False when Redis refuses (a Redis of the owner's own may not
+        allow it; a rewrite already running is fine)."""
+        try:
+            self.redis.bgrewriteaof()
+        except RedisError as exc:
+            if "already in progress" in str(exc):
+                return True
+            log.info("bus: Redis did not rewrite its append-only file (%s)", exc)
+            return False
+        return True
 
     def push_signal(self, signal_id: int, being: str) -> None:
         """Put a raised signal on the outbox for delivery (workers never call Telegram themselves)."""

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass, field
 
+from twin import ingest
 from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
@@ -16,7 +18,8 @@ from twin.hush import HushGate, HushRules
 from twin.interests import PageVisit
 from twin.interests import learn_interests as _learn_interests
 from twin.learn import forget_source as _forget_source
-from twin.learn import learn, learned_line, source_type
+from twin.ingest import Ingest
+from twin.learn import LearnResult, learn, learned_line, source_type
 from twin.learn import learn_document as _learn_document
 from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
@@ -32,118 +35,141 @@ class BadInput(Exception):
     """The job's input can never succeed (e.g. not text); the job is set aside, not retried."""
 
 
-def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:
-    """`learn()` one text, then ask for an embedding flush. Returns `{created, reinforced}` counts."""
-    if not isinstance(text, str):
-        raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
-    ctx = current()
-    result = learn(ctx.store, Activity(ctx.store, being), being, text, source, ref, provider=ctx.provider)
-    if result.created:
-        Bus(ctx.redis).notify_embed()
-    return {"created": len(result.created), "reinforced": len(result.reinforced)}
-
-
-def learn_batch(being: str, items: list) -> dict:
-    """`learn()` each `[text, source, ref]` item (one transaction each, so one bad item loses nothing else),
-    then one activity line per source type and one embedding flush request."""
-    if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
-        raise BadInput("learn_batch needs a list of [text, source, ref] items")
-    ctx = current()
-    activity = Activity(ctx.store, being)
-    counts: dict[str, list[int]] = {}  # source type -> [created, reinforced, profile updates]
-    for text, source, ref in items:
-        if not isinstance(text, str):
-            log.error("learn: skipped an item of %s that is not text", source)
-            continue
-        result = learn(ctx.store, activity, being, text, source, ref, provider=ctx.provider, quiet=True)
-        tally = counts.setdefault(source_type(source), [0, 0, 0])
-        tally[0] += len(result.created)
-        tally[1] += len(result.reinforced)
-        tally[2] += result.profile_updated
-    for kind, (created, reinforced, profiled) in counts.items():
-        if created or reinforced or profiled:
-            activity.record("learned", learned_line(created, reinforced, kind, bool(profiled)))
-    created = sum(c for c, _, _ in counts.values())
-    if created:
-        Bus(ctx.redis).notify_embed()
-    return {"created": created, "reinforced": sum(r for _, r, _ in counts.values())}
-
-
-def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
-    """Replace one document's memories (files connector); the connector writes the summary activity line."""
-    if not isinstance(text, str):
-        raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
-    ctx = current()
-    result = _learn_document(ctx.store, being, text, source, title, max_memories, provider=ctx.provider,
-                             activity=Activity(ctx.store, being))
-    bus = Bus(ctx.redis)
-    if result.created:
-        bus.notify_embed()
-    if result.removed:
-        bus.request_checkpoint()
-    return {"created": len(result.created), "reinforced": len(result.reinforced),
-            "removed": len(result.removed)}
-
-
 EMAIL_MEMORIES_PER_THREAD = 12
 """A thread is read in one call of at most 12 memories (seed 000's per-call bound)."""
 
 
-def learn_email_threads(being: str, threads: list) -> dict:
-    """Learn each email thread item `{source, text, summary}` (the Gmail connector's `thread_item`):
-    its memories replace the thread's earlier ones (an updated thread is read whole again). With a model
-    provider the model reads `text`; without one, or when it fails, the offline extractor reads the heuristic
-    `summary` (seed 001). One diary line for the job ("Learned 14 thing(s) from email."), one embedding flush
-    request, a checkpoint request if memories were replaced. A malformed item is logged and skipped."""
-    if not isinstance(threads, list):
-        raise BadInput("learn_email_threads needs a list of thread items")
+@dataclass
+class Tally:
+    """What one `learn_items` job did, for its diary lines and the embedding and checkpoint requests."""
+
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # source type -> [created, reinforced, profile]
+    created: int = 0
+    reinforced: int = 0
+    removed: int = 0
+
+    def add(self, kind: str | None, result: LearnResult) -> None:
+        """Count `result`; `kind` (a source type) gets a diary line at the end, None none (files write theirs)."""
+        self.created += len(result.created)
+        self.reinforced += len(result.reinforced)
+        self.removed += len(result.removed)
+        if kind is not None:
+            tally = self.by_kind.setdefault(kind, [0, 0, 0])
+            tally[0] += len(result.created)
+            tally[1] += len(result.reinforced)
+            tally[2] += result.profile_updated
+
+
+def learn_items(being: str, ids: list) -> dict:
+    """Learn the staged items `ids` (`twin.ingest`; ids already learned or forgotten are skipped, so a retried job
+    redoes nothing), each consumed in the transaction that stores its memories: `text` through `learn()`,
+    `document` (a file) and `email` (a thread: the model reads the text, the offline extractor the summary; seed
+    001) replacing their source's memories, `interests` clustered (the model when configured, else the heuristic),
+    `forget` removing their source's memories (one scrub of the full-text index for the whole job). Then one diary
+    line per source type ("Learned 3 thing(s) from telegram."; files and the browser write their own), one
+    embedding flush request and, when memories were removed, a checkpoint request. Returns
+    `{created, reinforced, removed, items}`."""
+    if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+        raise BadInput("learn_items needs a list of staged item ids")
     ctx = current()
     activity = Activity(ctx.store, being)
-    created = reinforced = removed = 0
-    profiled = False
-    for item in threads:
-        if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("source", "text", "summary"))):
-            log.error("learn: skipped an email item that is not {source, text, summary}")
-            continue
-        text = item["text"] if ctx.provider is not None else item["summary"]
-        result = _learn_document(ctx.store, being, text, item["source"], None, EMAIL_MEMORIES_PER_THREAD,
-                                 provider=ctx.provider, activity=activity, offline_text=item["summary"])
-        created += len(result.created)
-        reinforced += len(result.reinforced)
-        removed += len(result.removed)
-        profiled = profiled or result.profile_updated
-    if created or reinforced or profiled:
-        activity.record("learned", learned_line(created, reinforced, "email", profiled))
+    tally = Tally()
+    staged = ingest.fetch(ctx.store, ids)
+    for item in staged:
+        _learn_item(ctx, activity, item, tally)
+    if any(s.item.mode == "forget" for s in staged):
+        ctx.store.scrub_deleted_text()
+    for kind, (created, reinforced, profiled) in tally.by_kind.items():
+        if created or reinforced or profiled:
+            activity.record("learned", learned_line(created, reinforced, kind, bool(profiled)))
     bus = Bus(ctx.redis)
-    if created:
+    if tally.created:
         bus.notify_embed()
-    if removed:
+    if tally.removed:
         bus.request_checkpoint()
-    return {"created": created, "reinforced": reinforced, "removed": removed}
+    return {"created": tally.created, "reinforced": tally.reinforced, "removed": tally.removed,
+            "items": len(staged)}
+
+
+def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) -> None:
+    """One staged item by its mode (see `learn_items`)."""
+    item, store, provider = staged.item, ctx.store, ctx.provider
+    extra = item.extra if isinstance(item.extra, dict) else {}
+    if item.mode == "text":
+        result = learn(store, activity, item.being, item.text, item.source, item.ref, provider=provider, quiet=True,
+                       ingest_id=staged.id)
+        tally.add(source_type(item.source), result)
+    elif item.mode == "document":
+        result = _learn_document(store, item.being, item.text, item.source, extra.get("title"),
+                                 int(extra.get("max_memories", EMAIL_MEMORIES_PER_THREAD)), ref=item.ref,
+                                 provider=provider, activity=activity, ingest_id=staged.id)
+        tally.add(None, result)
+    elif item.mode == "email":
+        summary = str(extra.get("summary", ""))
+        result = _learn_document(store, item.being, item.text if provider is not None else summary, item.source,
+                                 None, EMAIL_MEMORIES_PER_THREAD, provider=provider, activity=activity,
+                                 offline_text=summary, ingest_id=staged.id)
+        tally.add("email", result)
+    elif item.mode == "interests":
+        visits = extra.get("visits", [])
+        pages = [PageVisit.from_list(v) for v in visits if isinstance(v, list | tuple) and len(v) == 3
+                 and all(isinstance(x, str) for x in v)] if isinstance(visits, list) else []
+        texts, _ = _learn_interests(store, activity, item.being, pages, int(extra.get("profiles", 0)), provider,
+                                    ingest_id=staged.id)
+        tally.created += len(texts)
+    else:  # forget: a file that is gone
+        with store.transaction():
+            tally.removed += len(_forget_source(store, item.being, item.source))
+            ingest.consume(store, [staged.id])
+
+
+# -- jobs queued by a twin that put the text itself on Redis (before staging); run once through the same path --------
+def _staged_now(being: str, items: list[Ingest]) -> dict:
+    return learn_items(being, ingest.stage(current().store, items))
+
+
+def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:
+    """Legacy job (a text on the queue itself): staged, then learned as `learn_items` does."""
+    if not isinstance(text, str):
+        raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
+    return _staged_now(being, [Ingest(being, source, text, "text", ref)])
+
+
+def learn_batch(being: str, items: list) -> dict:
+    """Legacy job (`[text, source, ref]` items on the queue itself): staged, then learned as `learn_items` does."""
+    if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
+        raise BadInput("learn_batch needs a list of [text, source, ref] items")
+    return _staged_now(being, [Ingest(being, s, t, "text", r) for t, s, r in items if isinstance(t, str)])
+
+
+def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
+    """Legacy job (a document on the queue itself): staged, then learned as `learn_items` does."""
+    if not isinstance(text, str):
+        raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
+    return _staged_now(being, [Ingest(being, source, text, "document",
+                                      extra={"title": title, "max_memories": max_memories})])
+
+
+def learn_email_threads(being: str, threads: list) -> dict:
+    """Legacy job (email thread items on the queue itself): staged, then learned as `learn_items` does."""
+    if not isinstance(threads, list):
+        raise BadInput("learn_email_threads needs a list of thread items")
+    return _staged_now(being, [Ingest(being, t["source"], t["text"], "email", extra={"summary": t["summary"]})
+                               for t in threads if isinstance(t, dict)
+                               and all(isinstance(t.get(k), str) for k in ("source", "text", "summary"))])
 
 
 def learn_interests(being: str, visits: list, profiles: int) -> dict:
-    """Cluster one browser import's `[url, title, visited_at]` visits into interests (the model when configured,
-    else the heuristic) and learn each with source `browser`; one diary line ("Browser: 212 visits read from
-    2 profiles; learned 4 interests."). Malformed visits are dropped."""
+    """Legacy job (browser visits on the queue itself): staged, then learned as `learn_items` does."""
     if not isinstance(visits, list):
         raise BadInput("learn_interests needs a list of [url, title, visited_at] visits")
-    ctx = current()
-    pages = [PageVisit.from_list(v) for v in visits
-             if isinstance(v, list | tuple) and len(v) == 3 and all(isinstance(x, str) for x in v)]
-    texts, _ = _learn_interests(ctx.store, Activity(ctx.store, being), being, pages, profiles, ctx.provider)
-    if texts:
-        Bus(ctx.redis).notify_embed()
-    return {"interests": len(texts)}
+    return _staged_now(being, [Ingest(being, "browser", "", "interests",
+                                      extra={"visits": visits, "profiles": profiles})])
 
 
 def forget_source(being: str, source: str) -> dict:
-    """Remove every memory of a source (a gone file) and ask the index writer to scrub and checkpoint."""
-    ctx = current()
-    ids = _forget_source(ctx.store, being, source)
-    if ids:
-        Bus(ctx.redis).request_checkpoint()
-    return {"removed": len(ids)}
+    """Legacy job (a gone file's source on the queue itself): staged, then removed as `learn_items` does."""
+    return _staged_now(being, [Ingest(being, source, "", "forget")])
 
 
 EMBED_FAILURE_PAUSE_S = 10.0
@@ -287,6 +313,7 @@ def reflect_being(being: str, force: bool = False) -> dict:
 
 
 JOBS = {
+    "learn_items": learn_items,
     "learn_text": learn_text,
     "learn_batch": learn_batch,
     "learn_document": learn_document,
