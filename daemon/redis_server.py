@@ -1,7 +1,7 @@
 """The private redis-server the supervisor starts when no `TWIN_REDIS_URL` is set (DESIGN.md "Running it").
 
 Unix socket in the runtime dir (mode 0700, no TCP port), AOF in `<data dir>/redis` so a Redis restart
-loses no queued work (invariant 1). Its own log goes to `<data dir>/redis/redis.log`, not the journal.
+loses no queued work (invariant 1); its jobs carry ids, never memory text (`twin.ingest`). Its own log goes to `<data dir>/redis/redis.log`, not the journal.
 """
 
 from __future__ import annotations
@@ -27,4 +27,6 @@ def redis_argv(settings: Settings) -> list[str]:
     sock: Path = settings.redis_socket
     return [binary, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
             "--dir", str(data), "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+            # plain RESP after a rewrite, not an RDB preamble (LZF-compressed): what is on disk can be checked
+            "--aof-use-rdb-preamble", "no",
             "--daemonize", "no", "--loglevel", "warning", "--logfile", str(data / "redis.log")]
