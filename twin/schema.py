@@ -212,6 +212,19 @@ LIFECYCLE = (
     )""",
 )
 
+SCRUB_DUE = ("store", "", "scrub_due")
+"""The `cursors` key `(connector, being_id, key)` of the scrub marker: memory text was deleted or rewritten and
+`Store.scrub_deleted_text` has not run since (its value: when, UTC ISO-8601)."""
+_MARK_SCRUB_DUE = ("INSERT OR REPLACE INTO cursors (connector, being_id, key, value, updated_at) VALUES ('store', '',"
+                   " 'scrub_due', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));")
+SCRUB_MARKERS = (
+    # every path that deletes a memory or rewrites its content (forget, a file gone, a document re-learned, the
+    # dream's merge, capture's update in place) leaves the old words in FTS segments and WAL pages until a scrub:
+    # the marker is set in the same transaction, whichever code did it, so a scrub is never forgotten
+    f"CREATE TRIGGER memories_scrub_due_delete AFTER DELETE ON memories BEGIN {_MARK_SCRUB_DUE} END",
+    f"CREATE TRIGGER memories_scrub_due_update AFTER UPDATE OF content ON memories BEGIN {_MARK_SCRUB_DUE} END",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -242,6 +255,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
         WHERE superseded_by = old.id AND status = 'superseded';
     END""")),
+    ("0009_scrub_markers", SCRUB_MARKERS),
 )
 
 

@@ -22,7 +22,7 @@ from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
 from twin.reflection import reflect
 from twin.store import Store
-from workers.bus import FLUSH_FLAG, Bus
+from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
 from workers.context import current
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ def learn_text(being: str, text: str, source: str, ref: str | None = None) -> di
     result = learn(ctx.store, Activity(ctx.store, being), being, text, source, ref, provider=ctx.provider)
     if result.created:
         Bus(ctx.redis).notify_embed()
+    _scrub_later(ctx, result.updated)
     return {"created": len(result.created), "reinforced": len(result.reinforced)}
 
 
@@ -60,6 +61,7 @@ def learn_batch(being: str, items: list) -> dict:
         tally[0] += len(result.created)
         tally[1] += len(result.reinforced)
         tally[2] += result.profile_updated
+        _scrub_later(ctx, result.updated)
     for kind, (created, reinforced, profiled) in counts.items():
         if created or reinforced or profiled:
             activity.record("learned", learned_line(created, reinforced, kind, bool(profiled)))
@@ -81,6 +83,7 @@ def learn_document(being: str, source: str, text: str, title: str, max_memories:
         bus.notify_embed()
     if result.removed:
         bus.request_checkpoint()
+    _scrub_later(ctx, result.removed)
     return {"created": len(result.created), "reinforced": len(result.reinforced),
             "removed": len(result.removed)}
 
@@ -119,6 +122,7 @@ def learn_email_threads(being: str, threads: list) -> dict:
         bus.notify_embed()
     if removed:
         bus.request_checkpoint()
+    _scrub_later(ctx, removed)
     return {"created": created, "reinforced": reinforced, "removed": removed}
 
 
@@ -138,12 +142,31 @@ def learn_interests(being: str, visits: list, profiles: int) -> dict:
 
 
 def forget_source(being: str, source: str) -> dict:
-    """Remove every memory of a source (a gone file) and ask the index writer to scrub and checkpoint."""
+    """Remove every memory of a source (a gone file), ask the index writer to scrub and checkpoint, and ask for
+    one coalesced scrub of the database files (`scrub_store`)."""
     ctx = current()
     ids = _forget_source(ctx.store, being, source)
     if ids:
         Bus(ctx.redis).request_checkpoint()
+    _scrub_later(ctx, ids)
     return {"removed": len(ids)}
+
+
+def _scrub_later(ctx, changed: object) -> None:
+    """After a job removed memories or rewrote their text (`changed` non-empty), ask for one `scrub_store` job
+    (coalesced: a burst of removals gets one). The trigger-set marker in SQLite keeps it due if Redis loses it."""
+    if changed:
+        Bus(ctx.redis).request_scrub()
+
+
+def scrub_store() -> dict:
+    """Erase deleted memory text from the database files (`Store.scrub_deleted_text`) if the scrub marker is set;
+    one job for a whole burst of removals (twin.forgetting). Returns `{"scrubbed": bool, ...}`."""
+    ctx = current()
+    ctx.redis.delete(SCRUB_FLAG)  # from here on a new removal queues a new scrub
+    if not ctx.store.scrub_due():
+        return {"scrubbed": False}
+    return {"scrubbed": True, **ctx.store.scrub_deleted_text()}
 
 
 EMBED_FAILURE_PAUSE_S = 10.0
@@ -293,6 +316,7 @@ JOBS = {
     "learn_email_threads": learn_email_threads,
     "learn_interests": learn_interests,
     "forget_source": forget_source,
+    "scrub_store": scrub_store,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,
     "reflect_being": reflect_being,
