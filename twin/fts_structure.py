@@ -28,6 +28,8 @@ NEAR_LIMIT_LEVELS = 1000
 STRUCTURE_ROWID = 10
 """The rowid of the structure record in `<table>_data` (FTS5_STRUCTURE_ROWID)."""
 V2_MARKER = b"\xff\x00\x00\x01"
+EMPTY_STRUCTURE = b"\x00" * 7
+"""A structure record with no levels (cookie 0, nLevel 0, nSegment 0, nWriteCounter 0), as a new table has."""
 """What follows the cookie in a V2 structure record (FTS5_STRUCTURE_V2, SQLite ≥ 3.44)."""
 
 
@@ -79,7 +81,18 @@ def needs_rebuild(conn: sqlite3.Connection, bound: int = REBUILD_ABOVE_LEVELS) -
 
 def rebuild(conn: sqlite3.Connection) -> None:
     """FTS5's `'rebuild'`: drop the index and build it again from `memories` (one level; ~0.65 s at 100k
-    memories). The caller holds the transaction; freed pages are zeroed (`secure_delete`)."""
+    memories). The caller holds the transaction; freed pages are zeroed (`secure_delete`).
+
+    A structure record FTS5 refuses (past `FTS5_MAX_LEVELS`, or unreadable) keeps a fresh connection from even
+    opening the table ("vtable constructor failed"), so it is first replaced by an empty one; the rebuild then
+    deletes every old segment and writes the index anew."""
+    try:
+        levels = read_levels(conn)
+        refused = levels is not None and levels > FTS5_MAX_LEVELS
+    except ValueError:
+        refused = True
+    if refused:
+        conn.execute("UPDATE memories_fts_data SET block = ? WHERE id = ?", (EMPTY_STRUCTURE, STRUCTURE_ROWID))
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
 
 
