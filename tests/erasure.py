@@ -10,6 +10,7 @@ re-normalises cosine vectors, so the last bit may differ) still is. An empty lis
 from __future__ import annotations
 
 import re
+import subprocess
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,6 +55,13 @@ def vector_in(data: bytes, blob: bytes) -> bool:
     return False
 
 
+def read_apart(path: Path) -> bytes:
+    """The bytes of `path`, read by a child process (`cat`): closing a descriptor of a SQLite file in this process
+    would drop the POSIX locks of every `Store` this process has open on it, and another process could then reset
+    the WAL under them (see `Store.open`)."""
+    return subprocess.run(["cat", str(path)], capture_output=True, check=True).stdout
+
+
 def files_under(folder: Path) -> list[Path]:
     """Every regular file under `folder` (sockets, pipes and links left out)."""
     return sorted(p for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink())
@@ -68,7 +76,7 @@ def traces(data_dir: Path, words: Iterable[str | bytes] = (), vectors: Iterable[
     blobs = list(vectors)
     found = []
     for path in [*files_under(data_dir), *extra_files]:
-        raw = path.read_bytes()
+        raw = read_apart(path)
         for where, data in [("raw", raw), *(("in a compressed stream", s) for s in decompressed_streams(raw))]:
             lowered = data.lower()
             found += [f"{path.name}: {n.decode(errors='replace')} ({where})" for n in needles if n in lowered]

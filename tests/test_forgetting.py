@@ -18,7 +18,7 @@ from erasure import traces
 from rq import Queue, SimpleWorker
 
 from twin import fts_structure, manifest
-from twin.chat import REDACTED, Conversation, ChatReply
+from twin.chat import REDACTED, ChatReply, Conversation
 from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.health import fts_check, repair_fts
 from twin.learn import learn
@@ -107,7 +107,7 @@ def test_a_store_past_fts5s_limit_is_repaired_when_opened(twin_env):
     if levels <= fts_structure.FTS5_MAX_LEVELS:
         pytest.skip(f"this SQLite keeps {levels} levels after 3000 optimizes: it cannot break this way")
     raw = sqlite3.connect(twin_env.db_path)
-    with pytest.raises(sqlite3.DatabaseError, match="malformed|vtable constructor failed"):  # as seen
+    with pytest.raises(sqlite3.DatabaseError, match=r"malformed|vtable constructor failed"):  # as seen
         raw.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'canoe'").fetchall()
     raw.close()
     with Store(twin_env.db_path) as store:  # the next start repairs it by itself
@@ -172,6 +172,7 @@ def test_a_relearned_document_or_thread_leaves_no_text_of_its_old_memories(twin_
     source = "file:/home/owner/boat.md" if kind == "file" else "email:thread-q1"
     old = _learned_document(twin_env, store, redis, source, DOC_OLD)
     vectors = blobs(store, old)
+    assert traces(twin_env.data_dir, ["zanzibarine"], vectors)
     if kind == "file":
         Bus(redis).push_document("owner", source, DOC_NEW, "Boat notes", 20)
     else:
@@ -184,7 +185,7 @@ def test_a_relearned_document_or_thread_leaves_no_text_of_its_old_memories(twin_
 def test_the_dream_merge_leaves_no_text_of_the_merged_away_memory(twin_env, store, activity, redis, embedder):
     keep = store.insert_memory("owner", "fact", "Owner keeps a sourdough starter called Gertrude in the fridge.",
                                "muse", 0.5, created_at="2026-01-01T00:00:00Z")
-    lose = store.insert_memory("owner", "fact", "Owner keeps a sourdough starter christened Gertrude in the "
+    lose = store.insert_memory("owner", "fact", "Owner keeps a sourdough starter named Gertrude in the "
                                "fridge.", "muse", 0.5, created_at="2026-02-01T00:00:00Z")
     Bus(redis).notify_embed()
     run_worker("embed")
@@ -198,14 +199,14 @@ def test_the_dream_merge_leaves_no_text_of_the_merged_away_memory(twin_env, stor
     assert result["merged"] == 1 and store.get(lose) is None and store.get(keep) is not None
     Bus(redis).request_checkpoint()
     run_worker("embed")
-    assert traces(twin_env.data_dir, ["christened"], vectors) == []
+    assert traces(twin_env.data_dir, ["named"], vectors) == []
 
 
 def test_an_update_in_place_leaves_no_text_of_the_old_content(twin_env, store, activity, redis):
     first = learn(store, activity, "owner", "I play cello and piano on Thursdays.", "muse")
     again = learn(store, activity, "owner", "I play piano and cello on Thursdays in the Wedding orchestra.", "muse")
     assert again.updated == first.created  # same id, new content
-    assert store.scrub_due()
+    assert store.scrub_due() and traces(twin_env.data_dir, ["cello and piano"])
     Bus(redis).request_scrub()  # what the learn jobs ask for; the CLI scrubs at once
     run_worker("learn")
     assert traces(twin_env.data_dir, ["cello and piano"]) == []
@@ -216,6 +217,7 @@ def test_a_burst_of_removals_is_scrubbed_once(twin_env, store, redis):
     sources = [f"file:/home/owner/notes/day{n}.md" for n in range(30)]
     for n, source in enumerate(sources):
         store.insert_memory("owner", "fact", f"Owner wrote the yellowpenguin note number {n}.", source, 0.4)
+    assert traces(twin_env.data_dir, ["yellowpenguin"])
     scrubs = []
 
     class CountingStore(Store):
@@ -267,6 +269,7 @@ def _chat_with_a_secret(store) -> tuple[Conversation, int, dict[str, int]]:
 
 def test_forgetting_a_chat_learned_memory_redacts_the_transcript_and_rebuilds_the_summary(twin_env, store, activity):
     chat, memory_id, rows = _chat_with_a_secret(store)
+    assert traces(twin_env.data_dir, ["7319"])
     done = forget(store, activity, "owner", [memory_id])
     assert [m.id for m in done.memories] == [memory_id]
     assert set(done.transcript_rows) >= {rows["told"], rows["shown"], rows["again"]}
@@ -330,7 +333,8 @@ def test_forget_a_whole_source_with_a_dry_run_first(twin_env, store, redis, tmp_
     assert entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
     json_plan = json.loads(twin_cli("forget", "--source", "telegram:77", "--json").stdout)
     assert json_plan["counts"]["memories"] == 2 and json_plan["counts"]["transcript_rows"] == 4
-    assert twin_cli("forget", "--source", "telegram:77", "--yes").returncode == 0
+    gone_chat = twin_cli("forget", "--source", "telegram:77", "--yes")
+    assert gone_chat.returncode == 0 and "forgot 2 memories" in gone_chat.stdout, (gone_chat.stdout, gone_chat.stderr)
     run_worker("embed")  # the CLI asked the index writer to scrub and checkpoint
     assert store.ids_by_source("owner", "telegram:77") == [] and store.counts("owner")["memories"] == 0
     assert traces(twin_env.data_dir, words, vectors) == []
@@ -342,6 +346,7 @@ def test_forget_about_a_person_reaches_memories_and_transcript_rows(twin_env, st
     chat.answered(row, ChatReply("Noted, I'll remember that.", []))
     learn(store, None, "owner", "Ottilie Brandauer is moving to Graz.", "muse")
     learn(store, None, "owner", "Owner's dentist is in Kreuzberg.", "muse")
+    assert traces(twin_env.data_dir, ["brandauer"])
     todo = plan(store, "owner", about="ottilie brandauer")
     assert [m.content for m in todo.memories] == ["Ottilie Brandauer is moving to Graz."]
     assert list(todo.transcript_rows) == [row]

@@ -193,7 +193,8 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     per file); with a `provider`, one model call reads the document (cut to the provider's input limit) for
     at most 12, and its profile delta is merged. Memories the new text still yields keep their ids (no
     re-embedding); the others of this source are removed (`twin.forgetting.remove_memories`: row, FTS, vector,
-    edges; the scrub marker is set, so the caller requests a scrub; the index is scrubbed at its next checkpoint). `activity` receives only model-fallback lines (the connector writes the summary).
+    edges; the scrub marker is set, so the caller requests a scrub; the index is scrubbed at its next checkpoint).
+    `activity` receives only model-fallback lines (the connector writes the summary).
     `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`). `title`
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     """
