@@ -18,7 +18,7 @@ from erasure import traces
 from rq import Queue, SimpleWorker
 
 from twin import fts_structure, manifest
-from twin.chat import REDACTED, ChatReply, Conversation
+from twin.chat import REDACTED, ChatReply, Conversation, mentions
 from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.health import fts_check, repair_fts
 from twin.learn import learn
@@ -116,6 +116,28 @@ def test_a_store_past_fts5s_limit_is_repaired_when_opened(twin_env):
                                                                            "cellar."]
     proc = twin_cli("learn", "I keep the spare bike pump behind the cellar door.")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_an_unreadable_structure_record_is_repaired_when_opened(twin_env):
+    with Store(twin_env.db_path) as store:
+        store.insert_memory("owner", "fact", "Owner stores the kayak at the Wannsee boathouse.", "muse", 0.4)
+        store.conn.execute("UPDATE memories_fts_data SET block = x'0000' WHERE id = 10")
+    with Store(twin_env.db_path) as store:
+        assert fts_structure.read_levels(store.conn) == 1
+        assert store.fts_search("owner", '"boathouse"', 5)
+
+
+@pytest.mark.parametrize(("text", "content", "said"), [
+    ("my bike lock code is 4512, the blue one", "Owner's bike lock code is 4512.", True),
+    ("Here is what I remember: • Owner's bike lock code is 4512.", "Owner's bike lock code is 4512.", True),
+    ("my bike needs a new lock", "Owner's bike lock code is 4512.", False),
+    ("I like green tea", "Owner likes green tea.", True),
+    ("Tea time!", "Owner likes tea.", False),
+    ("Owner is vegan.", "Owner is vegan.", True),  # one distinctive word: the whole content must be there
+    ("Owner is not vegan at all", "Owner is vegan.", False),
+])
+def test_a_transcript_row_mentions_a_memory_by_its_words(text, content, said):
+    assert mentions(text, content) is said
 
 
 def test_doctor_fails_near_the_limit_with_the_repair_to_run(store):
