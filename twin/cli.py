@@ -67,6 +67,10 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         result = learn(store, Activity(store, settings.being), settings.being, text, args.source, provider=provider)
         if provider is not None:
             provider.close()
+        if result.updated:  # the old wording of a memory updated in place leaves the database files now
+            from twin.forgetting import scrub_if_due
+
+            scrub_if_due(store)
         bus = _bus(settings)
         if bus is not None and (result.created or result.updated):
             bus.notify_embed()
