@@ -388,7 +388,7 @@ class TelegramConnector:
         return ChatReply("\n".join(f"#{h.memory.id} {h.memory.content}" for h in hits), [h.memory.id for h in hits])
 
     def _forget(self, conversation: Conversation, rest: str) -> ChatReply:
-        from twin.learn import forget
+        from twin.forgetting import forget
 
         if rest.lower() == "yes":
             ids = json.loads(self.store.get_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}") or "[]")
@@ -409,15 +409,16 @@ class TelegramConnector:
             self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", json.dumps(ids))
             lines = "\n".join(f"• #{i} {shown[i].content}" for i in ids if i in shown)
             return ChatReply(f"Forget these?\n{lines}\nSend /forget yes to forget them.")
-        gone = forget(self.store, self.activity, ids)
+        done = forget(self.store, self.activity, self.being, ids)
+        gone = [m.id for m in done.memories]
         self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", "[]")
         if gone:
             with contextlib.suppress(Exception):
                 self.bus.request_checkpoint()
                 self.bus.rewrite_append_only_file()
         missing = sorted(set(ids) - set(gone))
-        answer = f"Forgot {len(gone)} memory(ies): " + ", ".join(f"#{i}" for i in gone) + "." if gone else \
-            "Nothing was forgotten."
+        answer = (f"Forgot {len(gone)} memory(ies): " + ", ".join(f"#{i}" for i in gone) + f". Removed {done.line()}."
+                  if gone else "Nothing was forgotten.")
         return ChatReply(answer + (f" No memory {', '.join(f'#{i}' for i in missing)}." if missing else ""))
 
     def _memories(self, conversation: Conversation, rest: str) -> ChatReply:

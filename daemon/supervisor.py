@@ -216,6 +216,7 @@ class Supervisor:
                 last_checkpoint = now
             if healthy:
                 await asyncio.to_thread(self._nudge_embedding, bus)
+                await asyncio.to_thread(self._nudge_scrub, bus)
 
     async def _reflection_ticks(self, bus: Bus) -> None:
         """Seed 001's tick: one early pass `reflect_first_after_s` (20 s) after boot, then every `tick_s` (600 s),
@@ -299,6 +300,12 @@ class Supervisor:
             return
         if self.store.pending_embeddings(model_id, 1):
             bus.notify_embed()
+
+    def _nudge_scrub(self, bus: Bus) -> None:
+        """If deleted memory text still waits for its scrub (the marker in SQLite) and no `scrub_store` job is
+        queued (Redis lost it, or the removal came from the CLI or Telegram), queue one (twin.forgetting)."""
+        if self.store.scrub_due():
+            bus.request_scrub()
 
     def status_line(self) -> str:
         """A one-line summary for systemd's STATUS (memories, pending embeddings, children)."""

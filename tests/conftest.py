@@ -140,16 +140,24 @@ def run_worker(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess
     return proc
 
 
-def push_text(store: Store, redis: Redis, being: str, text: str, source: str, ref: str | None = None) -> str:
-    """A connector's hand-over of one text: staged in `store`, then queued as a `learn_items` job; returns its id."""
+def push_items(store: Store, redis: Redis, items: list) -> list[str]:
+    """A connector's hand-over of `items` (`twin.ingest.Ingest`, all of one being and mode): staged in `store`, then
+    queued as `learn_items` jobs; returns their ids."""
     from twin import ingest
-    from twin.ingest import Ingest
     from workers.bus import Bus
 
-    ids = ingest.stage(store, [Ingest(being, source, text, "text", ref)])
-    [(_, job_id)] = Bus(redis).enqueue_items(being, ids, "text")
-    ingest.mark_queued(store, ids, job_id)
-    return job_id
+    ids = ingest.stage(store, items)
+    jobs = Bus(redis).enqueue_items(items[0].being, ids, items[0].mode)
+    for chunk, job_id in jobs:
+        ingest.mark_queued(store, chunk, job_id)
+    return [job_id for _, job_id in jobs]
+
+
+def push_text(store: Store, redis: Redis, being: str, text: str, source: str, ref: str | None = None) -> str:
+    """A connector's hand-over of one text (see `push_items`); returns the job id."""
+    from twin.ingest import Ingest
+
+    return push_items(store, redis, [Ingest(being, source, text, "text", ref)])[0]
 
 
 def drain() -> None:

@@ -70,7 +70,7 @@ def test_status_and_doctor(twin_env):
     assert status["model"] == {"provider": None}
     doctor = json.loads(twin("doctor", "--json").stdout)
     assert doctor["ok"], doctor
-    assert {c["check"] for c in doctor["checks"]} == {"embeddings exist", "paraphrase ranks first",
+    assert {c["check"] for c in doctor["checks"]} == {"full-text index", "embeddings exist", "paraphrase ranks first",
                                                       "recall finds stored memories", "index matches SQLite"}
 
 

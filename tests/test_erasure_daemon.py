@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from erasure_scan import files_holding, vector_in
+from erasure import read_apart, traces, vector_in
 from test_daemon import start, stop, wait_for
 
 from twin.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "The marigold seeds are kept in the Quetzalcoatl tin on the pantry shelf."
-NEEDLES = [b"Quetzalcoatl", b"quetzalcoatl", b"marigold"]
+WORDS = ["Quetzalcoatl", "marigold"]
 
 
 def _embedded(db: Path) -> tuple[int, bytes] | None:
@@ -36,17 +36,15 @@ def test_a_forgotten_file_memory_leaves_no_copy_in_any_file(daemon_env, tmp_path
     try:
         memory_id, blob = wait_for(lambda: _embedded(data / "twin.db"), 120, "the file to be learned and embedded")
         index = data / "index" / "memories.hnsw"
-        wait_for(lambda: index.exists() and vector_in(index.read_bytes(), blob), 60, "the index checkpoint")
-        assert files_holding(data, NEEDLES[:1])  # the scan can fail: the text is on disk before
+        wait_for(lambda: index.exists() and vector_in(read_apart(index), blob), 60, "the index checkpoint")
+        assert traces(data, WORDS[:1])  # the scan can fail: the text is on disk before
         assert any((data / "redis").rglob("*.aof")), "the private Redis keeps an append-only file"
 
         subprocess.run([sys.executable, "-m", "twin", "forget", str(memory_id)], cwd=ROOT, env=daemon_env,
                        check=True, capture_output=True, timeout=60)
-        wait_for(lambda: not vector_in(index.read_bytes(), blob), 60, "the index to be checkpointed without it")
-        assert files_holding(data, NEEDLES) == []
-        assert not [p for p in data.rglob("*") if p.is_file() and vector_in(p.read_bytes(), blob)]
+        wait_for(lambda: not vector_in(read_apart(index), blob), 60, "the index to be checkpointed without it")
+        assert traces(data, WORDS, [blob]) == []
     finally:
         assert stop(proc) == 0, log.read_text()
-    assert files_holding(data, NEEDLES) == []  # nor after a clean stop (Redis writes its files on the way out)
-    assert not [p for p in data.rglob("*") if p.is_file() and vector_in(p.read_bytes(), blob)]
+    assert traces(data, WORDS, [blob]) == []  # nor after a clean stop (Redis writes its files on the way out)
     assert b"Quetzalcoatl" not in log.read_bytes()  # the journal never had it either

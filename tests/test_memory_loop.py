@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import numpy as np
 import pytest
 from conftest import drain, push_text, run_worker
+from erasure import traces, vector_in
 
 from twin.index import VectorIndex
 from twin.learn import forget, learn
@@ -105,29 +105,13 @@ def test_forget_leaves_no_row_fts_blob_or_vector_bytes(twin_env, store, activity
     assert blobs[0] == 0
     assert not _vector_in_file(blob, index_file)
     assert "penicillin" not in " ".join(line.text for line in activity.recent(100))
-    for path in twin_env.data_dir.glob("twin.db*"):  # no page of the database files keeps the text
-        assert b"penicillin" not in path.read_bytes(), path.name
+    assert traces(twin_env.data_dir, ["penicillin"], [blob]) == []  # no file under the data dir keeps either
     assert all(r.memory.id != target.id for r in _recall(twin_env, store, "allergic to penicillin"))
 
 
 def _vector_in_file(blob: bytes, path) -> bool:
-    """True when the file holds the vector (as float32, within 1e-5 per component: hnswlib re-normalises
-    cosine vectors, so the bytes may differ in the last bit), at any 4-byte alignment."""
-    data = path.read_bytes()
-    vec = np.frombuffer(blob, dtype=np.float32)
-    vec = vec / np.linalg.norm(vec)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return _find(data, vec)
-
-
-def _find(data: bytes, vec: np.ndarray) -> bool:
-    for offset in range(4):
-        usable = (len(data) - offset) // 4
-        floats = np.frombuffer(data, dtype=np.float32, count=usable, offset=offset)
-        for pos in np.flatnonzero(np.abs(floats[: usable - len(vec) + 1] - vec[0]) < 1e-5):
-            if np.allclose(floats[pos: pos + len(vec)], vec, atol=1e-5):
-                return True
-    return False
+    """True when the file holds the vector (`erasure.vector_in`)."""
+    return vector_in(path.read_bytes(), blob)
 
 
 @pytest.mark.parametrize("damage", ["delete", "corrupt", "truncate"])

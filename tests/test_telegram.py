@@ -166,7 +166,13 @@ def test_every_command(env, daemon, bot_api):
     assert ask(bot_api, "/memories") == f"#{memory_id} fact: Owner is allergic to penicillin."
     assert ask(bot_api, "/recall penicillin allergy").startswith(f"#{memory_id} Owner is allergic to penicillin.")
     assert ask(bot_api, "/forget").startswith("Forget these?\n• #")  # the memories of the last answer
-    assert ask(bot_api, "/forget yes") == f"Forgot 1 memory(ies): #{memory_id}."
+    forgot = ask(bot_api, "/forget yes")  # says what went besides the memory: the rows of this chat that held it
+    assert forgot.startswith(f"Forgot 1 memory(ies): #{memory_id}. Removed 1 memory (1 full-text row)")
+    assert "transcript rows" in forgot
+    with store_of(env) as store:
+        # the /remember row and every answer that showed it; the owner's "/recall penicillin allergy" was a question
+        assert not store.conn.execute("SELECT id FROM chat_messages WHERE text LIKE '%allergic to penicillin%'"
+                                      " OR (role = 'twin' AND text LIKE '%penicillin%')").fetchall()
     assert memories_with(env, "penicillin") == []
     assert ask(bot_api, "/forget 99999") == "Nothing was forgotten. No memory #99999."
     assert ask(bot_api, "/reflect") == "I didn't reflect: no model provider is configured."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from conftest import drain, push_text, run_worker
+from erasure import decompressed_streams
 from rq import Queue
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
@@ -71,23 +72,9 @@ def test_a_job_run_twice_learns_its_items_once(twin_env, store, redis):
 def test_redis_payloads_carry_ids_not_text(twin_env, store, redis):
     push_text(store, redis, "owner", "The spare key hides under the blue flowerpot by the shed.", "telegram:7")
     dump = b"".join(redis.dump(key) or b"" for key in redis.keys("*"))
-    assert b"flowerpot" not in dump and b"flowerpot" not in _inflated(dump)
+    assert b"flowerpot" not in dump and not any(b"flowerpot" in x for x in decompressed_streams(dump))
     drain()
     assert "flowerpot" in store.list_memories("owner")[0].content
-
-
-def _inflated(blob: bytes) -> bytes:
-    """Every zlib stream inside `blob` decompressed (RQ compresses job payloads with zlib)."""
-    import zlib
-
-    out = []
-    for start in range(len(blob) - 1):
-        if blob[start] == 0x78 and blob[start + 1] in (0x01, 0x5E, 0x9C, 0xDA):
-            try:
-                out.append(zlib.decompressobj().decompress(blob[start:]))
-            except zlib.error:
-                continue
-    return b"".join(out)
 
 
 def test_batched_push_learns_every_item_and_sets_aside_nothing(twin_env, store, redis):

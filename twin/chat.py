@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass, field
 
 from twin import ingest
+from twin.capture_rules import tokens
 from twin.extractor import extract
 from twin.ingest import Ingest
-from twin.memory import Recalled, strip_controls, utc_now
+from twin.memory import Memory, Recalled, strip_controls, utc_now
 from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
 from twin.recall import Recall
-from twin.sensitivity import redact
+from twin.sensitivity import find_secrets, redact
 from twin.store import Store
 
 log = logging.getLogger("twin.chat")
@@ -186,6 +187,7 @@ class Conversation:
         return True
 
     def _summarise(self, previous: str, messages: list[tuple[str, str]]) -> str:
+        """The model's summary of `previous` plus `messages`, or `offline_summary` without a usable model."""
         transcript = "\n".join(f"{'Owner' if role == 'owner' else 'Twin'}: {text}" for role, text in messages)
         if self.provider is not None:
             try:
@@ -197,10 +199,7 @@ class Conversation:
                 return text[-SUMMARY_MAX_CHARS:]
             except ProviderError as exc:
                 log.warning("chat: the model could not summarise (%s); using an extractive summary", exc)
-        owner_said = " ".join(text for role, text in messages if role == "owner")
-        points = [c.content for c in extract(owner_said, limit=12)]
-        merged = "\n".join(line for line in [previous, *points] if line)
-        return merged[-SUMMARY_MAX_CHARS:]
+        return offline_summary(previous, messages)
 
     # -- replies ---------------------------------------------------------------------------------------
     def reply_to(self, text: str) -> ChatReply:
@@ -228,6 +227,16 @@ class Conversation:
         return self.provider.chat_text(messages, purpose="chat reply")
 
 
+def offline_summary(previous: str, messages: list[tuple[str, str]]) -> str:
+    """The extractive summary (no model): `previous` plus up to 12 third-person points the offline extractor finds
+    in what the owner said in `messages` (`(role, text)`; redacted rows are left out), newest
+    `SUMMARY_MAX_CHARS` kept."""
+    owner_said = " ".join(text for role, text in messages if role == "owner" and text != REDACTED)
+    points = [c.content for c in extract(owner_said, limit=12)] if owner_said.strip() else []
+    merged = "\n".join(line for line in [previous, *points] if line)
+    return merged[-SUMMARY_MAX_CHARS:]
+
+
 STRONGLY_RELATED = 0.5
 """Cosine at which a memory is worth mentioning after a statement (ours: a paraphrase scores 0.5+ on the local
 model, a topic neighbour 0.3-0.5; LIBRARY_NOTES §8)."""
@@ -246,3 +255,119 @@ def offline_reply(text: str, memories: list[Recalled]) -> str:
         return "I don't remember anything about that yet."
     lines = "\n".join(f"• {m.memory.content}" for m in memories)
     return f"Here is what I remember about “{topic}”:\n{lines}"
+
+
+# -- forgetting (DESIGN.md invariant 5; called by twin.forgetting) ---------------------------------------------
+REDACTED = "[forgotten]"
+"""What a transcript row's text becomes when what it held is forgotten (the row stays for the state machine)."""
+SUMMARY_REBUILD_ROWS = 40
+"""Rows folded per step when a summary is rebuilt offline (the default compaction folds 50 − 10 = 40)."""
+_LEARNED_FROM = re.compile(r"^telegram:(?P<chat>[^/\s]+)/message/(?P<row>\d+)$")
+"""A chat-learned memory's `captured_from`: the transcript row it was learned from."""
+
+
+def _secret_values(memories: list[Memory]) -> set[str]:
+    return {m.content[s.start:s.end] for m in memories for s in find_secrets(m.content) if s.end - s.start >= 4}
+
+
+def _distinctive(content: str) -> frozenset[str]:
+    """The words a row must hold to count as saying `content` (its content words but "owner", 3+ characters)."""
+    return frozenset(t for t in tokens(content) if t != "owner" and len(t) >= 3)
+
+
+def mentions(text: str, content: str) -> bool:
+    """True when `text` says what the memory `content` says, by its words: every distinctive word (at least two),
+    or for a memory with fewer the whole content, case-insensitively ("my bike lock code is 4512" mentions
+    "Owner's bike lock code is 4512."). Pure."""
+    need = _distinctive(content)
+    if len(need) >= 2:
+        return need <= tokens(text)
+    return " ".join(content.casefold().split()).rstrip(".") in " ".join(text.casefold().split())
+
+
+def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, str]:
+    """`{row id: chat id}` of the transcript rows of `being` that hold what `memories` say (read-only): the owner
+    row a chat-learned memory was learned from (`captured_from` = `telegram:<chat>/message/<row id>`), twin rows
+    that showed one (`shown_memories`), rows of any chat holding one's secret value (`find_secrets`), and rows
+    of a chat-learned memory's own chat that mention it (`mentions`). Rows already redacted are left out."""
+    ids = {m.id for m in memories}
+    secrets = _secret_values(memories)
+    learned_from = {int(match["row"]) for m in memories
+                    if (match := _LEARNED_FROM.match(str(m.provenance.get("captured_from", ""))))}
+    by_chat: dict[str, list[frozenset[str] | str]] = {}
+    for m in memories:
+        if m.source.startswith("telegram:"):
+            by_chat.setdefault(m.source.split(":", 1)[1], []).append(m.content)
+    found: dict[int, str] = {}
+    for row_id, chat_id, text, shown in store.conn.execute(
+            "SELECT id, chat_id, text, shown_memories FROM chat_messages WHERE being_id = ? AND text != ?",
+            (being, REDACTED)):
+        if (row_id in learned_from or any(v in text for v in secrets)
+                or (shown != "[]" and ids & set(json.loads(shown)))
+                or any(mentions(text, content) for content in by_chat.get(chat_id, ()))):
+            found[row_id] = chat_id
+    return found
+
+
+def rows_saying(store: Store, being: str, phrase: str) -> dict[int, str]:
+    """`{row id: chat id}` of the transcript rows of `being` whose text contains `phrase` (case and spacing
+    ignored; read-only)."""
+    needle = " ".join(phrase.casefold().split())
+    return {row_id: chat_id for row_id, chat_id, text in store.conn.execute(
+        "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND text != ?", (being, REDACTED))
+        if needle and needle in " ".join(text.casefold().split())}
+
+
+def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, str]:
+    """`{row id: chat id}` of every not yet redacted row of those chats (read-only)."""
+    return {row_id: chat_id for chat_id in chat_ids for (row_id,) in store.conn.execute(
+        "SELECT id FROM chat_messages WHERE being_id = ? AND chat_id = ? AND text != ?", (being, chat_id, REDACTED))}
+
+
+def summaries_holding(store: Store, being: str, rows: dict[int, str], memories: list[Memory],
+                      phrase: str | None = None) -> list[str]:
+    """Chat ids whose summary must be rebuilt (read-only): one of `rows` was folded into it, or it holds a
+    secret value of `memories`, mentions one of them, or contains `phrase`."""
+    secrets = _secret_values(memories)
+    needle = " ".join(phrase.casefold().split()) if phrase else None
+    out = []
+    for chat_id, summary, upto in store.conn.execute(
+            "SELECT chat_id, summary, summarised_up_to FROM chat_sessions WHERE being_id = ?", (being,)):
+        if (any(r <= upto for r, c in rows.items() if c == chat_id) or any(v in summary for v in secrets)
+                or any(mentions(summary, m.content) for m in memories)
+                or (needle and needle in " ".join(summary.casefold().split()))):
+            out.append(chat_id)
+    return sorted(out)
+
+
+def redact_rows(store: Store, row_ids: list[int], forgotten: set[int]) -> None:
+    """Replace the text of `row_ids` with `REDACTED` in place, drop `forgotten` memory ids from their
+    `shown_memories`, and move an answered owner row to `learned` (nothing is left to teach). Call inside the
+    caller's transaction; sets the scrub marker (the old text stays in WAL pages until the scrub)."""
+    for row_id in row_ids:
+        shown = store.conn.execute("SELECT shown_memories FROM chat_messages WHERE id = ?", (row_id,)).fetchone()
+        if shown is None:
+            continue
+        kept = [i for i in json.loads(shown[0]) if i not in forgotten]
+        store.conn.execute("UPDATE chat_messages SET text = ?, shown_memories = ?, state = CASE WHEN role = 'owner'"
+                           " AND state = 'answered' THEN 'learned' ELSE state END WHERE id = ?",
+                           (REDACTED, json.dumps(kept), row_id))
+    if row_ids:
+        store.mark_scrub_due()
+
+
+def rebuild_summary(store: Store, being: str, chat_id: str) -> None:
+    """Rebuild the chat's summary offline from its (redacted) rows up to `summarised_up_to`, `SUMMARY_REBUILD_ROWS`
+    at a time (`offline_summary`): a forget never calls a model. Call inside the caller's transaction."""
+    row = store.conn.execute("SELECT summarised_up_to FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
+                             (being, chat_id)).fetchone()
+    if row is None:
+        return
+    rows = store.conn.execute("SELECT role, text FROM chat_messages WHERE being_id = ? AND chat_id = ? AND id <= ?"
+                              " ORDER BY id", (being, chat_id, row[0])).fetchall()
+    summary = ""
+    for start in range(0, len(rows), SUMMARY_REBUILD_ROWS):
+        summary = offline_summary(summary, [(r[0], r[1]) for r in rows[start:start + SUMMARY_REBUILD_ROWS]])
+    store.conn.execute("UPDATE chat_sessions SET summary = ?, updated_at = ? WHERE being_id = ? AND chat_id = ?",
+                       (summary, utc_now(), being, chat_id))
+    store.mark_scrub_due()

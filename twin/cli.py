@@ -67,6 +67,10 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         result = learn(store, Activity(store, settings.being), settings.being, text, args.source, provider=provider)
         if provider is not None:
             provider.close()
+        if result.updated:  # the old wording of a memory updated in place leaves the database files now
+            from twin.forgetting import scrub_if_due
+
+            scrub_if_due(store)
         bus = _bus(settings)
         if bus is not None and (result.created or result.updated):
             bus.notify_embed()
@@ -153,21 +157,96 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
-    """Hard-forget memories by id; the index is scrubbed at the daemon's next checkpoint."""
-    from twin.learn import forget
+    """Forget memories for good: by id (at once, as always), a whole source (`--source file:/path`,
+    `email:<thread>`, `telegram:<chat>`, `browser`; `'file:/folder/*'` for every source that starts so) or
+    everything about a person or thing (`--about "Ana Souza"`). With their rows go their full-text entries,
+    vectors and index entries, edges, the chat transcript rows and summaries that hold them, and a source's
+    email thread rows and file manifest entries. `--dry-run` lists all of it per table and changes nothing;
+    `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
+    is scrubbed at the daemon's next checkpoint."""
+    from twin import forgetting
 
+    by_ids = bool(args.ids)
+    if by_ids == bool(args.source is not None or args.about is not None):
+        print("twin: forget takes memory ids, or --source / --about (not both)", file=sys.stderr)
+        return 2
     with Store(settings.db_path) as store:
-        gone = forget(store, Activity(store, settings.being), args.ids)
+        try:
+            todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about)
+        except ValueError as exc:
+            print(f"twin: {exc}", file=sys.stderr)
+            return 2
+        if args.dry_run or args.json_plan:
+            _print_plan(todo, args, dry_run=True)
+            return 0
+        if not by_ids and not todo.empty and not args.yes and not _confirmed(todo, args):
+            return 2 if not sys.stdin.isatty() else 1
+        done = forgetting.carry_out(store, Activity(store, settings.being), todo)
     bus = _bus(settings)
-    if bus is not None and gone:
+    if bus is not None and done.vectors:
         bus.request_checkpoint()
         bus.rewrite_append_only_file()
-    missing = sorted(set(args.ids) - set(gone))
-    for mid in gone:
-        print(f"forgot #{mid}")
-    for mid in missing:
-        print(f"no memory #{mid}", file=sys.stderr)
-    return 1 if missing else 0
+    if by_ids:
+        gone = {m.id for m in done.memories}
+        for mid in args.ids:
+            if mid in gone:
+                print(f"forgot #{mid}")
+            else:
+                print(f"no memory #{mid}", file=sys.stderr)
+        if gone:
+            print(f"removed {done.line()}")
+        return 1 if set(args.ids) - gone else 0
+    if done.empty:
+        print("nothing to forget: no memory or transcript row matches")
+        return 0
+    print(f"forgot {done.line()}")
+    return 0
+
+
+def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
+    """The plan per table (memories with ids and text, sensitive ones masked unless --sensitive)."""
+    if args.json_plan:
+        _print_json({"dry_run": dry_run, **todo.to_dict()})
+        return
+    counts = todo.counts()
+    print(f"{'would forget' if dry_run else 'to forget'}: {todo.line()}")
+    print(f"memories: {counts['memories']}")
+    for m in todo.memories:
+        text = m.content if args.sensitive or m.sensitivity != "sensitive" else "(sensitive: --sensitive shows it)"
+        print(f"  #{m.id:<6} {m.kind:<12} {text}  [{m.source}]")
+    print(f"memories_fts: {counts['fts_rows']} row(s)")
+    print(f"memory_embeddings: {counts['vectors']} vector(s); vector index: {counts['index_entries']} entr"
+          f"{'y' if counts['index_entries'] == 1 else 'ies'}")
+    print(f"memory_edges: {counts['edges']} edge(s)")
+    by_chat: dict[str, list[int]] = {}
+    for row_id, chat_id in todo.transcript_rows.items():
+        by_chat.setdefault(chat_id, []).append(row_id)
+    print(f"chat_messages: {counts['transcript_rows']} row(s) redacted"
+          + "".join(f"; chat {c}: " + ", ".join(f"#{r}" for r in rows) for c, rows in sorted(by_chat.items())))
+    print(f"chat_sessions: {counts['summaries']} summary(ies) rebuilt" + (f" ({', '.join(todo.summaries)})"
+                                                                         if todo.summaries else ""))
+    print(f"email_threads: {counts['email_threads']} row(s) cleared" + (f" ({', '.join(todo.email_threads)})"
+                                                                        if todo.email_threads else ""))
+    print(f"files_manifest: {counts['manifest_entries']} entr{'y' if counts['manifest_entries'] == 1 else 'ies'}"
+          + (f" ({', '.join(todo.manifest_entries)})" if todo.manifest_entries else ""))
+    print(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
+    if dry_run:
+        print("nothing was changed (dry run)")
+
+
+def _confirmed(todo, args: argparse.Namespace) -> bool:
+    """On a terminal: show the plan and ask. Otherwise (a script, a pipe) never ask: refuse, as `git clean` does
+    without -f, and say which flag to add."""
+    if not sys.stdin.isatty():
+        print(f"twin: this would forget {todo.line()}; nothing was changed. Run it again with --dry-run to list "
+              "it, or --yes to forget it.", file=sys.stderr)
+        return False
+    _print_plan(todo, args, dry_run=False)
+    answer = input("Forget all of this for good? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        print("nothing was changed")
+        return False
+    return True
 
 
 def cmd_activity(settings: Settings, args: argparse.Namespace) -> int:
@@ -210,10 +289,17 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
-    """Seed 004's self-check: vectors exist, a paraphrase ranks its memory first, the index matches SQLite."""
-    from twin.health import doctor
+    """Seed 004's self-check: the full-text index is healthy, vectors exist, a paraphrase ranks its memory first,
+    the index matches SQLite. `--repair` first rebuilds the full-text index from the memories (what a failing
+    full-text check asks for)."""
+    from twin.health import doctor, repair_fts
 
     with Store(settings.db_path) as store:
+        if args.repair:
+            fixed = repair_fts(store)
+            print(f"repaired: full-text index rebuilt from the memories in {fixed['seconds']:.2f} s "
+                  f"({fixed['levels_before'] if fixed['levels_before'] is not None else 'unreadable'} → "
+                  f"{fixed['levels_after']} level(s))", file=sys.stderr)
         checks = doctor(settings, store)
     ok = all(c["ok"] for c in checks)
     if args.json:
@@ -644,8 +730,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
         if name == "recent":
             p.add_argument("--since", type=_time, help="UTC ISO-8601 lower bound of created_at")
-    p = add("forget", cmd_forget, "forget memories by id")
-    p.add_argument("ids", type=_memory_id, nargs="+")
+    p = add("forget", cmd_forget, "forget memories by id, a whole source, or everything about something")
+    p.add_argument("ids", type=_memory_id, nargs="*", help="memory ids (forgotten at once)")
+    p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
+                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
+    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do")
+    p.add_argument("--dry-run", "-n", action="store_true", help="list what would go, per table; change nothing")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed with --source/--about off a terminal)")
+    p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")
+    p.add_argument("--json", dest="json_plan", action="store_true", help="the dry run's list as JSON")
     p = add("activity", cmd_activity, "the activity diary")
     p.add_argument("-n", type=_positive, default=60)
     p.add_argument("--follow", "-f", action="store_true")
@@ -653,6 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("status", cmd_status, "counts, queues, index and degraded modes")
     p.add_argument("--json", action="store_true")
     p = add("doctor", cmd_doctor, "self-check that the memory loop is closed")
+    p.add_argument("--repair", action="store_true", help="rebuild the full-text index first")
     p.add_argument("--json", action="store_true")
     p = add("backfill", cmd_backfill, "embed every memory that lacks a vector of the current model (resumable)")
     p.add_argument("--batch", type=_positive, default=200, help="memories per embedding call and checkpoint")

@@ -142,12 +142,25 @@ def requeue(store: Store, job_id: str) -> int:
                             " WHERE job_id = ? AND state = 'queued'", (job_id,)).rowcount
 
 
-def forget_staged(store: Store, being: str, source: str) -> int:
-    """Delete every staged item of `source` that is not yet learned (forgetting a source reaches what waits to be
-    learned from it too). Returns how many."""
-    with store.transaction() as conn:
-        return conn.execute("DELETE FROM ingest_items WHERE being_id = ? AND source = ? AND mode != 'forget'",
-                            (being, source)).rowcount
+def matching(store: Store, being: str, source: str | None = None, about: str | None = None) -> list[int]:
+    """Ids of `being`'s staged items not yet learned (forget items aside) from `source` (exact, or every source that
+    starts so when it ends in `*`) or whose text holds `about` (case-insensitive): what a forget of that source or
+    subject must reach too, before a learn job brings it back (read-only)."""
+    where, args = ["being_id = ?", "mode != 'forget'"], [being]
+    if source is not None:
+        if source.endswith("*"):
+            where.append("substr(source, 1, ?) = ?")
+            args += [len(source) - 1, source[:-1]]
+        else:
+            where.append("source = ?")
+            args.append(source)
+    if about is not None:
+        where.append("instr(lower(text || ' ' || extra), lower(?)) > 0")
+        args.append(about)
+    if source is None and about is None:
+        return []
+    return [r[0] for r in store.conn.execute(f"SELECT id FROM ingest_items WHERE {' AND '.join(where)} ORDER BY id",
+                                             args)]
 
 
 def counts(store: Store) -> dict[str, int]:

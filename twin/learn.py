@@ -16,6 +16,8 @@ from twin.activity import Activity
 from twin.capture import capture, related_memories
 from twin.capture_judge import COMPARED_PER_MEMORY, judge
 from twin.extractor import MAX_PER_CALL, Candidate, extract
+from twin.forgetting import forget as forget_everywhere
+from twin.forgetting import remove_memories
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
 from twin.profile import ProfileDelta, merge_into_profile
@@ -197,8 +199,9 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
     per file); with a `provider`, one model call reads the document (cut to the provider's input limit) for
     at most 12, and its profile delta is merged. Memories the new text still yields keep their ids (no
-    re-embedding); the others of this source are deleted (row, FTS, vector; the index is scrubbed at its next
-    checkpoint). `activity` receives only model-fallback lines (the connector writes the summary).
+    re-embedding); the others of this source are removed (`twin.forgetting.remove_memories`: row, FTS, vector,
+    edges; the scrub marker is set, so the caller requests a scrub; the index is scrubbed at its next checkpoint).
+    `activity` receives only model-fallback lines (the connector writes the summary).
     `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`). `title`
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     `ingest_id`: the staged item the text came from, deleted in the same transaction (see `learn`).
@@ -211,12 +214,13 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     now = utc_now()
     with store.transaction():
         kept = set()
+        replaced = []
         for mid, memory in store.get_many(store.ids_by_source(being, source)).items():
             if memory.content_sha256 in wanted:
                 kept.add(memory.content_sha256)
             else:
-                store.conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
-                result.removed.append(mid)
+                replaced.append(mid)
+        result.removed = remove_memories(store, replaced)
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]
         for start in range(0, len(fresh), MAX_PER_CALL):
             _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now,
@@ -228,23 +232,24 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
 
 
 def forget_source(store: Store, being: str, source: str) -> list[int]:
-    """Delete every memory of `being` whose source is `source` (a file that is gone). Returns their ids."""
-    ids = store.ids_by_source(being, source)
-    store.delete_memories(ids)
-    return ids
+    """Delete every memory of `being` whose source is `source` (a file that is gone), through
+    `twin.forgetting.remove_memories`; the scrub marker is set and the caller requests the (coalesced) scrub.
+    Returns their ids."""
+    with store.transaction():
+        return remove_memories(store, store.ids_by_source(being, source))
 
 
 def forget(store: Store, activity: Activity | None, memory_ids: list[int]) -> list[int]:
-    """Hard-forget memories by id (DESIGN.md invariant 5): row, FTS entry and vector go now, and no page of
-    the database files keeps their text (`Store.scrub_deleted_text`); the index writer scrubs the vector
-    bytes before its next checkpoint. The activity line names ids, never text. Returns the ids that existed."""
-    existing = list(store.get_many(memory_ids))
-    store.delete_memories(existing)
-    if existing:
-        store.scrub_deleted_text()
-    if activity is not None and existing:
-        activity.record("forgot", f"Forgot {len(existing)} memory(ies): " + ", ".join(f"#{i}" for i in existing) + ".")
-    return existing
+    """Hard-forget memories by id (DESIGN.md invariant 5) with every copy of their text (`twin.forgetting.forget`:
+    row, FTS entry, vector, edges, transcript rows and summaries; the database files scrubbed at once; the
+    index writer scrubs the vector bytes before its next checkpoint). The activity line names ids, never text.
+    Returns the ids that existed."""
+    found = store.get_many(memory_ids)
+    gone: set[int] = set()
+    for being in sorted({m.being_id for m in found.values()}):
+        done = forget_everywhere(store, activity, being, [i for i, m in found.items() if m.being_id == being])
+        gone.update(m.id for m in done.memories)
+    return [i for i in found if i in gone]
 
 
 def as_memories(store: Store, ids: list[int]) -> list[Memory]:

@@ -28,7 +28,8 @@ import numpy as np
 
 from twin.activity import Activity
 from twin.capture_rules import token_jaccard
-from twin.memory import Memory, format_time, parse_time
+from twin.forgetting import remove_memories
+from twin.memory import SENSITIVITIES, Memory, format_time, parse_time
 from twin.store import Store, id_chunks
 
 log = logging.getLogger(__name__)
@@ -223,9 +224,44 @@ def _canonical(a: Memory, b: Memory) -> tuple[Memory, Memory]:
     return (a, b) if key(a) <= key(b) else (b, a)
 
 
+def merge_pair(store: Store, canonical: int, loser: int) -> bool:
+    """Fold `loser` into `canonical` in one transaction (seed 003's dream merge). The loser's edges move to the
+    canonical (no self-loops; on a clash the stronger edge stays); hits are summed; importance and
+    `last_accessed` become the higher of the two, sensitivity the stricter, the tier warm if either was; what
+    the loser superseded now points at the canonical. Then the loser is removed like every removed memory
+    (`twin.forgetting.remove_memories`: row, FTS entry, vector and index tombstone, edges, marker; the scrub
+    marker is set, and `dream` scrubs once after the pass). Returns False, changing nothing, when either is gone
+    or they are the same."""
+    if canonical == loser:
+        return False
+    with store.transaction() as conn:
+        rows = {r[0]: r[1:] for r in conn.execute(
+            "SELECT id, hits, importance, last_accessed, sensitivity, tier FROM memories WHERE id IN (?, ?)",
+            (canonical, loser))}
+        if len(rows) != 2:
+            return False
+        (hits_c, imp_c, seen_c, sens_c, tier_c), (hits_l, imp_l, seen_l, sens_l, tier_l) = rows[canonical], \
+            rows[loser]
+        conn.execute(
+            "INSERT INTO memory_edges (src, dst, kind, strength, created_at)"
+            " SELECT CASE WHEN src = :l THEN :c ELSE src END, CASE WHEN dst = :l THEN :c ELSE dst END,"
+            " kind, strength, created_at FROM memory_edges"
+            " WHERE (src = :l AND dst NOT IN (:l, :c)) OR (dst = :l AND src NOT IN (:l, :c))"
+            " ON CONFLICT (src, dst, kind) DO UPDATE SET strength = MAX(strength, excluded.strength)",
+            {"l": loser, "c": canonical})
+        conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?", (canonical, loser))
+        conn.execute("UPDATE memories SET hits = ?, importance = ?, last_accessed = ?, sensitivity = ?, tier = ?"
+                     " WHERE id = ?",
+                     (hits_c + hits_l, max(imp_c, imp_l), max(filter(None, (seen_c, seen_l)), default=None),
+                      max(sens_c, sens_l, key=SENSITIVITIES.index),
+                      "warm" if "warm" in (tier_c, tier_l) else "cold", canonical))
+        remove_memories(store, [loser])
+    return True
+
+
 def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) -> tuple[int, int]:
     """Seed 003's dedup-merge over `ids` (ascending): each memory's top-3 neighbours; a pair with cosine ≥ 0.97
-    and token Jaccard ≥ 0.5 is folded into its canonical (`Store.merge_memories`). Returns `(walked, merged)`."""
+    and token Jaccard ≥ 0.5 is folded into its canonical (`merge_pair`). Returns `(walked, merged)`."""
     walked = merged = 0
     gone: set[int] = set()
     for chunk, _ in id_chunks(ids):
@@ -244,7 +280,7 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
                         or not same_values(pair[mid].content, pair[other].content)):
                     continue
                 keep, lose = _canonical(pair[mid], pair[other])
-                if store.merge_memories(keep.id, lose.id):
+                if merge_pair(store, keep.id, lose.id):
                     gone.add(lose.id)
                     merged += 1
                     if lose.id == mid:
@@ -293,7 +329,7 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
                                             " ORDER BY id", (being,))]
     walked, merged = _merge_pass(store, being, ids, vectors_lookup) if vectors_lookup else (len(ids), 0)
     if merged:
-        store.scrub_deleted_text()
+        store.scrub_deleted_text()  # once for the whole pass: the merges are coalesced
     promoted = _promote_edges(store, being, format_time(moment))
     store.set_cursor(CURSOR, being, "last_dream", format_time(moment))
     ms = round((time.monotonic() - started) * 1000)

@@ -233,6 +233,19 @@ INGEST = (
     "CREATE INDEX ingest_items_by_source ON ingest_items (being_id, source)",
 )
 
+SCRUB_DUE = ("store", "", "scrub_due")
+"""The `cursors` key `(connector, being_id, key)` of the scrub marker: memory text was deleted or rewritten and
+`Store.scrub_deleted_text` has not run since (its value: when, UTC ISO-8601)."""
+_MARK_SCRUB_DUE = ("INSERT OR REPLACE INTO cursors (connector, being_id, key, value, updated_at) VALUES ('store', '',"
+                   " 'scrub_due', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));")
+SCRUB_MARKERS = (
+    # every path that deletes a memory or rewrites its content (forget, a file gone, a document re-learned, the
+    # dream's merge, capture's update in place) leaves the old words in FTS segments and WAL pages until a scrub:
+    # the marker is set in the same transaction, whichever code did it, so a scrub is never forgotten
+    f"CREATE TRIGGER memories_scrub_due_delete AFTER DELETE ON memories BEGIN {_MARK_SCRUB_DUE} END",
+    f"CREATE TRIGGER memories_scrub_due_update AFTER UPDATE OF content ON memories BEGIN {_MARK_SCRUB_DUE} END",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -266,6 +279,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what connectors hand to the learn worker waits here, not in Redis (invariant 5: no queued payload keeps text
     # once its job is done or its memories are forgotten); a learn job carries only the ids (twin.ingest)
     ("0009_ingest_items", INGEST),
+    ("0010_scrub_markers", SCRUB_MARKERS),
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -18,9 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from twin import fts_structure
 from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
-from twin.schema import migrate
+from twin.schema import SCRUB_DUE, migrate
+
+log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 15_000
 """How long a writer waits for another process's transaction (milliseconds)."""
@@ -85,6 +89,28 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def _repair_fts_if_needed(conn: sqlite3.Connection) -> None:
+    """Rebuild `memories_fts` when `fts_structure.needs_rebuild` says so, re-checked under the write lock (two
+    processes opening the store at once repair it once). One log line with the level count and the time."""
+    if not fts_structure.needs_rebuild(conn):
+        return
+    started = time.monotonic()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        try:
+            levels: int | str | None = fts_structure.read_levels(conn)
+        except ValueError as exc:
+            levels = f"an unreadable structure ({exc})"
+        if fts_structure.needs_rebuild(conn):
+            fts_structure.rebuild(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    log.warning("store: the full-text index had %s levels (FTS5 fails past %d); rebuilt it in %.2f s", levels,
+                fts_structure.FTS5_MAX_LEVELS, time.monotonic() - started)
+
+
 class Store:
     """A connection to the store at `path`. `open()` connects and migrates; `close()` releases.
 
@@ -98,7 +124,10 @@ class Store:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> Store:
-        """Open (creating the file 0600 and its directory 0700) and apply migrations.
+        """Open (creating the file 0600 and its directory 0700), apply migrations, and rebuild the full-text index
+        when its structure has passed `fts_structure.REBUILD_ABOVE_LEVELS` levels or cannot be read (a store left
+        near FTS5's limit, or past it, by an older twin: the first process to open it repairs it, under the write
+        lock, once; the check itself is one primary-key read).
 
         Raises `StoreError` when the file cannot be opened, is not a database, or fails to migrate.
         """
@@ -118,6 +147,7 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed: forgotten text leaves the file
             migrate(conn)
+            _repair_fts_if_needed(conn)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
         self._conn = conn
@@ -263,20 +293,52 @@ class Store:
 
     def delete_memories(self, memory_ids: Iterable[int]) -> int:
         """Hard-delete memories: row, FTS entry (trigger) and embedding (cascade; a tombstone tells the
-        index writer to scrub the vector). Returns how many existed. DESIGN.md invariant 5."""
+        index writer to scrub the vector), edges and markers (cascade), in one transaction. Sets the scrub marker
+        (trigger): the words stay in the FTS segments and the WAL until `scrub_deleted_text`, which
+        `twin.forgetting` runs. Returns how many existed. DESIGN.md invariant 5."""
         ids = [(int(i),) for i in memory_ids]
+        if not ids:
+            return 0
         with self.transaction() as conn:
-            before = conn.total_changes
-            conn.executemany("DELETE FROM memories WHERE id = ?", ids)
-            return conn.total_changes - before if ids else 0
+            return conn.executemany("DELETE FROM memories WHERE id = ?", ids).rowcount
 
-    def scrub_deleted_text(self) -> None:
-        """Make deleted text unrecoverable from the database files (DESIGN.md invariant 5): merge the FTS5
-        index so no segment still lists a forgotten word (SQLite < 3.42 has no FTS5 secure-delete), then
-        checkpoint and truncate the WAL, which may hold old copies of the pages. Costs about a second at
-        100k memories; run after an explicit forget, not after every file change."""
-        self.conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    def scrub_due(self) -> bool:
+        """True when memory text was deleted or rewritten since the last complete `scrub_deleted_text` (the
+        `memories_scrub_due_*` triggers set the marker in the same transaction; read-only)."""
+        return self.conn.execute("SELECT 1 FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
+                                 SCRUB_DUE).fetchone() is not None
+
+    def mark_scrub_due(self) -> None:
+        """Set the scrub marker by hand (text deleted outside `memories`, e.g. a redacted transcript row)."""
+        self.conn.execute("INSERT OR REPLACE INTO cursors (connector, being_id, key, value, updated_at)"
+                          " VALUES (?, ?, ?, ?, ?)", (*SCRUB_DUE, utc_now(), utc_now()))
+
+    def scrub_deleted_text(self) -> dict:
+        """Make deleted text unrecoverable from the database files (DESIGN.md invariant 5), keeping the full-text
+        index readable (`twin.fts_structure`): merge the FTS5 index (`'optimize'`) so no segment still lists a
+        forgotten word (SQLite < 3.42 has no FTS5 secure-delete), or rebuild it when its structure has more than
+        `REBUILD_ABOVE_LEVELS` levels (before or after the merge); then checkpoint and truncate the WAL, which may
+        hold old copies of the pages. Clears the scrub marker; sets it again when a reader kept the WAL from being
+        truncated (the next scrub retries). Costs ~0.1 s at 100k memories (a rebuild ~0.65 s): run once after a
+        burst of removals, not per memory. Call outside a transaction.
+
+        Returns `{"levels": n, "rebuilt": bool, "wal_truncated": bool, "seconds": s}`."""
+        started = time.monotonic()
+        with self.transaction() as conn:
+            rebuilt = fts_structure.needs_rebuild(conn)
+            if not rebuilt:
+                conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+                rebuilt = fts_structure.needs_rebuild(conn)
+            if rebuilt:
+                fts_structure.rebuild(conn)
+            levels = fts_structure.read_levels(conn) or 0
+            conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?", SCRUB_DUE)
+        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            log.warning("store: a reader kept the WAL from being truncated; the next scrub retries")
+            self.mark_scrub_due()
+        return {"levels": levels, "rebuilt": rebuilt, "wal_truncated": not busy,
+                "seconds": round(time.monotonic() - started, 3)}
 
     def fts_search(self, being: str, match: str, limit: int,
                    before: str | None = None) -> list[tuple[int, float, str]]:
@@ -448,38 +510,3 @@ class Store:
         at = now or utc_now()
         self.conn.executemany("INSERT OR IGNORE INTO edge_markers (memory_id, created_at) VALUES (?, ?)",
                               [(int(i), at) for i in memory_ids])
-
-    def merge_memories(self, canonical: int, loser: int) -> bool:
-        """Fold `loser` into `canonical` in one transaction (seed 003's dream merge). The loser's edges move to the
-        canonical (no self-loops; on a clash the stronger edge stays); hits are summed; importance and
-        `last_accessed` become the higher of the two, sensitivity the stricter, the tier warm if either was; what
-        the loser superseded now points at the canonical. Then the loser is deleted with the statement
-        `delete_memories` runs: row, FTS entry (trigger), embedding and its index tombstone (cascade, trigger),
-        edges and marker (cascade). Returns False, changing nothing, when either is gone or they are the same."""
-        from twin.memory import SENSITIVITIES
-
-        if canonical == loser:
-            return False
-        with self.transaction() as conn:
-            rows = {r[0]: r[1:] for r in conn.execute(
-                "SELECT id, hits, importance, last_accessed, sensitivity, tier FROM memories WHERE id IN (?, ?)",
-                (canonical, loser))}
-            if len(rows) != 2:
-                return False
-            (hits_c, imp_c, seen_c, sens_c, tier_c), (hits_l, imp_l, seen_l, sens_l, tier_l) = rows[canonical], \
-                rows[loser]
-            conn.execute(
-                "INSERT INTO memory_edges (src, dst, kind, strength, created_at)"
-                " SELECT CASE WHEN src = :l THEN :c ELSE src END, CASE WHEN dst = :l THEN :c ELSE dst END,"
-                " kind, strength, created_at FROM memory_edges"
-                " WHERE (src = :l AND dst NOT IN (:l, :c)) OR (dst = :l AND src NOT IN (:l, :c))"
-                " ON CONFLICT (src, dst, kind) DO UPDATE SET strength = MAX(strength, excluded.strength)",
-                {"l": loser, "c": canonical})
-            conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?", (canonical, loser))
-            conn.execute("UPDATE memories SET hits = ?, importance = ?, last_accessed = ?, sensitivity = ?, tier = ?"
-                         " WHERE id = ?",
-                         (hits_c + hits_l, max(imp_c, imp_l), max(filter(None, (seen_c, seen_l)), default=None),
-                          max(sens_c, sens_l, key=SENSITIVITIES.index),
-                          "warm" if "warm" in (tier_c, tier_l) else "cold", canonical))
-            conn.execute("DELETE FROM memories WHERE id = ?", (loser,))
-        return True

@@ -28,6 +28,10 @@ sends them. The signal itself is in SQLite (`delivered_at` NULL until sent), so 
 FLUSH_FLAG = "twin:embed:flush-pending"
 """Set (with the time of the first pending memory) while an embedding flush is queued; seed 000's batching."""
 FLUSH_FLAG_TTL_S = 120
+SCRUB_FLAG = "twin:scrub-pending"
+"""Set while a `scrub_store` job is queued, so a burst of removals (a folder of files deleted) queues one scrub
+behind them, not one per file (twin.forgetting)."""
+SCRUB_FLAG_TTL_S = 900
 LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
 """Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (workers.main)."""
 JOB_TIMEOUT_S = 600
@@ -106,6 +110,18 @@ class Bus:
             elif status in (b"failed", b"stopped", b"canceled"):
                 failed += ingest.mark_failed(store, job_id)
         return requeued, failed
+
+    def request_scrub(self) -> bool:
+        """Ask for one `scrub_store` job at the back of the learn queue (after the removals queued before it)
+        unless one is already queued. Returns True if it enqueued. The scrub marker in SQLite says what is due;
+        this only wakes the learn worker."""
+        from workers.jobs import JOBS
+
+        if not self.redis.set(SCRUB_FLAG, repr(time.time()), nx=True, ex=SCRUB_FLAG_TTL_S):
+            return False
+        self.learn_queue.enqueue(JOBS["scrub_store"], job_timeout=JOB_TIMEOUT_S, result_ttl=0,
+                                 failure_ttl=7 * 86400, description="scrub_store")
+        return True
 
     def notify_embed(self) -> bool:
         """Ask the embedding worker to flush pending memories: enqueues one flush unless one is already

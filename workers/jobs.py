@@ -17,15 +17,15 @@ from twin.exceptions import TwinError
 from twin.hush import HushGate, HushRules
 from twin.interests import PageVisit
 from twin.interests import learn_interests as _learn_interests
-from twin.learn import forget_source as _forget_source
 from twin.ingest import Ingest
 from twin.learn import LearnResult, learn, learned_line, source_type
+from twin.learn import forget_source as _forget_source
 from twin.learn import learn_document as _learn_document
 from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
 from twin.reflection import reflect
 from twin.store import Store
-from workers.bus import FLUSH_FLAG, Bus
+from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
 from workers.context import current
 
 log = logging.getLogger(__name__)
@@ -47,12 +47,14 @@ class Tally:
     created: int = 0
     reinforced: int = 0
     removed: int = 0
+    updated: int = 0
 
     def add(self, kind: str | None, result: LearnResult) -> None:
         """Count `result`; `kind` (a source type) gets a diary line at the end, None none (files write theirs)."""
         self.created += len(result.created)
         self.reinforced += len(result.reinforced)
         self.removed += len(result.removed)
+        self.updated += len(result.updated)
         if kind is not None:
             tally = self.by_kind.setdefault(kind, [0, 0, 0])
             tally[0] += len(result.created)
@@ -65,7 +67,8 @@ def learn_items(being: str, ids: list) -> dict:
     redoes nothing), each consumed in the transaction that stores its memories: `text` through `learn()`,
     `document` (a file) and `email` (a thread: the model reads the text, the offline extractor the summary; seed
     001) replacing their source's memories, `interests` clustered (the model when configured, else the heuristic),
-    `forget` removing their source's memories (one scrub of the full-text index for the whole job). Then one diary
+    `forget` removing their source's memories (one coalesced `scrub_store` job for what was deleted or rewritten:
+    a folder of files gone costs one merge of the full-text index). Then one diary
     line per source type ("Learned 3 thing(s) from telegram."; files and the browser write their own), one
     embedding flush request and, when memories were removed, a checkpoint request. Returns
     `{created, reinforced, removed, items}`."""
@@ -77,8 +80,7 @@ def learn_items(being: str, ids: list) -> dict:
     staged = ingest.fetch(ctx.store, ids)
     for item in staged:
         _learn_item(ctx, activity, item, tally)
-    if any(s.item.mode == "forget" for s in staged):
-        ctx.store.scrub_deleted_text()
+    _scrub_later(ctx, tally.removed or tally.updated)  # one coalesced scrub of what was deleted or rewritten
     for kind, (created, reinforced, profiled) in tally.by_kind.items():
         if created or reinforced or profiled:
             activity.record("learned", learned_line(created, reinforced, kind, bool(profiled)))
@@ -170,6 +172,23 @@ def learn_interests(being: str, visits: list, profiles: int) -> dict:
 def forget_source(being: str, source: str) -> dict:
     """Legacy job (a gone file's source on the queue itself): staged, then removed as `learn_items` does."""
     return _staged_now(being, [Ingest(being, source, "", "forget")])
+
+
+def _scrub_later(ctx, changed: object) -> None:
+    """After a job removed memories or rewrote their text (`changed` non-empty), ask for one `scrub_store` job
+    (coalesced: a burst of removals gets one). The trigger-set marker in SQLite keeps it due if Redis loses it."""
+    if changed:
+        Bus(ctx.redis).request_scrub()
+
+
+def scrub_store() -> dict:
+    """Erase deleted memory text from the database files (`Store.scrub_deleted_text`) if the scrub marker is set;
+    one job for a whole burst of removals (twin.forgetting). Returns `{"scrubbed": bool, ...}`."""
+    ctx = current()
+    ctx.redis.delete(SCRUB_FLAG)  # from here on a new removal queues a new scrub
+    if not ctx.store.scrub_due():
+        return {"scrubbed": False}
+    return {"scrubbed": True, **ctx.store.scrub_deleted_text()}
 
 
 EMBED_FAILURE_PAUSE_S = 10.0
@@ -320,6 +339,7 @@ JOBS = {
     "learn_email_threads": learn_email_threads,
     "learn_interests": learn_interests,
     "forget_source": forget_source,
+    "scrub_store": scrub_store,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,
     "reflect_being": reflect_being,

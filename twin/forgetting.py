@@ -1,0 +1,222 @@
+"""Forgetting: the one home of "remove these memories and leave nothing behind" (DESIGN.md invariant 5).
+
+Two steps, because the callers hold their own transactions (`Store.transaction()` does not nest):
+
+1. `remove_memories(store, ids)`, inside the caller's transaction: the rows go, and with them (triggers and
+   cascades) their FTS entries, vectors (a tombstone tells the index writer to overwrite the vector in the index
+   before its next checkpoint), edges and edge markers; the scrub marker is set. Every path that removes
+   memories calls it: `twin forget`, Telegram's `/forget`, a watched file gone (`forget_source`), a document or
+   thread re-learned (`learn.learn_document`), the dream's merge (`lifecycle.merge_pair`).
+2. `Store.scrub_deleted_text()` after the commit: the forgotten words leave the FTS segments, the WAL is
+   truncated; freed pages are zeroed by `secure_delete`. It costs ~0.1 s at 100k memories, so a burst is
+   coalesced: an explicit forget scrubs at once, the workers ask for one `scrub_store` job behind the queued
+   removals (`workers.bus.Bus.request_scrub`), and the supervisor asks again while the marker is set.
+
+An explicit forget (`plan` then `carry_out`, or `forget` by ids) also reaches the copies outside `memories`:
+transcript rows that hold what the memories said are redacted in place and the chat summaries rebuilt offline
+(`twin.chat`), and forgetting a whole source clears its connector state (an email thread's subject and sender;
+a file's manifest entry: deleted when the file is gone, else kept as `skipped` so the file is learned again only
+when it changes). `plan` changes nothing: it is the dry run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from twin import chat, ingest
+from twin.activity import Activity
+from twin.memory import Memory, utc_now
+from twin.store import Store, id_chunks
+
+FORGOTTEN_FILE_REASON = "forgotten by the owner; learned again when the file changes"
+"""The `files_manifest` reason of a file whose memories were forgotten while it still exists."""
+
+
+@dataclass
+class ForgetPlan:
+    """What a forget removes, per table (read-only until `carry_out`). `memories` in id order; `vectors` and
+    `edges` are row counts (each vector is also one index entry); `transcript_rows` `{row id: chat id}`;
+    `summaries`, `email_threads`, `manifest_entries` the chat ids, thread ids and file paths touched."""
+
+    being: str
+    memories: list[Memory] = field(default_factory=list)
+    vectors: int = 0
+    edges: int = 0
+    transcript_rows: dict[int, str] = field(default_factory=dict)
+    summaries: list[str] = field(default_factory=list)
+    email_threads: list[str] = field(default_factory=list)
+    manifest_entries: list[str] = field(default_factory=list)
+    staged: list[int] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing would be removed."""
+        return not (self.memories or self.transcript_rows or self.summaries or self.email_threads
+                    or self.manifest_entries or self.staged)
+
+    def counts(self) -> dict[str, int]:
+        """`{memories, fts_rows, vectors, index_entries, edges, transcript_rows, summaries, email_threads,
+        manifest_entries}` counts."""
+        return {"memories": len(self.memories), "fts_rows": len(self.memories), "vectors": self.vectors,
+                "index_entries": self.vectors, "edges": self.edges, "transcript_rows": len(self.transcript_rows),
+                "summaries": len(self.summaries), "email_threads": len(self.email_threads),
+                "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged)}
+
+    def to_dict(self) -> dict:
+        """The JSON shape: the counts, the memories (`Memory.to_dict()`), and the rows, chats, threads, paths."""
+        return {"counts": self.counts(), "memories": [m.to_dict() for m in self.memories],
+                "transcript_rows": [{"id": r, "chat_id": c} for r, c in sorted(self.transcript_rows.items())],
+                "summaries": self.summaries, "email_threads": self.email_threads,
+                "manifest_entries": self.manifest_entries, "staged_items": self.staged}
+
+    def line(self) -> str:
+        """What it removes in words, without any memory text: "2 memories (2 full-text rows), 2 vectors, 1 edge,
+        3 transcript rows, 1 chat summary"."""
+        c = self.counts()
+        parts = [f"{c['memories']} memor{'y' if c['memories'] == 1 else 'ies'} ({c['fts_rows']} full-text "
+                 f"row{'' if c['fts_rows'] == 1 else 's'})"]
+        for key, one, many in (("vectors", "vector", "vectors"), ("edges", "edge", "edges"),
+                               ("transcript_rows", "transcript row", "transcript rows"),
+                               ("summaries", "chat summary", "chat summaries"),
+                               ("email_threads", "email thread row", "email thread rows"),
+                               ("manifest_entries", "file manifest entry", "file manifest entries"),
+                               ("staged_items", "item waiting to be learned", "items waiting to be learned")):
+            if c[key]:
+                parts.append(f"{c[key]} {one if c[key] == 1 else many}")
+        return ", ".join(parts)
+
+
+def _count(store: Store, sql: str, ids: list[int], per_chunk_args: int = 1) -> int:
+    total = 0
+    for chunk, marks in id_chunks(ids):
+        total += store.conn.execute(sql.format(marks=marks), chunk * per_chunk_args).fetchone()[0]
+    return total
+
+
+def remove_memories(store: Store, memory_ids: list[int]) -> list[int]:
+    """Delete the memories `memory_ids` (row, FTS entry, vector and index tombstone, edges, edge marker; the scrub
+    marker is set by trigger) inside the caller's transaction. Returns the ids that existed. The text leaves the
+    files only at the next `Store.scrub_deleted_text()`, which the caller runs or requests."""
+    ids = list(dict.fromkeys(int(i) for i in memory_ids))
+    gone: list[int] = []
+    for chunk, marks in id_chunks(ids):
+        gone += [r[0] for r in store.conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)]
+    store.conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in gone])
+    return gone
+
+
+def _select_source(store: Store, being: str, source: str) -> list[int]:
+    """Ids of `being`'s memories from `source`: exact, or every source that starts with it when it ends in `*`."""
+    if source.endswith("*"):
+        prefix = source[:-1]
+        return [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE being_id = ? AND substr(source, 1, ?)"
+                                                 " = ? ORDER BY id", (being, len(prefix), prefix))]
+    return [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE being_id = ? AND source = ? ORDER BY id",
+                                             (being, source))]
+
+
+def fts_phrase(text: str) -> str:
+    """`text` as one FTS5 phrase (`"…"`, inner quotes doubled). Raises `ValueError` when it has no letter or
+    digit (it would match nothing, or everything)."""
+    if not any(ch.isalnum() for ch in text):
+        raise ValueError("--about needs a word to look for")
+    return '"' + " ".join(text.split()).replace('"', '""') + '"'
+
+
+def _select_about(store: Store, being: str, text: str) -> list[int]:
+    """Ids of `being`'s memories (any status) whose words contain `text` as a phrase (FTS5, diacritics folded)."""
+    return sorted(r[0] for r in store.conn.execute(
+        "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
+        " AND m.being_id = ?", (fts_phrase(text), being)))
+
+
+def _source_state(store: Store, being: str, source: str) -> tuple[list[str], list[str]]:
+    """`(email thread ids, file paths)` of the connector state `source` (exact or `…*`) names."""
+    prefix = source[:-1] if source.endswith("*") else None
+
+    def hit(candidate: str) -> bool:
+        return candidate.startswith(prefix) if prefix is not None else candidate == source
+    threads = [t for (t,) in store.conn.execute("SELECT thread_id FROM email_threads WHERE being_id = ?"
+                                                " ORDER BY thread_id", (being,)) if hit(f"email:{t}")]
+    paths = [p for (p,) in store.conn.execute("SELECT path FROM files_manifest WHERE being_id = ? ORDER BY path",
+                                              (being,)) if hit(f"file:{p}")]
+    return threads, paths
+
+
+def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
+         about: str | None = None) -> ForgetPlan:
+    """What forgetting `ids`, a whole `source` (`file:/path`, `email:<thread>`, `telegram:<chat>`, `browser`;
+    `file:/folder/*` for every source that starts so) or everything `about` a person or thing (an FTS5 phrase
+    match on the memories, plus the transcript rows that contain it) would remove, per table. Read-only: this
+    is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    selected: list[int] = list(ids or [])
+    if source is not None:
+        selected += _select_source(store, being, source)
+    if about is not None:
+        selected += _select_about(store, being, about)
+    found = store.get_many(selected)
+    memories = [found[i] for i in sorted(found) if found[i].being_id == being]
+    mids = [m.id for m in memories]
+    out = ForgetPlan(being, memories)
+    out.vectors = _count(store, "SELECT COUNT(*) FROM memory_embeddings WHERE memory_id IN ({marks})", mids)
+    out.edges = _count(store, "SELECT COUNT(*) FROM memory_edges WHERE src IN ({marks}) OR dst IN ({marks})", mids, 2)
+    rows = chat.rows_holding(store, being, memories)
+    if about is not None:
+        rows.update(chat.rows_saying(store, being, about))
+    if source is not None and source.startswith("telegram:"):
+        prefix = source[len("telegram:"):]
+        chats = [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
+                                                  (being,)) if (c.startswith(prefix[:-1]) if prefix.endswith("*")
+                                                                else c == prefix)]
+        rows.update(chat.rows_of_chats(store, being, chats))
+    out.transcript_rows = dict(sorted(rows.items()))
+    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, about)
+    if source is not None:
+        out.email_threads, out.manifest_entries = _source_state(store, being, source)
+    out.staged = ingest.matching(store, being, source=source, about=about)
+    return out
+
+
+def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> ForgetPlan:
+    """Remove what `todo` lists in one transaction (memories, transcript rows redacted, summaries rebuilt offline,
+    email thread rows cleared but for the id of their last message, manifest entries dropped or, for a file that
+    still exists, marked `skipped`), then scrub (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
+    and counts, never text. Returns the plan of what was actually removed (memories gone meanwhile left out)."""
+    forgotten = {m.id for m in todo.memories}
+    with store.transaction() as conn:
+        gone = set(remove_memories(store, sorted(forgotten)))
+        ingest.consume(store, todo.staged)
+        chat.redact_rows(store, list(todo.transcript_rows), forgotten)
+        for chat_id in todo.summaries:
+            chat.rebuild_summary(store, todo.being, chat_id)
+        for thread_id in todo.email_threads:
+            conn.execute("UPDATE email_threads SET subject = '', last_from = '', needs_reply = 0, reply_reason = NULL,"
+                         " updated_at = ? WHERE being_id = ? AND thread_id = ?", (utc_now(), todo.being, thread_id))
+        for path in todo.manifest_entries:
+            if os.path.lexists(path):
+                conn.execute("UPDATE files_manifest SET state = 'skipped', reason = ?, updated_at = ?"
+                             " WHERE being_id = ? AND path = ?", (FORGOTTEN_FILE_REASON, utc_now(), todo.being, path))
+            else:
+                conn.execute("DELETE FROM files_manifest WHERE being_id = ? AND path = ?", (todo.being, path))
+        if not todo.empty:
+            store.mark_scrub_due()
+    done = replace(todo, memories=[m for m in todo.memories if m.id in gone])
+    if not done.empty:
+        store.scrub_deleted_text()
+    if activity is not None and not done.empty:
+        shown = ", ".join(f"#{m.id}" for m in done.memories[:20]) + (" …" if len(done.memories) > 20 else "")
+        activity.record("forgot", f"Forgot {len(done.memories)} memory(ies){': ' + shown if shown else ''}; removed "
+                                  f"{done.line()}.")
+    return done
+
+
+def forget(store: Store, activity: Activity | None, being: str, memory_ids: list[int]) -> ForgetPlan:
+    """Hard-forget memories by id, with every copy `plan` finds (transcript rows, summaries), scrubbed at once.
+    Ids that do not exist (or belong to another being) are simply not in the result."""
+    return carry_out(store, activity, plan(store, being, ids=memory_ids))
+
+
+def scrub_if_due(store: Store) -> dict | None:
+    """`Store.scrub_deleted_text()` when the scrub marker is set (a burst of removals, coalesced); else None."""
+    return store.scrub_deleted_text() if store.scrub_due() else None
