@@ -268,8 +268,8 @@ def stop_daemon(proc: subprocess.Popen, observer) -> int:
     """SIGTERM to `twin up` itself (under strace: strace's child; strace leaves with its exit code)."""
     pid = proc.pid
     if observer.kind == "strace":
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-        pid = int(children[0])
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True)
+        pid = int(children.stdout.split()[0])
     os.kill(pid, signal.SIGTERM)
     return proc.wait(90)
 
