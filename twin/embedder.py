@@ -61,6 +61,8 @@ onnxruntime 1.32 starts its telemetry when its native module loads: a device id 
 lookup in 30 s); `onnxruntime.disable_telemetry_events()` after the import stops neither. The two `HF_HUB_*`
 keep huggingface_hub (a dependency of tokenizers, imported only by `Tokenizer.from_pretrained`, which twin never
 calls) from reaching the Hub and from sending its telemetry, should anything ever import it."""
+QUIET_VALUES = ("1", "true", "yes")
+"""Values of `ORT_DISABLE_TELEMETRY` that onnxruntime 1.32 obeys (measured: `0` and an empty value do not)."""
 
 
 class Embedder(Protocol):
@@ -188,10 +190,6 @@ class LocalEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
-QUIET_VALUES = ("1", "true", "yes")
-"""Values of `ORT_DISABLE_TELEMETRY` that onnxruntime 1.32 obeys (measured: `0` and an empty value do not)."""
 
 
 def import_offline_onnxruntime():
