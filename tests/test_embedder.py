@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from twin.embedder import BATCH_SIZE, LocalEmbedder, make_embedder
 from twin.exceptions import EmbedderError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +107,56 @@ def test_altered_model_file_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("twin.embedder.MODEL_SHA256", "0" * 64)
     with pytest.raises(EmbedderError, match="sha256"):
         LocalEmbedder(threads=1).open()
+
+
+# -- nothing phones home (invariant 8; LIBRARY_NOTES §10) ---------------------------------------------------------
+OFFLINE_SWITCHES = ("ORT_DISABLE_TELEMETRY", "HF_HUB_OFFLINE", "HF_HUB_DISABLE_TELEMETRY", "DO_NOT_TRACK",
+                    "XDG_CACHE_HOME")
+
+
+def _python(code: str, home: Path) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with HOME=`home` and none of the libraries' switches inherited."""
+    env = {k: v for k, v in os.environ.items() if k not in OFFLINE_SWITCHES}
+    env["HOME"] = str(home)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_loading_the_model_writes_nothing_under_home_and_imports_no_hub_client(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    done = _python(
+        "import os, sys\n"
+        "from twin.embedder import LocalEmbedder\n"
+        "model = LocalEmbedder(threads=1)\n"
+        "model.open(); model.embed(['The owner sails on Lake Geneva.']); model.open()\n"
+        "print(os.environ['ORT_DISABLE_TELEMETRY'], 'huggingface_hub' in sys.modules)\n", home)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "False"]
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []  # no ~/.cache/Microsoft/…
+    assert "imported before" not in done.stderr
+
+
+def test_onnxruntime_imported_before_twin_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    done = _python("import logging; logging.basicConfig()\n"
+                   "import onnxruntime\n"
+                   "from twin.embedder import LocalEmbedder\n"
+                   "LocalEmbedder(threads=1).open()\n", tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    assert "onnxruntime was imported before twin turned its telemetry off" in done.stderr
+
+
+def test_no_module_of_twin_imports_onnxruntime_at_import_time() -> None:
+    # the embedder is the one place onnxruntime is imported, after its telemetry is turned off
+    done = subprocess.run([sys.executable, "-c", (
+        "import importlib, pkgutil, sys\n"
+        "for package in ('twin', 'daemon', 'workers', 'connectors'):\n"
+        "    root = importlib.import_module(package)\n"
+        "    for info in pkgutil.walk_packages(root.__path__, package + '.'):\n"
+        "        if info.name != 'workers.__main__' and info.name != 'twin.__main__':\n"
+        "            importlib.import_module(info.name)\n"
+        "print(sorted(m for m in ('onnxruntime', 'tokenizers', 'huggingface_hub') if m in sys.modules))\n")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

