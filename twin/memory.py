@@ -93,13 +93,15 @@ class Memory:
 
 @dataclass
 class Recalled:
-    """One recall result: the memory and its scores (all 0..1; `score` is the final blended score)."""
+    """One recall result: the memory and its scores (all 0..1; `score` is the final blended score); `in_window`
+    when the query named a strict time window ("last Saturday") and the memory was made inside it."""
 
     memory: Memory
     score: float
     keyword: float
     vector: float
     recency: float
+    in_window: bool = False
 
     def to_dict(self) -> dict:
         """The memory's fields plus `score`, `keyword`, `vector` and `recency`, rounded to 4 places."""
