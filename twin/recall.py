@@ -379,7 +379,8 @@ class Recall:
         ranked = self._cut(ranked)
         memories = self.store.get_many(r[0] for r in ranked[:limit])
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec,
-                            in_window=mid in windowed) for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
+                            in_window=mid in windowed)
+                   for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
         if touch:
             self.record_use(self.touch_bar.used(results))
         return results
