@@ -18,6 +18,7 @@ from typing import TextIO
 
 from twin.activity import Activity
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, content_sha256, format_time, parse_time, utc_now
+from twin.outside_text import json_text
 from twin.sensitivity import infer_sensitivity
 from twin.store import Store
 
@@ -30,7 +31,9 @@ FUTURE_SLACK = timedelta(days=1)
 
 
 def export_memories(store: Store, being: str, out: TextIO) -> int:
-    """Write every memory of `being` (all statuses), oldest first, one JSON object per line. Returns the count."""
+    """Write every memory of `being` (all statuses), oldest first, one JSON object per line (`json_text`: UTF-8,
+    terminal controls and lone surrogates as `\\uXXXX` escapes, so the file is safe on a terminal and always
+    encodable). Returns the count."""
     edges: dict[int, list[list]] = {}
     for src, dst, kind, strength in store.conn.execute(
             "SELECT e.src, e.dst, e.kind, e.strength FROM memory_edges e JOIN memories m ON m.id = e.src"
@@ -38,7 +41,7 @@ def export_memories(store: Store, being: str, out: TextIO) -> int:
         edges.setdefault(src, []).append([dst, kind, strength])
     n = 0
     for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
-        out.write(json.dumps({**memory.to_dict(), "edges": edges.get(memory.id, [])}, ensure_ascii=False) + "\n")
+        out.write(json_text({**memory.to_dict(), "edges": edges.get(memory.id, [])}) + "\n")
         n += 1
     return n
 
