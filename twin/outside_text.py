@@ -9,8 +9,8 @@ that show text in another order than it is stored (U+202A-202E, U+2066-2069, U+2
 surrogates (from JSON `"\\ud800"` or an undecodable file name), which cannot even be written as UTF-8.
 
 Three forms, one character class (`UNSAFE`):
-- memory content (`strip_controls`): the controls are dropped (escape sequences whole), line breaks and tabs
-  kept: a memory is prose, and a dropped control loses nothing of it;
+- memory content (`strip_controls`): the controls are dropped (escape sequences whole), tabs and line breaks
+  kept (as `\\n`): a memory is prose, and a dropped control loses nothing of it;
 - names (`clean_name`: a file path as it becomes a `file:` source, ref or diary line, `--source`): every unsafe
   character, line breaks included, becomes a visible escape (`\\x1b`, `\\u202e`, `\\ud800`) and a backslash is
   doubled, so the name stays on one line and still identifies its file: two different names never clean to the
@@ -33,7 +33,7 @@ UNSAFE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\u2028\\
 bidi controls, the Unicode line and paragraph separators and lone surrogates."""
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
 """ECMA-48 sequences: CSI (`ESC[` or U+009B, parameters, final byte), OSC (`ESC]` … BEL or ST), two-char escapes."""
-_KEPT_IN_CONTENT = frozenset("\t\n\r")
+_LINE_BREAK = re.compile("\r\n?|[\u2028\u2029\x85]")
 
 
 def escape_char(ch: str) -> str:
@@ -62,10 +62,11 @@ def clean_name(text: str) -> str:
 
 
 def strip_controls(text: str) -> str:
-    """Memory content without terminal controls: escape sequences removed whole (colours, titles, OSC 52), then
-    every other `UNSAFE` character but tab and line breaks dropped; U+2028/U+2029 become `\\n`. Pure."""
-    text = _ESCAPE_SEQUENCE.sub("", text).replace("\u2028", "\n").replace("\u2029", "\n")
-    return UNSAFE.sub(lambda m: m[0] if m[0] in _KEPT_IN_CONTENT else "", text)
+    """Memory content without terminal controls: escape sequences removed whole (colours, titles, OSC 52), every
+    line break written `\\n` (CR LF, CR, U+2028, U+2029, NEL), then every other `UNSAFE` character but tab and
+    `\\n` dropped. Pure."""
+    text = _LINE_BREAK.sub("\n", _ESCAPE_SEQUENCE.sub("", text))
+    return UNSAFE.sub(lambda m: m[0] if m[0] in "\t\n" else "", text)
 
 
 def json_text(value: object) -> str:
