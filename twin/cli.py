@@ -284,16 +284,18 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
-    """Read memories from JSON lines through the dedup path; bad lines are reported and skipped."""
+    """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
+    and skipped, every good line is imported (`twin.import_lines` has the rules)."""
+    from twin.import_lines import bounded_lines
     from twin.transfer import import_memories
 
     with args.input as source, Store(settings.db_path) as store:
-        report = import_memories(store, Activity(store, settings.being), settings.being, source)
+        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source))
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
     show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
-    for problem in report["problems"][:20]:
+    for problem in report["problems"]:
         show(f"  {problem}", file=sys.stderr)
     return 0
 
