@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
@@ -95,14 +96,23 @@ def read_line(line: str | bytes, number: int) -> dict | None:
     try:
         raw = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise BadLine(f"not JSON ({exc.msg} at column {exc.colno})") from exc
+        raise BadLine(f"not JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from exc
     except RecursionError as exc:
         raise BadLine("nested too deeply to read") from exc
-    except ValueError as exc:  # BadLine from a hook, or an integer of more than 4300 digits
-        raise BadLine(str(exc)) from exc
+    except BadLine:
+        raise
+    except ValueError as exc:  # Python's bound on integer digits (sys.get_int_max_str_digits)
+        raise BadLine(f"a whole number longer than {sys.get_int_max_str_digits()} digits") from exc
     if not isinstance(raw, dict):
-        raise BadLine(f"not a JSON object (a JSON {type(raw).__name__})")
+        raise BadLine(f"not a JSON object but {json_type(raw)}")
     return raw
+
+
+def json_type(value: object) -> str:
+    """What JSON calls `value`'s type, with its article: "an array", "a string", "null"…"""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else "a boolean"
+    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a number")
 
 
 def checked_row(raw: dict) -> dict:
@@ -162,7 +172,9 @@ def _time(raw: dict, key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) and not _is_number(value):
-        raise BadLine(f"{key} must be an ISO-8601 string or seconds since 1970, not a {type(value).__name__}")
+        raise BadLine(f"{key} must be an ISO-8601 string or seconds since 1970, not {json_type(value)}")
+    if _is_number(value) and value > (datetime.now(UTC) + FUTURE_SLACK).timestamp():
+        raise BadLine(f"{key} {shown(value)} is in the future as seconds since 1970 (milliseconds?)")
     try:
         moment = parse_time(value) if isinstance(value, str) else datetime.fromtimestamp(value, UTC)
     except (ValueError, OverflowError, OSError) as exc:
@@ -179,7 +191,7 @@ def _source(raw: dict) -> str:
     if value is None or value == "":
         return "import"
     if not isinstance(value, str):
-        raise BadLine(f"source must be a string, not a {type(value).__name__}")
+        raise BadLine(f"source must be a string, not {json_type(value)}")
     return escape_controls(value)
 
 
