@@ -89,7 +89,7 @@ def test_clean_names_never_collide():
 
 # -- the diary and the journal ---------------------------------------------------------------------------------------
 def test_a_diary_line_is_one_safe_line(store, activity):
-    for kind, text in HOSTILE.items():
+    for text in HOSTILE.values():
         activity.record("system", f"Files: skipped /home/x/{text}.md (binary).")
     lines = [line.text for line in activity.recent(100)]
     assert len(lines) == len(HOSTILE) and all(_safe(t) and "\n" not in t for t in lines)
@@ -116,7 +116,7 @@ SENTENCES = ("The attic trunk holds grandmother's wool blankets and letters.",
 def _hostile_names() -> list[str]:
     names = [f"{kind.replace(' ', '-')}{text}.md" for kind, text in HOSTILE.items()
              if "\x00" not in text and "\ud800" not in text]  # no file name holds NUL; surrogates: not UTF-8
-    return names + ["screen-clear\\x1b[2J\\x1b[H.md", "nul-and-del\x7f.md"] + list(LEGIT)  # literal backslashes
+    return [*names, "screen-clear\\x1b[2J\\x1b[H.md", "nul-and-del\x7f.md", *LEGIT]  # literal backslashes
 
 
 def test_the_files_connector_keeps_names_safe_unique_and_findable(twin_env, store, activity, redis, tmp_path):
@@ -149,7 +149,8 @@ def test_the_files_connector_keeps_names_safe_unique_and_findable(twin_env, stor
     tally = asyncio.run(conn.scan_once())
     assert tally.gone == len(names)
     drain()
-    assert {s for (s,) in store.conn.execute("SELECT source FROM memories")} == {file_source(root / "content\x1b[2J.md")}
+    left = {s for (s,) in store.conn.execute("SELECT source FROM memories")}
+    assert left == {file_source(root / "content\x1b[2J.md")}
 
 
 # -- the CLI -------------------------------------------------------------------------------------------------------

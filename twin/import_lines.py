@@ -4,17 +4,22 @@
 What a line may hold (every other field is ignored; `superseded_by`, `supersede_reason`, `id` and `edges` are
 resolved by `twin.transfer` once the whole file is read):
 
-| field | rule |
-|---|---|
-| the line | UTF-8 (a BOM before the first line is skipped), at most `MAX_LINE_BYTES`, one JSON object; no duplicate keys (which value would be meant?), no `NaN`/`Infinity` (not JSON), no deeper nesting than the decoder's recursion limit |
-| `content` | a string; terminal controls dropped as on the learn path (`strip_controls`: ESC sequences, OSC 52, NUL, bidi overrides, lone surrogates), then 1..`MAX_CONTENT_CHARS` characters |
-| `kind`, `sensitivity`, `status`, `tier` | one of their values (default fact, private, active, warm); legacy `"sensitive": true` means sensitive; content holding a secret is sensitive whatever the line says |
-| `importance` | a number 0..1 (default 0.4); not a string, not a boolean |
-| `hits` | a whole number 0..`MAX_HITS` (default 0) |
-| `created_at`, `last_accessed`, `updated_at` | an ISO-8601 string (`Z`, an offset, or none: UTC; a date alone is its midnight UTC) or a number of seconds since 1970-01-01 UTC (what other tools export; milliseconds read as seconds land in the future and are refused), from 1970 to `FUTURE_SLACK` ahead of now; `created_at` missing or null: now |
-| `source` | a string (default `import`), its controls escaped (`escape_controls`: one line, and a source exported by twin comes back the same) |
-| `tags` | a list of strings, each cleaned like content; blanks dropped |
-| `provenance` | an object: its scalar values kept (strings cleaned, numbers finite), nested ones dropped; anything else counts as `{}` |
+- the line: UTF-8 (a BOM before the first line is skipped), at most `MAX_LINE_BYTES`, one JSON object; no
+  duplicate keys (which value would be meant?), no `NaN`/`Infinity` (not JSON), no deeper nesting than the
+  decoder's recursion limit; blank lines (CRLF or whitespace only) are neither good nor bad;
+- `content`: a string; terminal controls dropped as on the learn path (`strip_controls`: ESC sequences, OSC 52,
+  NUL, bidi overrides, lone surrogates), then 1..`MAX_CONTENT_CHARS` characters;
+- `kind`, `sensitivity`, `status`, `tier`: one of their values (default fact, private, active, warm); the legacy
+  `"sensitive": true` means sensitive; content holding a secret is sensitive whatever the line says;
+- `importance`: a number 0..1 (default 0.4), not a string or a boolean; `hits`: a whole number 0..`MAX_HITS`;
+- `created_at`, `last_accessed`, `updated_at`: an ISO-8601 string (`Z`, an offset, or none: UTC; a date alone
+  is its midnight UTC) or a number of seconds since 1970-01-01 UTC (what other tools export; milliseconds read
+  as seconds would land in the future and are refused), from 1970 to `FUTURE_SLACK` ahead of now; a missing or
+  null `created_at` is now;
+- `source`: a string (default `import`), its controls escaped (`escape_controls`: one line, and a source twin
+  exported comes back the same); `tags`: a list of strings, each cleaned like content, blanks dropped;
+- `provenance`: an object whose scalar values are kept (strings cleaned, numbers finite), nested ones dropped;
+  anything else counts as `{}`.
 """
 
 from __future__ import annotations
