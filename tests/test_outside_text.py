@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 import subprocess
 import sys
@@ -206,8 +207,13 @@ def test_learn_with_a_hostile_source_and_text_stores_and_prints_one_safe_line(tw
 
 
 def _main(capsys, *argv: str) -> tuple[str, str]:
-    """`twin ARGV` in process: (stdout, stderr), both free of controls but line breaks."""
-    assert main(list(argv)) in (0, 1)
+    """`twin ARGV` in process: (stdout, stderr), both free of controls but line breaks. `main` sets the umask
+    to 077: it is put back, so the tests that run after this one see the one they started with."""
+    umask = os.umask(0o077)
+    try:
+        assert main(list(argv)) in (0, 1)
+    finally:
+        os.umask(umask)
     out, err = capsys.readouterr()
     assert _safe(out, newlines=True) and _safe(err, newlines=True)
     return out, err
