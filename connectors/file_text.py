@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from twin.outside_text import strip_controls
 from twin.settings import Settings
 
 KINDS_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".txt": "markdown", "": "sniff", ".rst": "rst",
@@ -270,7 +271,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     `path` decides the kind (by suffix, `.gz` meaning gzip-compressed text); `raw` are the bytes on disk;
     `max_bytes` bounds the text in bytes, uncompressed (gzip is decompressed in a bounded way); the title is
     `fallback_title` (else the file name without `.gz`) followed by the first markdown/rst/org/LaTeX heading
-    or HTML <title> in parentheses, so each memory says which file it is from and what the file is about.
+    or HTML <title> in parentheses, so each memory says which file it is from and what the file is about
+    (terminal controls, line breaks and bidi overrides dropped from both: `twin.outside_text.strip_controls`).
     Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a silent `Skip`
     (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
     """
@@ -302,8 +304,9 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     if not text:
         return Skip("empty", report=False)
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
-    label = fallback_title or name
-    heading = " ".join((title or "").split())
+    # the title is memory text: a name's or heading's escape sequences, line breaks and bidi overrides go
+    label = " ".join(strip_controls(fallback_title or name).split())
+    heading = " ".join(strip_controls(title or "").split())
     if heading and heading.casefold() not in label.casefold():
         label = f"{label} ({heading})"  # "bash/README (Introduction)": where it is, and what it is about
     return Document(text, " ".join(label.split())[:TITLE_MAX_CHARS])

@@ -40,6 +40,7 @@ from twin import ingest, manifest
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.manifest import ManifestEntry
+from twin.outside_text import clean_name, escape_controls
 from twin.settings import Settings
 
 if TYPE_CHECKING:
@@ -226,6 +227,13 @@ def canonical(paths: Iterable[str], accept: PathFilter) -> list[tuple[Path, Path
     return sorted((Path(p), Path(r)) for p, r in found.items())
 
 
+def file_source(path: Path) -> str:
+    """The memory source of the file at `path`: `file:` and the path as `twin.outside_text.clean_name` writes it
+    (a name with an escape sequence, a line break or a bidi override stays one harmless line, and two paths
+    never share a source). Computed from the real path each time, so the manifest keeps the path itself."""
+    return f"file:{clean_name(str(path))}"
+
+
 def fallback_title(path: Path, root: Path) -> str:
     """The path relative to its root without `.gz` (`rsync/README.gz` -> "rsync/README"): the title of a
     document with no heading, so each sentence keeps its context."""
@@ -335,7 +343,8 @@ class FilesConnector:
         async with self._lock:
             for root in self.roots:
                 if not await asyncio.to_thread(root.is_dir):
-                    self.activity.record("degraded", f"Files: root {root} is missing; left as it was.")
+                    shown = clean_name(str(root))
+                    self.activity.record("degraded", f"Files: root {shown} is missing; left as it was.")
                     continue
                 await self._sync(root, root, tally)
         self._summary(tally, always=True)
@@ -379,7 +388,7 @@ class FilesConnector:
         try:
             str(path).encode("utf-8")
         except UnicodeEncodeError:
-            shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+            shown = escape_controls(os.fsencode(path).decode("utf-8", "backslashreplace"))  # bytes as \xe9
             self.activity.record("indexed_file", f"Files: skipped {shown} (file name is not valid UTF-8).")
             tally.skipped += 1
             return False
@@ -407,7 +416,7 @@ class FilesConnector:
         if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
             return
-        item = Ingest(self.being, f"file:{path}", doc.text, "document",
+        item = Ingest(self.being, file_source(path), doc.text, "document",
                       extra={"title": doc.title, "max_memories": self.settings.files_max_memories})
         if not await self._hand_over(path, root, tally, item, row):
             return
@@ -420,20 +429,20 @@ class FilesConnector:
                     tally: Tally) -> None:
         forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason)
-        if forget and not await self._hand_over(path, root, tally, Ingest(self.being, f"file:{path}", mode="forget"),
+        if forget and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"),
                                                 row):
             return
         same_file = (entry is not None and entry.sha256 == found.sha256 if found.sha256
                      else entry is not None and (entry.size, entry.mtime_ns) == (found.size, found.mtime_ns))
         if not (entry is not None and entry.state == "skipped" and entry.reason == reason and same_file):
-            self.activity.record("indexed_file", f"Files: skipped {path} ({reason}).")
+            self.activity.record("indexed_file", f"Files: skipped {clean_name(str(path))} ({reason}).")
             tally.skipped += 1
         if not forget:
             manifest.upsert(self.store, self.being, row)
 
     async def _gone(self, path: Path, root: Path, entry: ManifestEntry, tally: Tally) -> None:
         if entry.state == "indexed":
-            if not await self._hand_over(path, root, tally, Ingest(self.being, f"file:{path}", mode="forget"), None):
+            if not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"), None):
                 return
             tally.gone += 1
         else:

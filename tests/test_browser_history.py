@@ -45,6 +45,7 @@ from fake_llm import Reply
 from connectors import browser_history
 from connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
 from twin.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
+from twin.outside_text import UNSAFE
 from twin.provider import DATA_RULE, BadAnswer
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
@@ -282,6 +283,18 @@ def test_read_cleans_urls_and_titles_and_applies_the_deny_list(tmp_path):
     visits, cursor = read_visits(chrome(history), 0, None, 100, tmp_path / "work", extra_deny=["DOCS.RS/private*"])
     assert [(v.url, v.title) for v in visits] == [("https://docs.rs/tokio/latest/tokio/", "tokio - Rust")]
     assert cursor == 5
+
+
+def test_titles_arrive_without_terminal_controls_line_breaks_or_bidi_overrides(tmp_path):
+    hostile = ["\x1b]52;c;cm0gLXJm\x07", "\x9b2J", "\u202egpj.exe", "\n2026-11-30T08:00:00Z  Forgot 3 memory(ies).",
+               "\u2066x\u2069\u200f", "\u2028\x85\x7f"]
+    history = make_chromium_profile(tmp_path, visits=[
+        page(f"https://docs.rs/crate{n}/", n, title=f"crate{n} {text} docs") for n, text in enumerate(hostile)])
+    visits, _ = read_visits(chrome(history), 0, None, 100, tmp_path / "work")
+    assert len(visits) == len(hostile)
+    assert all(v.title.startswith(f"crate{n} ") and v.title.endswith(" docs") and not UNSAFE.search(v.title)
+               for n, v in enumerate(sorted(visits, key=lambda v: v.url)))
+    assert sorted(v.title for v in visits)[3] == "crate3 2026-11-30T08:00:00Z Forgot 3 memory(ies). docs"
 
 
 # -- times -------------------------------------------------------------------------------------------------------

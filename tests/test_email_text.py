@@ -489,3 +489,22 @@ def test_lone_surrogates_and_escapes_in_headers_are_dropped_not_fatal():
     thread = parse_thread(thread_json("t-odd", messages=[message]), {"owner@example.com"})
     assert thread.subject == "Hello there" and thread.messages[0].sender_name == "RED"
     assert thread.needs_reply
+
+
+@pytest.mark.parametrize("hostile", ["\x1b[2J\x1b[H", "\x1b]52;c;cm0gLXJm\x07", "\x9b31m", "\u202egpj.exe",
+                                     "\u2066x\u2069\u200f", "\n2026-11-30T08:00:00Z  Forgot 3 memory(ies).",
+                                     "\x00\x7f", "\u2028\x85"])
+def test_subjects_senders_and_attachment_names_arrive_without_terminal_controls(hostile):
+    from twin.outside_text import UNSAFE
+
+    encoded = "=?utf-8?b?" + b64url(f"Plans {hostile} here".encode()) + "==?="
+    message = message_json("m1", sender=f"=?utf-8?b?{b64url(f'Eve {hostile}'.encode())}==?= <eve@example.com>",
+                           to=OWNER, subject=f"Re: {encoded}", sent_at=T0,
+                           body_text=f"Could you send the {hostile}report by Friday?",
+                           attachments=[(f"notes{hostile}.pdf", 1200)])
+    thread = parse_thread(thread_json("t-hostile", messages=[message]), [OWNER])
+    shown = [thread.subject, thread.messages[0].sender_name, *thread.messages[0].attachments,
+             thread.messages[0].body, thread_text(thread, 4000), heuristic_summary(thread)]
+    assert all(not UNSAFE.search(text.replace("\n", "")) for text in shown), shown
+    assert thread.subject.startswith("Plans") and thread.subject.endswith("here")
+    assert thread.messages[0].sender_name.startswith("Eve")

@@ -178,3 +178,95 @@ def test_a_quoted_memory_that_names_a_holiday_is_found_outside_that_window(remem
     remember("Owner spent Easter in Lisbon eating pastel de nata.", 66, kind="episode")  # on Easter Sunday
     found = _ask(recall, "Owner booked a flight to Lisbon for Easter with TAP.")
     assert found[0] == "Owner booked a flight to Lisbon for Easter with TAP."
+
+
+# -- what a recall touches (TouchBar: noise is not touched) ---------------------------------------------------------
+TOUCH_FACTS = ("Owner plays the cello in an amateur orchestra on Thursdays.",
+               "Owner's dentist is Dr. Albers on Boxhagener Straße in Friedrichshain.",
+               "Owner bought a used road bike for 400 euros from a neighbour.",
+               "Owner's sister Mira lives in Porto with her husband Jakob.",
+               "Owner prefers oat milk in the morning coffee.",
+               "Owner's landlord raised the rent by 60 euros in March.",
+               "Owner is allergic to hazelnuts and carries an antihistamine.",
+               "Owner's team at work ships the billing service every second Tuesday.")
+
+
+def _hits(store) -> dict[str, tuple[int, str]]:
+    return {content: (hits, tier) for content, hits, tier in store.conn.execute(
+        "SELECT content, hits, tier FROM memories")}
+
+
+@pytest.fixture
+def facts(store, remember):
+    for n, content in enumerate(TOUCH_FACTS):
+        remember(content, 10 + n)
+    return TOUCH_FACTS
+
+
+@pytest.mark.parametrize("question", ["what is the boiling point of tungsten?", "who painted the Sistine Chapel?",
+                                      "how deep is the Mariana Trench?", "translate good morning into Swahili"])
+def test_a_question_nothing_answers_returns_results_but_touches_none(store, facts, recall, question):
+    _settle(recall)
+    results = recall.recall(BEING, question, as_of=format_time(NOW), touch=True)
+    assert len(results) >= 3  # recall never abstains: the results are noise
+    assert all(hits == 0 for hits, _ in _hits(store).values())
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("who is my dentist?", TOUCH_FACTS[1]),
+    ("which instrument do I play?", TOUCH_FACTS[0]),
+    ("what am I allergic to?", TOUCH_FACTS[6]),
+    ("where does my sister Mira live?", TOUCH_FACTS[3]),
+])
+def test_a_question_that_finds_its_answer_touches_the_answer_not_the_tail(store, facts, recall, question, answer):
+    _settle(recall)
+    results = recall.recall(BEING, question, as_of=format_time(NOW), touch=True)
+    assert results[0].memory.content == answer and len(results) >= 3
+    assert {c for c, (hits, _) in _hits(store).items() if hits} == {answer}
+    assert store.get(results[0].memory.id).last_accessed is not None
+
+
+def test_a_cold_memory_in_the_tail_stays_cold_and_a_cold_answer_is_warmed(store, facts, recall):
+    store.conn.execute("UPDATE memories SET tier = 'cold'")
+    _settle(recall)
+    results = recall.recall(BEING, "who is my dentist?", as_of=format_time(NOW), touch=True)
+    assert len(results) >= 3
+    state = _hits(store)
+    assert state[TOUCH_FACTS[1]] == (1, "warm")
+    assert all(tier == "cold" and hits == 0 for c, (hits, tier) in state.items() if c != TOUCH_FACTS[1])
+
+
+def test_the_episodes_of_a_strict_window_are_used_whatever_their_words(store, facts, remember, recall):
+    remember("Owner repaired the kitchen shelf and hung two pictures.", 1, kind="episode")
+    _settle(recall)
+    results = recall.recall(BEING, "what did I do yesterday?", as_of=format_time(NOW), touch=True)
+    assert [r.memory.content for r in results] == ["Owner repaired the kitchen shelf and hung two pictures."]
+    assert results[0].in_window and results[0].vector < 0.4 and results[0].keyword < 0.5  # only the window says so
+    assert {c for c, (hits, _) in _hits(store).items() if hits} == {results[0].memory.content}
+
+
+def test_keyword_only_recall_touches_what_holds_the_query_words(store, facts):
+    keyword_only = Recall(store, None, None)
+    try:
+        results = keyword_only.recall(BEING, "dentist Albers Friedrichshain", as_of=format_time(NOW), touch=True)
+        assert results and results[0].memory.content == TOUCH_FACTS[1]
+        noise = keyword_only.recall(BEING, "billing neighbour volcano tungsten Swahili", as_of=format_time(NOW),
+                                    touch=True)
+        assert noise  # each result holds one of five words: none is used
+    finally:
+        keyword_only.close()
+    assert {c for c, (hits, _) in _hits(store).items() if hits} == {TOUCH_FACTS[1]}
+
+
+def test_the_touch_bar_keeps_only_results_near_the_best_that_the_query_found():
+    from twin.memory import Memory, Recalled
+    from twin.recall import TouchBar
+
+    def result(mid: int, score: float, kw: float = 0.0, vec: float = 0.0, in_window: bool = False) -> Recalled:
+        return Recalled(Memory(mid, BEING, "fact", f"m{mid}", "muse", 0.5), score, kw, vec, 1.0, in_window)
+
+    bar = TouchBar(share=0.75, vector=0.4, keyword=0.5)
+    ranked = [result(1, 0.60, vec=0.7), result(2, 0.50, kw=0.6), result(3, 0.46, vec=0.39, kw=0.49),
+              result(4, 0.44, vec=0.9), result(5, 0.46, in_window=True), result(6, 0.2, vec=0.5)]
+    assert [r.memory.id for r in bar.used(ranked)] == [1, 2, 5]  # 4 and 6 are below 0.75 of the best
+    assert bar.used([]) == [] and bar.used([result(7, 0.5, vec=0.3, kw=0.3)]) == []

@@ -7,6 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from twin.memory import utc_now
+from twin.outside_text import escape_controls
 from twin.store import Store
 
 log = logging.getLogger("twin.activity")
@@ -40,9 +41,12 @@ class Activity:
     def record(self, kind: str, text: str) -> None:
         """Write one line to the journal and the diary; a diary write that fails (disk full, store locked)
         is logged, never raised. Raises `ValueError` for an unknown kind. Never put a secret or a forgotten
-        memory's text in `text` (invariant 5)."""
+        memory's text in `text` (invariant 5). A diary line is one line: line breaks and terminal controls that
+        outside text (a file name, a signal title) brought into `text` are stored escaped
+        (`twin.outside_text.escape_controls`), so no line can forge another or drive the terminal that shows it."""
         if kind not in ACTIVITY_KINDS:
             raise ValueError(f"unknown activity kind {kind!r}; expected one of {ACTIVITY_KINDS}")
+        text = escape_controls(text)
         level = logging.WARNING if kind in ("degraded", "error") else logging.INFO
         log.log(level, "%s", text)
         try:

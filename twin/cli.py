@@ -13,17 +13,29 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from twin import __version__
 from twin.activity import Activity
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS, parse_time
+from twin.outside_text import clean_name, escape_controls, json_text
 from twin.settings import Settings, load_settings
 from twin.store import Store
 
 
+def show(text: str = "", *, file: TextIO | None = None, newlines: bool = False, end: str = "\n",
+         flush: bool = False) -> None:
+    """Print one line of output (to stdout, or `file`): every command prints through here, since almost every
+    line holds outside text (memory content, sources, diary lines, signal titles, profile values, error
+    messages naming a file). Terminal controls in it are escaped (`twin.outside_text.escape_controls`); line
+    breaks are escaped too unless `newlines` (a text of our own that spans lines)."""
+    print(escape_controls(text, newlines=newlines), file=file or sys.stdout, end=end, flush=flush)
+
+
 def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=None))
+    """`value` as one JSON line, controls and lone surrogates as `\\uXXXX` escapes (`outside_text.json_text`)."""
+    show(json_text(value))
 
 
 def _bus(settings: Settings):
@@ -64,7 +76,9 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
     with Store(settings.db_path) as store:
         provider = provider_for(settings, store)
-        result = learn(store, Activity(store, settings.being), settings.being, text, args.source, provider=provider)
+        # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
+        source = clean_name(args.source)
+        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider)
         if provider is not None:
             provider.close()
         if result.updated:  # the old wording of a memory updated in place leaves the database files now
@@ -83,19 +97,19 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
                      "rejected": result.rejected})
         return 0
     for m in created:
-        print(f"learned   #{m.id} {m.kind}: {m.content}")
+        show(f"learned   #{m.id} {m.kind}: {m.content}")
     for m in reinforced:
-        print(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
+        show(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
     for m in updated:
-        print(f"updated   #{m.id} {m.kind}: {m.content}")
+        show(f"updated   #{m.id} {m.kind}: {m.content}")
     for mid in result.superseded:
-        print(f"superseded #{mid} (kept: twin memories --all)")
+        show(f"superseded #{mid} (kept: twin memories --all)")
     for reason in result.rejected:
-        print(f"not stored: {reason}")
+        show(f"not stored: {reason}")
     if not (created or reinforced or updated or result.rejected):
-        print("nothing memorable found in that text")
+        show("nothing memorable found in that text")
     if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
-        print(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
+        show(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
               "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
               file=sys.stderr)
     return 0
@@ -114,18 +128,18 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         finally:
             recall.close()
     if waiting:
-        print(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
+        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
               "them, or run twin backfill)", file=sys.stderr)
     if args.json:
         _print_json([r.to_dict() for r in results])
         return 0
     if recall.keyword_only:
-        print("(keyword-only recall: no embedder)", file=sys.stderr)
+        show("(keyword-only recall: no embedder)", file=sys.stderr)
     for r in results:
         m = r.memory
-        print(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
     if not results:
-        print("nothing found")
+        show("nothing found")
     return 0
 
 
@@ -152,7 +166,7 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     for m in rows:
         stale = f"  (superseded by #{m.superseded_by})" if m.status == "superseded" else ""
-        print(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}")
+        show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}")
     return 0
 
 
@@ -190,16 +204,16 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         gone = {m.id for m in done.memories}
         for mid in args.ids:
             if mid in gone:
-                print(f"forgot #{mid}")
+                show(f"forgot #{mid}")
             else:
-                print(f"no memory #{mid}", file=sys.stderr)
+                show(f"no memory #{mid}", file=sys.stderr)
         if gone:
-            print(f"removed {done.line()}")
+            show(f"removed {done.line()}")
         return 1 if set(args.ids) - gone else 0
     if done.empty:
-        print("nothing to forget: no memory or transcript row matches")
+        show("nothing to forget: no memory or transcript row matches")
         return 0
-    print(f"forgot {done.line()}")
+    show(f"forgot {done.line()}")
     return 0
 
 
@@ -209,42 +223,42 @@ def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
         _print_json({"dry_run": dry_run, **todo.to_dict()})
         return
     counts = todo.counts()
-    print(f"{'would forget' if dry_run else 'to forget'}: {todo.line()}")
-    print(f"memories: {counts['memories']}")
+    show(f"{'would forget' if dry_run else 'to forget'}: {todo.line()}")
+    show(f"memories: {counts['memories']}")
     for m in todo.memories:
         text = m.content if args.sensitive or m.sensitivity != "sensitive" else "(sensitive: --sensitive shows it)"
-        print(f"  #{m.id:<6} {m.kind:<12} {text}  [{m.source}]")
-    print(f"memories_fts: {counts['fts_rows']} row(s)")
-    print(f"memory_embeddings: {counts['vectors']} vector(s); vector index: {counts['index_entries']} entr"
+        show(f"  #{m.id:<6} {m.kind:<12} {text}  [{m.source}]")
+    show(f"memories_fts: {counts['fts_rows']} row(s)")
+    show(f"memory_embeddings: {counts['vectors']} vector(s); vector index: {counts['index_entries']} entr"
           f"{'y' if counts['index_entries'] == 1 else 'ies'}")
-    print(f"memory_edges: {counts['edges']} edge(s)")
+    show(f"memory_edges: {counts['edges']} edge(s)")
     by_chat: dict[str, list[int]] = {}
     for row_id, chat_id in todo.transcript_rows.items():
         by_chat.setdefault(chat_id, []).append(row_id)
-    print(f"chat_messages: {counts['transcript_rows']} row(s) redacted"
+    show(f"chat_messages: {counts['transcript_rows']} row(s) redacted"
           + "".join(f"; chat {c}: " + ", ".join(f"#{r}" for r in rows) for c, rows in sorted(by_chat.items())))
-    print(f"chat_sessions: {counts['summaries']} summary(ies) rebuilt" + (f" ({', '.join(todo.summaries)})"
+    show(f"chat_sessions: {counts['summaries']} summary(ies) rebuilt" + (f" ({', '.join(todo.summaries)})"
                                                                          if todo.summaries else ""))
-    print(f"email_threads: {counts['email_threads']} row(s) cleared" + (f" ({', '.join(todo.email_threads)})"
+    show(f"email_threads: {counts['email_threads']} row(s) cleared" + (f" ({', '.join(todo.email_threads)})"
                                                                         if todo.email_threads else ""))
-    print(f"files_manifest: {counts['manifest_entries']} entr{'y' if counts['manifest_entries'] == 1 else 'ies'}"
+    show(f"files_manifest: {counts['manifest_entries']} entr{'y' if counts['manifest_entries'] == 1 else 'ies'}"
           + (f" ({', '.join(todo.manifest_entries)})" if todo.manifest_entries else ""))
-    print(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
+    show(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
     if dry_run:
-        print("nothing was changed (dry run)")
+        show("nothing was changed (dry run)")
 
 
 def _confirmed(todo, args: argparse.Namespace) -> bool:
     """On a terminal: show the plan and ask. Otherwise (a script, a pipe) never ask: refuse, as `git clean` does
     without -f, and say which flag to add."""
     if not sys.stdin.isatty():
-        print(f"twin: this would forget {todo.line()}; nothing was changed. Run it again with --dry-run to list "
+        show(f"twin: this would forget {todo.line()}; nothing was changed. Run it again with --dry-run to list "
               "it, or --yes to forget it.", file=sys.stderr)
         return False
     _print_plan(todo, args, dry_run=False)
     answer = input("Forget all of this for good? [y/N] ").strip().lower()
     if answer not in ("y", "yes"):
-        print("nothing was changed")
+        show("nothing was changed")
         return False
     return True
 
@@ -260,7 +274,7 @@ def cmd_activity(settings: Settings, args: argparse.Namespace) -> int:
                 if args.json:
                     _print_json(line.__dict__)
                 else:
-                    print(f"{line.at}  {line.text}", flush=True)
+                    show(f"{line.at}  {line.text}", flush=True)
                 last = line.id
             if not args.follow:
                 return 0
@@ -282,9 +296,9 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     for key, value in report.items():
         if key == "degraded":
             for line in value:
-                print(f"degraded: {line}")
+                show(f"degraded: {line}")
         else:
-            print(f"{key}: {value}")
+            show(f"{key}: {value}")
     return 0
 
 
@@ -306,7 +320,7 @@ def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
         _print_json({"ok": ok, "checks": checks})
     else:
         for c in checks:
-            print(f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}: {c['detail']}")
+            show(f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}: {c['detail']}")
     return 0 if ok else 1
 
 
@@ -321,23 +335,23 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
     with Store(settings.db_path) as store:
         embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
         if embedder is None:
-            print("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
+            show("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
             return 1
         try:
             embedder.open()
             pending = store.count_pending_embeddings(embedder.model_id)
-            print(f"backfill: {pending} of {store.embedding_count(embedder.model_id) + pending} memories need a "
+            show(f"backfill: {pending} of {store.embedding_count(embedder.model_id) + pending} memories need a "
                   f"vector of {embedder.model_id}", flush=True)
-            report = backfill(store, embedder, batch=args.batch, progress=lambda p: print(p.line(), flush=True),
+            report = backfill(store, embedder, batch=args.batch, progress=lambda p: show(p.line(), flush=True),
                               activity=Activity(store, settings.being))
         except KeyboardInterrupt:
-            print("backfill: interrupted; what was embedded is saved: run `twin backfill` again to resume",
+            show("backfill: interrupted; what was embedded is saved: run `twin backfill` again to resume",
                   file=sys.stderr)
             return 130
         finally:
             if hasattr(embedder, "close"):
                 embedder.close()
-    print(report.line())
+    show(report.line())
     bus = _bus(settings)
     if bus is not None and report.embedded:
         bus.request_checkpoint()  # a running daemon catches its index up now, not at its next checkpoint
@@ -352,22 +366,24 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
         n = export_memories(store, settings.being, out)
-    print(f"exported {n} memories", file=sys.stderr)
+    show(f"exported {n} memories", file=sys.stderr)
     return 0
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
-    """Read memories from JSON lines through the dedup path; bad lines are reported and skipped."""
+    """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
+    and skipped, every good line is imported (`twin.import_lines` has the rules)."""
+    from twin.import_lines import bounded_lines
     from twin.transfer import import_memories
 
     with args.input as source, Store(settings.db_path) as store:
-        report = import_memories(store, Activity(store, settings.being), settings.being, source)
+        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source))
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
-    print(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
-    for problem in report["problems"][:20]:
-        print(f"  {problem}", file=sys.stderr)
+    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
+    for problem in report["problems"]:
+        show(f"  {problem}", file=sys.stderr)
     return 0
 
 
@@ -385,7 +401,7 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
             if args.json:
                 _print_json(profile.model_dump())
             else:
-                print(profile.to_toml(), end="")
+                show(profile.to_toml(), newlines=True, end="")
             return 0
         raw = args.file.read(MAX_PROFILE_BYTES + 1) if args.file is not None else _edit_text(profile.to_toml(),
                                                                                               settings)
@@ -394,17 +410,17 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
         try:
             edited = Profile.from_toml(raw.decode("utf-8"))
         except ValueError as exc:  # UnicodeDecodeError included
-            print(f"twin: the profile was not changed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            show(f"twin: the profile was not changed: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 1
         if edited == profile:
-            print("profile unchanged")
+            show("profile unchanged")
             return 0
         from twin.memory import utc_now
 
         with store.transaction():
             save_profile(store, settings.being, edited, utc_now())
         Activity(store, settings.being).record("profile", "You edited your profile by hand.")
-    print("profile saved")
+    show("profile saved")
     return 0
 
 
@@ -458,15 +474,15 @@ def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.to_dict())
         return 0
-    print(f"ran: {str(result.ran).lower()} ({result.new_memories} new memories)"
+    show(f"ran: {str(result.ran).lower()} ({result.new_memories} new memories)"
           + (f"; {result.note}" if result.note else ""))
     for signal in result.signals:
         line = f"signal #{signal['id']} {signal['status']}: {signal['title']}"
-        print(line + (f" ({signal['reason']})" if signal["reason"] else ""))
+        show(line + (f" ({signal['reason']})" if signal["reason"] else ""))
     for widget in result.widgets:
-        print(f"widget suggested: {widget['type']} ({widget['reason']})")
+        show(f"widget suggested: {widget['type']} ({widget['reason']})")
     if result.thought:
-        print(f"thought: {result.thought}")
+        show(f"thought: {result.thought}")
     return 0
 
 
@@ -484,16 +500,16 @@ def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
         _print_json([asdict(s) for s in signals])
         return 0
     for s in signals:
-        print(f"#{s.id} {s.created_at} {s.status} {s.kind}: {s.title}")
+        show(f"#{s.id} {s.created_at} {s.status} {s.kind}: {s.title}")
         if s.body:
-            print(f"    {s.body}")
+            show(f"    {s.body}")
         if s.reason:
-            print(f"    held back: {s.reason}")
+            show(f"    held back: {s.reason}")
         for mid in s.evidence:
             memory = evidence.get(mid)
-            print(f"    evidence #{mid}: " + (memory.content if memory is not None else "(forgotten)"))
+            show(f"    evidence #{mid}: " + (memory.content if memory is not None else "(forgotten)"))
     if not signals:
-        print("no signals yet")
+        show("no signals yet")
     return 0
 
 
@@ -512,16 +528,17 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
 
             paired = paired_owners(store, CONNECTOR, settings.being)
             for user_id in sorted(paired | set(settings.telegram_allowed_users)):
-                print(f"{user_id} ({'paired' if user_id in paired else 'TWIN_TELEGRAM_ALLOWED_USERS'})")
+                show(f"{user_id} ({'paired' if user_id in paired else 'TWIN_TELEGRAM_ALLOWED_USERS'})")
             return 0
         code = secrets.token_hex(4)
         expires = format_time(datetime.now(UTC) + timedelta(seconds=PAIR_CODE_TTL_S))
         store.set_cursor(CONNECTOR, settings.being, "pair_code",
                          json.dumps({"sha256": pair_code_hash(code), "expires_at": expires}))
     if settings.telegram_bot_token is None:
-        print("note: TWIN_TELEGRAM_BOT_TOKEN is not set yet; put it in the env file and restart twin", file=sys.stderr)
-    print(f"Send this to your bot on Telegram within {PAIR_CODE_TTL_S // 60} minutes:\n\n    /start {code}\n")
-    print("The first account that sends it becomes the owner; twin answers no one else.")
+        show("note: TWIN_TELEGRAM_BOT_TOKEN is not set yet; put it in the env file and restart twin", file=sys.stderr)
+    show(f"Send this to your bot on Telegram within {PAIR_CODE_TTL_S // 60} minutes:\n\n    /start {code}\n",
+         newlines=True)
+    show("The first account that sends it becomes the owner; twin answers no one else.")
     return 0
 
 
@@ -534,21 +551,21 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
     try:
         authorize(settings, port=args.port, open_browser=not args.no_browser, timeout_s=args.timeout)
     except GmailAuthError as exc:
-        print(f"twin: {exc}", file=sys.stderr)
+        show(f"twin: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise
-        print(f"twin: port {args.port} is in use (or was a moment ago): wait a minute or pick another with --port",
+        show(f"twin: port {args.port} is in use (or was a moment ago): wait a minute or pick another with --port",
               file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the flow's own errors (timeout, refused consent, bad response)
-        print(f"twin: Gmail sign-in failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+        show(f"twin: Gmail sign-in failed ({type(exc).__name__}: {exc})", file=sys.stderr)
         return 1
     with Store(settings.db_path) as store:
         store.delete_cursor("gmail", settings.being, "auth_error")
         Activity(store, settings.being).record("read_email", "Gmail connected (read-only).")
-    print("Gmail is connected. A running twin picks the token up within seconds; `twin status` shows the sync.")
+    show("Gmail is connected. A running twin picks the token up within seconds; `twin status` shows the sync.")
     return 0
 
 
@@ -560,16 +577,16 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     try:
         report = import_now(settings)
     except BrowserBusy as exc:
-        print(f"twin: {exc}", file=sys.stderr)
+        show(f"twin: {exc}", file=sys.stderr)
         return 1
     if args.json:
         _print_json(report)
         return 0
-    print(report["line"])
+    show(report["line"])
     for text in report["interests"]:
-        print(f"  {text}")
+        show(f"  {text}")
     for problem in report["problems"]:
-        print(f"  skipped: {problem}", file=sys.stderr)
+        show(f"  skipped: {problem}", file=sys.stderr)
     return 0
 
 
@@ -599,7 +616,7 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result)
     else:
-        print(f"walked {result['walked']} memories, merged {result['merged']}, promoted {result['edgesPromoted']} "
+        show(f"walked {result['walked']} memories, merged {result['merged']}, promoted {result['edgesPromoted']} "
               f"edges in {result['durationMs']} ms" + ("" if lookup else " (no vectors: nothing to merge)"))
     return 0
 
@@ -614,11 +631,11 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         _print_json(report)
         return 0
     for kind, tiers in report["by_kind"].items():
-        print(f"{kind:<13} {tiers['warm']:>7} warm {tiers['cold']:>7} cold")
-    print(f"{'total':<13} {report['total_warm']:>7} warm {report['total_cold']:>7} cold; "
+        show(f"{kind:<13} {tiers['warm']:>7} warm {tiers['cold']:>7} cold")
+    show(f"{'total':<13} {report['total_warm']:>7} warm {report['total_cold']:>7} cold; "
           f"{report['superseded']} superseded")
-    print(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
-    print(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
+    show(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
+    show(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
     return 0
 
 
@@ -630,20 +647,20 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
 
     with Store(settings.db_path) as store:
         if store.get(args.id) is None:
-            print(f"no memory #{args.id}", file=sys.stderr)
+            show(f"no memory #{args.id}", file=sys.stderr)
             return 1
         try:
             found = neighbors(store, args.id, depth=args.depth, include_sensitive=args.sensitive)
         except sqlite3.Error as exc:  # seed 003: a failed relations query is "degraded", the set empty
-            print(f"degraded: the graph could not be read ({exc}); no neighbours shown", file=sys.stderr)
+            show(f"degraded: the graph could not be read ({exc}); no neighbours shown", file=sys.stderr)
             found = []
     if args.json:
         _print_json([{**m.to_dict(), "score": round(score, 4)} for m, score in found])
         return 0
     for m, score in found:
-        print(f"#{m.id:<6} {score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+        show(f"#{m.id:<6} {score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
     if not found:
-        print("no neighbours")
+        show("no neighbours")
     return 0
 
 
@@ -709,7 +726,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", type=_folder, action="append", help="a folder to learn from (repeatable)")
     p = add("learn", cmd_learn, "learn from TEXT now")
     p.add_argument("text", help="what to learn, or - to read it from stdin")
-    p.add_argument("--source", default="muse")
+    p.add_argument("--source", default="muse", help="where it came from (default muse); control characters are "
+                   "stored escaped")
     p.add_argument("--json", action="store_true")
     p = add("recall", cmd_recall, "recall memories by meaning")
     p.add_argument("query")
@@ -797,15 +815,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        print(f"twin: {exc}", file=sys.stderr)
+        show(f"twin: {exc}", file=sys.stderr)
         return 2
     try:
         return args.func(settings, args)
     except TwinError as exc:
-        print(f"twin: {exc}", file=sys.stderr)
+        show(f"twin: {exc}", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:  # e.g. "database or disk is full": one line, not a traceback
-        print(f"twin: the store at {settings.db_path} failed: {exc}", file=sys.stderr)
+        show(f"twin: the store at {settings.db_path} failed: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0

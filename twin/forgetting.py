@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from twin import chat, ingest
 from twin.activity import Activity
 from twin.memory import Memory, utc_now
+from twin.outside_text import clean_name
 from twin.store import Store, id_chunks
 
 FORGOTTEN_FILE_REASON = "forgotten by the owner; learned again when the file changes"
@@ -153,6 +154,9 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     selected: list[int] = list(ids or [])
     if source is not None:
         selected += _select_source(store, being, source)
+        if not selected and clean_name(source) != source:  # typed raw; stored as `clean_name` writes names
+            source = clean_name(source)
+            selected += _select_source(store, being, source)
     if about is not None:
         selected += _select_about(store, being, about)
     found = store.get_many(selected)

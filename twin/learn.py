@@ -202,13 +202,15 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     re-embedding); the others of this source are removed (`twin.forgetting.remove_memories`: row, FTS, vector,
     edges; the scrub marker is set, so the caller requests a scrub; the index is scrubbed at its next checkpoint).
     `activity` receives only model-fallback lines (the connector writes the summary).
-    `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`). `title`
+    `offline_text`: what the offline extractor reads instead of `text` (see `extract_for_learning`); both are
+    cleaned of terminal controls first (`strip_controls`), as `learn()` cleans its text. `title`
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     `ingest_id`: the staged item the text came from, deleted in the same transaction (see `learn`).
     """
     result = LearnResult()
-    extraction = extract_for_learning(store, activity, being, text, source, provider, limit=max_memories,
-                                      document_title=title, offline_text=offline_text)
+    extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider,
+                                      limit=max_memories, document_title=title,
+                                      offline_text=None if offline_text is None else strip_controls(offline_text))
     candidates = extraction.candidates
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()

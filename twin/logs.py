@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 
+from twin.outside_text import escape_controls
+
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
 
 
@@ -28,8 +30,9 @@ class OneLineFormatter(logging.Formatter):
         self.journal = journal
 
     def format(self, record: logging.LogRecord) -> str:
-        """One line: newlines folded into ` | `, `<N>` priority prefix under systemd."""
-        text = super().format(record).replace("\r", "").replace("\n", " | ")
+        """One line: newlines folded into ` | `, every other terminal control escaped (a file name, a model's
+        answer in a message: `twin.outside_text.escape_controls`), `<N>` priority prefix under systemd."""
+        text = escape_controls(super().format(record).replace("\r\n", "\n"), newlines=True).replace("\n", " | ")
         return f"<{_PRIORITY.get(record.levelno, 6)}>{text}" if self.journal else text
 
 

@@ -8,19 +8,13 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+from twin.outside_text import strip_controls  # noqa: F401 - memory content's rule, imported from here
+
 KINDS = ("fact", "episode", "preference", "relationship", "document", "insight")
 SENSITIVITIES = ("public", "internal", "private", "sensitive")
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")
-_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def strip_controls(text: str) -> str:
-    """Remove terminal escape sequences (colours, titles) and control characters other than tab and
-    newlines, which no memory should carry (they would also reach the terminal of `twin memories`)."""
-    return _CONTROLS.sub("", _ANSI.sub("", text))
 
 
 def utc_now() -> str:
@@ -93,13 +87,15 @@ class Memory:
 
 @dataclass
 class Recalled:
-    """One recall result: the memory and its scores (all 0..1; `score` is the final blended score)."""
+    """One recall result: the memory and its scores (all 0..1; `score` is the final blended score); `in_window`
+    when the query named a strict time window ("last Saturday") and the memory was made inside it."""
 
     memory: Memory
     score: float
     keyword: float
     vector: float
     recency: float
+    in_window: bool = False
 
     def to_dict(self) -> dict:
         """The memory's fields plus `score`, `keyword`, `vector` and `recency`, rounded to 4 places."""

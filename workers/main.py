@@ -23,6 +23,7 @@ from twin.embedder import make_embedder
 from twin.exceptions import SettingsError, TwinError
 from twin.index import VectorIndex
 from twin.logs import configure_logging
+from twin.outside_text import escape_controls
 from twin.provider import provider_for
 from twin.settings import Settings, load_settings
 from twin.store import Store
@@ -177,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        print(f"twin: {exc}", flush=True)
+        print(escape_controls(f"twin: {exc}"), flush=True)
         return 2
     configure_logging(settings.log_level, settings.secret_values)
     os.umask(0o077)
