@@ -43,7 +43,8 @@ _FILLER = r"(?!(?i:and|but|or|und|oder|aber|y|pero|et|mais|ou|e|which|while)\s)[
 _SEP = (rf"(?:(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s*(?:是|为|為|は)\s*|\s+{_VERB}(?:\s*:\s*|\s+))"
         r"|\s+)")
 _LABEL_SEP = rf"(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s+{_VERB}(?:\s*:\s*|\s+))"  # _SEP without a bare space
-_WORD = r"[^\s\"'“”‘’«»<>()\[\]{},;。、，；：]{0,99}[^\s\"'“”‘’«»<>()\[\]{},;。、，；：.!?:]"  # one token, no end dot
+# one token, no end dot; a "!" or "?" just before a "." or "," is the token's own ("Sommer2024!.")
+_WORD = r"[^\s\"'“”‘’«»<>()\[\]{},;。、，；：]{0,99}[^\s\"'“”‘’«»<>()\[\]{},;。、，；：.!?:](?:[!?]{1,3}(?=[.,;]))?"
 _QUOTED = r"[\"“‘«„'](?P<quoted>[^\"”’»'\n]{1,100})[\"”’»“']"
 
 
@@ -117,7 +118,7 @@ _CODE = _keyword(r"code|codice|c[óo]digo|код", avoid=r"reviews?|base|of|name
                  r"|promo|de|du|des|fiscale|postale|города|региона|ошибки")
 """A bare "code" (any kind); its rule takes only a PIN-like number and checks the word before "code"."""
 _NOT_PIN_CODE = re.compile(
-    r"(?i)\b(?:area|zip|postal|post|country|dialling|dialing|dial|calling|telephone|phone|sort|bank|branch|bic|swift"
+    r"(?i)\b(?:area|zip|postal|post|postleitzahl|country|dialling|dialing|dial|calling|telephone|phone|sort|bank|branch|bic|swift"
     r"|tax|dress|source|error|status|exit|return|http|response|promo|promotional|discount|coupon|referral|qr|bar"
     r"|product|item|article|model|part|course|class|module|subject|airport|airline|station|language|iso|icd|hs"
     r"|colou?r|hex|region|city|district|zone|morse|machine|program|customer|client|order|booking|confirmation"
