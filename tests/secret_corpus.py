@@ -275,7 +275,9 @@ NEGATIVES: list[tuple[str, str]] = [
         "Owner moved on 2026-03-12.", "The lease ends 12/03/2026.", "Owner's appointment is on 03.12.2026.",
         "Owner was born 9 November 1991.", "Meeting on 12-05-2026 at 9.", "Der Termin ist am 1. Oktober 2026.",
         "Le rendez-vous est le 12/05/26.", "El vuelo sale el 30-11-2026.", "Owner paid on 2026/11/30.",
-        "The sprint ends in week 2026-W11.", "Owner's birthday is 1991-11-09.", "The code freeze is on 2026-03-12.")),
+        "The sprint ends in week 2026-W11.", "Owner's birthday is 1991-11-09.", "The code freeze is on 2026-03-12.",
+        "The invoice is dated 30.11.26.", "Owner's visa expires 11/2027.", "The Q3 2026 figures are due 2026-10-15T09:00Z.",
+        "Owner's house was built in 1984.")),
     *(("price", t) for t in (
         "Owner paid 1,150.00 euros rent.", "The bike cost €1.299,00.", "Coffee is $4.50 here.",
         "Owner's salary is 99,000 euros a year.", "Le loyer est de 1 150 €.", "Der Preis: 49,99 EUR.",
@@ -283,7 +285,8 @@ NEGATIVES: list[tuple[str, str]] = [
     *(("phone", t) for t in (
         "Owner's phone number is +49 151 2345 6789.", "Call the office at (030) 1234-5678.",
         "Le numéro de Claire : 06 12 34 56 78.", "Mein Handy: 0151-23456789.", "Teléfono: +34 612 345 678.",
-        "Owner's mobile ends in 412.", "Press 1-2-3 on the phone menu to reach support.")),
+        "Owner's mobile ends in 412.", "Press 1-2-3 on the phone menu to reach support.",
+        "The US office is at +1 (555) 010-4477.", "Fax: +49 30 1234567-89.")),
     *(("version", t) for t in (
         "Owner upgraded to Python 3.12.1.", "The build took 12.5 s on version 2.7.3-rc1.", "Node v20.11.0 is out.",
         "Owner compared GPT-4o / Claude-3.5-Sonnet.", "Owner runs Debian 12.4 with kernel 6.1.0-18-amd64.",
@@ -343,6 +346,14 @@ NEGATIVES: list[tuple[str, str]] = [
         "Owner uses TCP / IP daily.", "Owner's ratio is 16 / 9.", "Read / Write access for the team.",
         "The account page lives at src/main.rs in the repo.", "Login stats: 2024 / 2025 compared.",
         "Owner's login history shows Berlin / Lisbon.", "Owner emailed lena@example.com / cc Anna.")),
+    *(("prose_languages", t) for t in (
+        "Owner hat am 8. Oktober 2026 die Meldebescheinigung bekommen.", "Owner a payé 45 € pour 3 places.",
+        "Owner compró 2 kilos de naranjas por 3,50 €.", "Owner pagou 12 euros no restaurante às 21h.",
+        "Owner ha preso il treno delle 7:15 per Milano.", "Owner heeft 3 katten en woont op nummer 12.",
+        "Owner купил 2 билета за 1500 рублей.", "Owner在2026年春节和陈伟一家一起包了饺子。",
+        "Ownerは2026年3月12日に引っ越しました。", "Der Code der Seite ist Open Source.",
+        "Le code de la route change en 2027.", "El código de la cena es formal.", "Il codice è su GitHub.",
+        "Код программы лежит в репозитории.", "密码学是一门有趣的学科。", "パスワードを忘れました。")),
     *(("keypad_lookalike", t) for t in (
         "Steps 1-2-3 of the recipe are easy.", "The match ended 2-1.", "Gate B22 boards at 10:40.",
         "Door 4 is the exit.", "The garage holds 2 cars.", "Garage: 2 spots, door: 1.", "Tor: 3-1 für Bayern.")),
