@@ -215,7 +215,7 @@ def _seed_phrases() -> list[SecretCase]:
                                ("english", "Сид-фраза: {}"), ("english", "frase semilla {}")):
         value = seed(language, _rng.choice((128, 256)))
         out.append(case("seed_phrase", template.format(value), value))
-    typo = " ".join(seed().split()[:11] + ["zoo"])
+    typo = " ".join([*seed().split()[:11], "zoo"])
     out.append(case("seed_phrase", f"mnemonic: {typo}", typo))
     return out
 
@@ -253,7 +253,8 @@ def _labelled() -> list[SecretCase]:
               ("api_token", "API-Schlüssel für DeepL: {}", rand(36, ALNUM + "-")),
               ("api_token", "age key {}", "AGE-SECRET-KEY-1" + rand(58, string.ascii_uppercase + string.digits)),
               ("otp_secret", "otpauth://totp/GitHub:owner?secret={}&issuer=GitHub", base32(32)),
-              ("otp_secret", "Authenticator setup key: {}", " ".join(base32(16)[i:i + 4].lower() for i in range(0, 16, 4))),
+              ("otp_secret", "Authenticator setup key: {}",
+               " ".join(base32(16)[i:i + 4].lower() for i in range(0, 16, 4))),
               ("card_number", "Visa {} exp 09/28", luhn("4" + "1" * 14)),
               ("iban", "IBAN: {}", iban("DE", "37040044" + "0532013000"))]
     out += [case(fmt, text.format(value), value) for fmt, text, value in tokens]
@@ -276,7 +277,8 @@ NEGATIVES: list[tuple[str, str]] = [
         "Owner was born 9 November 1991.", "Meeting on 12-05-2026 at 9.", "Der Termin ist am 1. Oktober 2026.",
         "Le rendez-vous est le 12/05/26.", "El vuelo sale el 30-11-2026.", "Owner paid on 2026/11/30.",
         "The sprint ends in week 2026-W11.", "Owner's birthday is 1991-11-09.", "The code freeze is on 2026-03-12.",
-        "The invoice is dated 30.11.26.", "Owner's visa expires 11/2027.", "The Q3 2026 figures are due 2026-10-15T09:00Z.",
+        "The invoice is dated 30.11.26.", "Owner's visa expires 11/2027.",
+        "The Q3 2026 figures are due 2026-10-15T09:00Z.",
         "Owner's house was built in 1984.")),
     *(("price", t) for t in (
         "Owner paid 1,150.00 euros rent.", "The bike cost €1.299,00.", "Coffee is $4.50 here.",
@@ -296,7 +298,8 @@ NEGATIVES: list[tuple[str, str]] = [
         "Le vol AF 1234 est retardé.", "Owner is on BA0117 to New York.")),
     *(("order_invoice_tracking", t) for t in (
         "Order number 4417-2291-8830 shipped on 3 May.", "Owner's order 123456789012 was delivered.",
-        "Invoice INV-2026-00417 is due.", "Tracking number 1Z999AA10123456784.", "DHL Sendungsnummer 00340434161094042557.",
+        "Invoice INV-2026-00417 is due.", "Tracking number 1Z999AA10123456784.",
+        "DHL Sendungsnummer 00340434161094042557.",
         "Rechnungsnummer 2026-1187.", "La commande n° 5512-8812 est partie.", "Owner's booking code is 482913.",
         "The TAP booking reference is QX7T2M.", "Order #112-4471123-5561234 from Amazon.")),
     *(("isbn", t) for t in (
@@ -319,7 +322,8 @@ NEGATIVES: list[tuple[str, str]] = [
         f"sha256sum of the ISO: {_DIGEST}", f"The checksum is {_DIGEST}.", f"docker pull nginx@sha256:{_DIGEST}",
         f"The transaction hash is 0x{_DIGEST}.", f"Owner's SSH key fingerprint is SHA256:{rand(43, ALNUM + '+/')}.")),
     *(("uuid", t) for t in (
-        "The request id was 123e4567-e89b-12d3-a456-426614174000.", "Device UUID: 9f8b6c1a-3d2e-4f5a-9b8c-7d6e5f4a3b2c.",
+        "The request id was 123e4567-e89b-12d3-a456-426614174000.",
+        "Device UUID: 9f8b6c1a-3d2e-4f5a-9b8c-7d6e5f4a3b2c.",
         "Owner's Firefox profile is 4a1b2c3d-0000-1111-2222-333344445555.")),
     *(("room", t) for t in (
         "Owner is staying in room 4821.", "room 4111", "The meeting is in Raum 3.14.", "Salle 204, bâtiment B.",
@@ -329,7 +333,8 @@ NEGATIVES: list[tuple[str, str]] = [
         "Coordinates -33.8688, 151.2093.")),
     *(("crypto_public", t) for t in (
         f"Send the BTC to {bitcoin_address()}.", f"My ETH address is 0x{rand(40, HEX)}.",
-        f"Watch-only wallet: {extended_public_key()}", "The bc1 address is bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq.")),
+        f"Watch-only wallet: {extended_public_key()}",
+        "The bc1 address is bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq.")),
     *(("word_list", t) for t in (
         "Owner will buy milk, bread, cheese, apple, banana, tomato, potato, onion, garlic, pepper, salt and sugar.",
         "milk, bread, cheese, apple, banana, tomato, potato, onion, garlic, pepper",

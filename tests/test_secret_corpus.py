@@ -5,8 +5,8 @@ piece of it in an ordinary one (an OpenSSH key once became five ordinary memorie
 from __future__ import annotations
 
 import pytest
-
 from secret_corpus import NEGATIVES, SECRETS, SecretCase
+
 from twin.extractor import extract
 from twin.sensitivity import REDACTED, find_secrets, infer_sensitivity, redact
 

@@ -152,8 +152,9 @@ _EN_FIRST_PERSON = re.compile(  # English-only first-person words; "I" not befor
 _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]"
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
 _TAIL_PUNCT = re.compile(r"[!.…]+$")
-_MASKED = re.compile(r"\x00(\d+)\x00")
-_ARMOR = re.compile(r"\s*-----BEGIN [A-Z0-9 ]{1,60}-----\s*")  # the header line of a PEM/PGP block  # a secret value hidden from the rewrite; control characters never reach it
+_MASKED = re.compile(r"\x00(\d+)\x00")  # a secret value hidden from the rewrite; control characters never reach it
+_ARMOR = re.compile(r"\s*-----BEGIN [A-Z0-9 ]{1,60}-----\s*")
+"""The header line of a PEM or PGP block: a key body after it still starts its line (`_join_gap`)."""
 
 # --- kind, importance, tags (ours) ----------------------------------------------------------------------------
 _RELATIONS = {  # singular; the plural in "-s" is added

@@ -305,7 +305,8 @@ _ENV_ASSIGNMENT = re.compile(
 # "login for netflix: lena@example.com / Tr0ub4dor&3": a login label, a user name or e-mail address, "/", the password
 _LOGIN = _keyword(r"log-?in|log-?on|sign-?in|credentials|creds|user(?:name)?|benutzer(?:name)?|zugangsdaten"
                   r"|identifiants?|usuario|credenciales|credenziali|utente|utilizador|usuário|inloggegevens"
-                  r"|gebruiker(?:snaam)?|логин|учётка|учетка", cjk_words="账号|帳號|用户名|ユーザー名|アカウント|ログイン")
+                  r"|gebruiker(?:snaam)?|логин|учётка|учетка",
+                  cjk_words="账号|帳號|用户名|ユーザー名|アカウント|ログイン")
 _LOGIN_PAIR = re.compile(
     rf"{_LOGIN}{_LABEL_SEP}(?:[\w.+-]{{1,64}}@[\w-]{{1,63}}(?:\.[\w-]{{1,63}}){{1,4}}|[A-Za-z][\w.+-]{{0,63}})"
     rf"\s*/\s*(?P<value>{_WORD})")
@@ -328,7 +329,8 @@ _VALUE_IS_PASSWORD = re.compile(
 
 
 # Google's app passwords: 16 random letters shown as four groups ("abcd efgh ijkl mnop"); Apple's with dashes
-_APP_GROUPS = r"(?P<app>[a-z]{4}(?P<g>[ -])[a-z]{4}(?P=g)[a-z]{4}(?P=g)[a-z]{4}|[A-Z]{4}(?P<h>[ -])[A-Z]{4}(?P=h)[A-Z]{4}(?P=h)[A-Z]{4})(?![\w-])"
+_APP_GROUPS = (r"(?P<app>[a-z]{4}(?P<g>[ -])[a-z]{4}(?P=g)[a-z]{4}(?P=g)[a-z]{4}"
+               r"|[A-Z]{4}(?P<h>[ -])[A-Z]{4}(?P=h)[A-Z]{4}(?P=h)[A-Z]{4})(?![\w-])")
 _COMMON_FOUR = frozenset(
     "very much like this that will make sure from your home page what when have been they them some more time only"
     " just over also back even want give most well work year come take into good each many last long know here life"
