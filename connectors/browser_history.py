@@ -117,7 +117,8 @@ DEFAULT_DENY: tuple[str, ...] = (
     "*/symptoms*", "*/diagnosis*", "*therapy*", "*psychiatr*", "*clinic*",
     # login, auth, tokens, passwords, OAuth, SSO
     "accounts.*", "login.*", "auth.*", "sso.*", "signin.*", "id.*", "appleid.apple.com/*", "*.okta.com/*",
-    "*.auth0.com/*", "*/oauth*", "*/auth", "*/auth/*", "*/authorize*", "*/authenticate*", "*/token", "*/token/*", "*/tokens/*",
+    "*.auth0.com/*", "*/oauth*", "*/auth", "*/auth/*", "*/authorize*", "*/authenticate*", "*/token", "*/token/*",
+    "*/tokens/*",
     "*password*", "*passwd*", "*/reset*", "*/forgot*", "*/sso", "*/sso/*", "*/saml*", "*/2fa*", "*/mfa*",
     "*/verify*", "*/magic-link*", "*/settings/tokens*", "*/settings/keys*", "*/api-keys*", "*/apikeys*",
     "*/credentials*", "*;jsessionid=*", "*;sid=*",

@@ -154,7 +154,7 @@ def test_visits_queued_before_are_filtered_before_clustering(store, activity, fa
     now = datetime.now(UTC)
     queued = [PageVisit(f"https://{urlsplit(url).hostname}/0123456789abcdef", title, (now - timedelta(minutes=i))
                         .strftime("%Y-%m-%dT%H:%M:%SZ")) for i, (url, title) in enumerate(PRIVATE + TOKIO)]
-    texts, line = learn_interests(store, activity, "owner", queued, 1, provider, now=now)
+    _, line = learn_interests(store, activity, "owner", queued, 1, provider, now=now)
     sent = "\n".join(json.dumps(body, ensure_ascii=False) for body in fake_llm.chat_requests())
     assert not [t for _, t in PRIVATE if t in sent] and "docs.rs" in sent
     assert line.startswith(f"Browser: {len(queued)} visits read")
