@@ -92,27 +92,36 @@ class _Word(NamedTuple):
     languages: dict[str, int]
 
 
-def _list_words(text: str) -> Iterator[_Word | None]:
-    """The BIP-39 words of `text` in order; None wherever a run of them is broken (another word, a long gap)."""
-    lists = _wordlists()
-    last_end = -1
-    for match in _LETTERS.finditer(text):
-        token = match.group()
-        if last_end >= 0 and (match.start() - last_end > MAX_SEED_GAP
-                              or not _GAP.fullmatch(text, last_end, match.start())):
-            yield None
-        last_end = match.end()
-        found = lists.get(_fold(token)) if len(token) <= 16 else None
-        yield None if found is None else _Word(match.start(), match.end(), found)
-
-
 def _runs(text: str) -> Iterator[list[_Word]]:
-    """Maximal runs of 12+ consecutive list words sharing a language (Chinese words are single characters
-    written apart, so Chinese prose, written without spaces, never forms a run)."""
+    """Maximal runs of 12+ consecutive list words sharing a language, with at most `MAX_SEED_GAP` separator
+    characters between two of them (Chinese words are single characters written apart, so Chinese prose,
+    written without spaces, never forms a run). The words are looked up first and only stretches of 12+ list
+    words are read closely: prose costs one dictionary lookup per word."""
+    lists = _wordlists()
+    matches = list(_LETTERS.finditer(text))
+    found = [lists.get(_fold(m.group())) if len(m.group()) <= 16 else None for m in matches]
+    i, n = 0, len(found)
+    while i < n:
+        if found[i] is None:
+            i += 1
+            continue
+        j = i
+        while j < n and found[j] is not None:
+            j += 1
+        if j - i >= SEED_LENGTHS[-1]:
+            yield from _split_run([_Word(m.start(), m.end(), f) for m, f in zip(matches[i:j], found[i:j],
+                                                                             strict=True)], text)
+        i = j
+
+
+def _split_run(words: list[_Word], text: str) -> Iterator[list[_Word]]:
+    """`words` (consecutive list words) cut where a gap is too long or not a separator, or the languages part."""
     run: list[_Word] = []
     shared: set[str] = set()
-    for word in (*_list_words(text), None):
-        if word is not None and (common := shared & word.languages.keys() if run else set(word.languages)):
+    for word in (*words, None):
+        if word is not None and run and (word.start - run[-1].end <= MAX_SEED_GAP
+                                         and _GAP.fullmatch(text, run[-1].end, word.start)
+                                         and (common := shared & word.languages.keys())):
             run.append(word)
             shared = common
             continue
