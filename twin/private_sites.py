@@ -107,32 +107,50 @@ def _fold(text: str) -> str:
     return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
 
 
-def _bounded(word: str) -> str:
-    """`word` as a regex that matches a whole word; words of scripts written without spaces (CJK, kana) match
-    anywhere."""
-    nospace = "\u3040" <= word[0] <= "\u9fff"
-    return re.escape(word) if nospace else rf"(?<![^\W_]){re.escape(word)}(?![^\W_])"
+_TOKEN = re.compile(r"[^\W_]+")
 
 
-def _alternation(table: dict[str, str]) -> re.Pattern[str]:
-    """One regex over every kind's `|`-separated phrases; the kind is the name of the group that matched."""
-    parts = [rf"(?P<{kind}>{'|'.join(map(_bounded, words.split('|')))})" for kind, words in table.items()]
-    return re.compile("|".join(parts))
+def _cjk(phrase: str) -> bool:
+    """Whether `phrase` is written in a script without spaces (CJK, kana): it is then found as a substring."""
+    return "\u3040" <= phrase[0] <= "\u9fff"
+
+
+def _phrases(table: dict[str, str]) -> tuple[dict[tuple[str, ...], str], dict[str, str]]:
+    """`({word tuple: kind}, {CJK phrase: kind})` of a table of `|`-separated phrases, folded: titles are
+    compared word by word (n-grams in a dict: a few lookups a word, whatever the size of the lists)."""
+    words, cjk = {}, {}
+    for kind, phrases in table.items():
+        for phrase in _fold(phrases).split("|"):
+            if _cjk(phrase):
+                cjk[phrase] = kind
+            else:
+                words[tuple(_TOKEN.findall(phrase))] = kind
+    return words, cjk
 
 
 _HOST_WORD = re.compile("|".join(rf"(?P<{k}>{v})" for k, v in _HOST_WORDS.items()))
 _HOST_LABEL = {label: kind for kind, labels in _HOST_LABELS.items() for label in labels.split()}
-_SEGMENT = {segment: kind for kind, segments in _PATH_SEGMENTS.items() for segment in segments.split()}
-_STRONG = _alternation({k: _fold(v) for k, v in _TITLE_STRONG.items()})
-_PART = _alternation({k: _fold(v) for k, v in _TITLE_PARTS.items()})
-_WEAK = _alternation({k: _fold(v) for k, v in _TITLE_WEAK.items()})
+_STRONG, _STRONG_CJK = _phrases(_TITLE_STRONG)
+_PART, _PART_CJK = _phrases(_TITLE_PARTS)
+_WEAK = {words[0]: kind for words, kind in _phrases(_TITLE_WEAK)[0].items()}
+_LONGEST = max(len(words) for words in (*_STRONG, *_PART))
 _TITLE_SEPARATORS = re.compile(r"\s+[|–—·•:»/-]\s+|\s*[|–—·•»]\s*|:\s+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_COUNT = re.compile(r"\(\d+\)|\d+")
 
 
+def _ngram_kind(words: list[str], table: dict[tuple[str, ...], str]) -> str | None:
+    """The kind of the first run of `words` that is a phrase of `table`, or None."""
+    for i in range(len(words)):
+        for n in range(1, min(_LONGEST, len(words) - i) + 1):
+            kind = table.get(tuple(words[i:i + n]))
+            if kind:
+                return kind
+    return None
+
+
+@functools.lru_cache(maxsize=16_384)
 def private_host(host: str) -> str | None:
-    """The kind of private site `host` (lower case) belongs to, or None."""
+    """The kind of private site `host` (lower case) belongs to, or None. Remembered: a history has few hosts."""
     match = _HOST_WORD.search(host)
     if match:
         return match.lastgroup
@@ -142,20 +160,18 @@ def private_host(host: str) -> str | None:
     return None
 
 
-_SEGMENT_SUFFIX = re.compile(r"(?P<word>[\w-]+?)(?:[-_](?:form|page|help|oidc|callback|redirect|success|failed"
-                             r"|required|options))?(?:\.\w{1,5})?")
+_SEGMENT_WORD = re.compile(
+    "/(?:" + "|".join(rf"(?P<{kind}>{'|'.join(map(re.escape, words.split()))})"
+                      for kind, words in _PATH_SEGMENTS.items())
+    + r")(?:[-_](?:form|page|help|oidc|callback|redirect|success|failed|required|options))?(?:\.\w{1,5})?(?=/|$)")
 """A segment is its word, maybe with a page suffix or a file extension: /login.php, /signin-oidc, /login_form."""
 
 
 def private_path(path: str) -> str | None:
-    """The kind of private page a URL path (lower case or not) is, by its segments (`_PATH_SEGMENTS`, with
-    `_SEGMENT_SUFFIX`), whatever ids or segments follow; an article slug ("/login-walls/") is no such segment."""
-    for segment in path.lower().split("/"):
-        match = _SEGMENT_SUFFIX.fullmatch(segment) if segment else None
-        kind = _SEGMENT.get(segment) or (match and _SEGMENT.get(match.group("word")))
-        if kind:
-            return kind
-    return None
+    """The kind of private page a URL path is, by its segments (`_PATH_SEGMENTS`, see `_SEGMENT_WORD`; case
+    ignored), whatever ids or segments follow; an article slug ("/login-walls/") is no such segment."""
+    match = _SEGMENT_WORD.search(path.lower())
+    return match.lastgroup if match else None
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -165,30 +181,33 @@ def private_title(title: str) -> str | None:
     if _EMAIL.search(title):
         return "webmail"
     folded = _fold(title)
-    if match := _STRONG.search(folded):
-        return match.lastgroup
+    words = _TOKEN.findall(folded)
+    kind = _ngram_kind(words, _STRONG) or next((k for p, k in _STRONG_CJK.items() if p in folded), None)
+    if kind:
+        return kind
     for part in _TITLE_SEPARATORS.split(folded):
-        if kind := _names_the_page(" ".join(_COUNT.sub(" ", part).split())):
+        if kind := _names_the_page(part):
             return kind
-    weak = list(_WEAK.finditer(folded))
-    if len({m.group() for m in weak}) >= 2:
-        return weak[0].lastgroup
-    return None
+    weak = {w for w in words if w in _WEAK}
+    return _WEAK[min(weak)] if len(weak) >= 2 else None
 
 
 def _names_the_page(part: str) -> str | None:
     """The kind of a title part that is a login, inbox or checkout page's own name: the phrase alone ("Sign in",
-    "Posteingang", "Inbox" once its count is dropped), the phrase and a lead-in word ("Sign in to GitHub",
-    "Anmelden bei …"), or a short part ending with it ("Spotify Login"); not "Inbox zero" or "Login walls stop
-    users"."""
-    match = _PART.match(part)
-    if match and (match.end() == len(part) or (match.lastgroup == "login" and part[match.end():].split()[0]
-                                                 in _LEAD_INS)):
-        return match.lastgroup
-    words = part.split()
-    if 1 < len(words) <= MAX_NAME_WORDS and (match := _PART.search(part)) and match.end() == len(part) \
-            and match.lastgroup == "login":
-        return match.lastgroup
+    "Posteingang", "Inbox (3)": numbers do not count), the phrase and a lead-in word ("Sign in to GitHub",
+    "Anmelden bei …"), or a part of at most `MAX_NAME_WORDS` words ending with a login phrase ("Spotify
+    Login"); not "Inbox zero" or "Login walls stop users"."""
+    words = [w for w in _TOKEN.findall(part) if not w.isdigit()]
+    joined = "".join(words)
+    if joined and _cjk(joined):
+        return next((k for p, k in _PART_CJK.items() if joined == p or joined.endswith(p)), None)
+    for n in range(min(_LONGEST, len(words)), 0, -1):
+        kind = _PART.get(tuple(words[:n]))
+        if kind and (n == len(words) or (kind == "login" and words[n] in _LEAD_INS)):
+            return kind
+        tail = _PART.get(tuple(words[-n:]))
+        if tail == "login" and n < len(words) <= MAX_NAME_WORDS:
+            return tail
     return None
 
 

@@ -118,7 +118,8 @@ _CODE = _keyword(r"code|codice|c[óo]digo|код", avoid=r"reviews?|base|of|name
                  r"|promo|de|du|des|fiscale|postale|города|региона|ошибки")
 """A bare "code" (any kind); its rule takes only a PIN-like number and checks the word before "code"."""
 _NOT_PIN_CODE = re.compile(
-    r"(?i)\b(?:area|zip|postal|post|postleitzahl|country|dialling|dialing|dial|calling|telephone|phone|sort|bank|branch|bic|swift"
+    r"(?i)\b(?:area|zip|postal|post|postleitzahl"
+    r"|country|dialling|dialing|dial|calling|telephone|phone|sort|bank|branch|bic|swift"
     r"|tax|dress|source|error|status|exit|return|http|response|promo|promotional|discount|coupon|referral|qr|bar"
     r"|product|item|article|model|part|course|class|module|subject|airport|airline|station|language|iso|icd|hs"
     r"|colou?r|hex|region|city|district|zone|morse|machine|program|customer|client|order|booking|confirmation"
