@@ -226,15 +226,19 @@ def hide_secrets(contents: list[str], sensitive: list[bool]) -> tuple[list[str],
         if not is_sensitive:
             out.append(content)
             continue
-        spans = find_secrets(content)
+        spans: list[list[int]] = []
+        for secret in find_secrets(content):  # sorted by start; overlapping findings merged into one value
+            if spans and secret.start < spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], secret.end)
+            else:
+                spans.append([secret.start, secret.end])
         if not spans:
             out.append(placeholder(content))
             continue
         pieces, pos = [], 0
-        for secret in spans:
-            if secret.start >= pos:
-                pieces += [content[pos:secret.start], placeholder(content[secret.start:secret.end])]
-                pos = secret.end
+        for start, end in spans:
+            pieces += [content[pos:start], placeholder(content[start:end])]
+            pos = end
         out.append("".join([*pieces, content[pos:]]))
     return out, values
 

@@ -153,6 +153,8 @@ _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BF
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
 _TAIL_PUNCT = re.compile(r"[!.…]+$")
 _MASKED = re.compile(r"\x00(\d+)\x00")  # a secret value hidden from the rewrite; control characters never reach it
+JOIN_WINDOW = 200
+"""Characters of a value's line read around it to decide whether to join the line before (`_join_gap`)."""
 _ARMOR = re.compile(r"\s*-----BEGIN [A-Z0-9 ]{1,60}-----\s*")
 """The header line of a PEM or PGP block: a key body after it still starts its line (`_join_gap`)."""
 
@@ -547,9 +549,11 @@ def _join_gap(text: str, pos: int, start: int, end: int) -> tuple[int, int] | No
     previous_end = len(text[pos:line_start].rstrip()) + pos
     if previous_end <= pos or "\n\n" in text[previous_end:line_start].replace(" ", "").replace("\t", ""):
         return None  # nothing before it, or a blank line between (a new paragraph)
+    if start - line_start > JOIN_WINDOW:
+        return None  # deep inside a long line: its words are all there, and checking it again would not be linear
     starts_line = not text[line_start:start].strip() or _ARMOR.fullmatch(text, line_start, start) is not None
-    line_end = text.find("\n", end)
-    alone = text[line_start:line_end if line_end >= 0 else len(text)]
+    line_end = text.find("\n", end, end + JOIN_WINDOW)
+    alone = text[line_start:line_end if line_end >= 0 else end + JOIN_WINDOW]
     if (starts_line and text[previous_end - 1] in ":=：") or not contains_secret(alone):
         return previous_end, line_start
     return None
