@@ -86,6 +86,12 @@ def test_a_model_memory_holding_the_placeholder_is_not_stored_in_any_spelling(st
     assert not any("redacted" in c.lower() for c, _ in rows)
 
 
+def test_the_word_redacted_without_a_secret_is_an_ordinary_memory(store, activity, fake_llm, provider):
+    learn(store, activity, "owner", "The contract draft was redacted by the legal team on Monday.", "telegram:42",
+          provider=provider)
+    assert any("redacted by the legal team" in c for c, _ in active_contents(store))
+
+
 def test_a_document_learned_with_a_model_keeps_its_key_block_whole_and_local(store, activity, fake_llm, provider):
     body = pem_body(12)
     text = (f"Server notes for the NAS.\nThe backup runs nightly at 02:00 to the garage disk.\n\nRoot key:\n"

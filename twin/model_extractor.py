@@ -137,22 +137,24 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
 
     `text` is redacted (every secret value becomes `[redacted]`, `twin.sensitivity.redact`), cut to `max_chars`
     characters and quoted as data; `source` (e.g. `email:abc`) and the `document_title` (a file name) are given
-    as context. A memory holding the placeholder (`PLACEHOLDER`) is dropped: the fact is the secret's, and is
-    learned locally. Raises `ProviderError` (including `BadAnswer`, also when the model returned memories but
+    as context. When something was redacted, a memory holding the placeholder (`PLACEHOLDER`) is dropped: the
+    fact is the secret's, and is learned locally ("The report was redacted by legal." alone is kept). Raises `ProviderError` (including `BadAnswer`, also when the model returned memories but
     none was a usable sentence or a dropped placeholder, and `BudgetExhausted`) when the model cannot give a
     usable answer; never returns a half-checked one.
     """
     context = f"Source: {source}" + (f"\nDocument title: {' '.join(document_title.split())[:200]}"
                                      if document_title else "")
     # redact a little past the cut, so a secret across the cut is seen whole and leaves nothing of itself
-    cut = redact(text[:max_chars + MAX_SECRET_CHARS])[:max_chars]
+    window = text[:max_chars + MAX_SECRET_CHARS]
+    redacted = redact(window)
+    cut = redacted[:max_chars]
     user = f"{context}\n{quote_data('TEXT', cut)}" + ("\n(The text was cut here.)" if len(text) > max_chars else "")
     answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction",
                                 budget_share=BULK_SHARE)
     candidates, seen, placeholders = [], set(), 0
     for memory in answer.memories:
         candidate = _as_candidate(memory)
-        if candidate is not None and PLACEHOLDER.search(candidate.content):
+        if candidate is not None and redacted != window and PLACEHOLDER.search(candidate.content):
             placeholders += 1
         elif candidate is not None and candidate.content.casefold() not in seen:
             seen.add(candidate.content.casefold())
