@@ -5,7 +5,8 @@ visits in it worth learning from (seed 001 "the Chrome history import"; LIBRARY_
 - `read_visits(profile, after_id, …)` copies the profile's database with its `-wal`/`-journal` into a private
   temp dir, checks the copy (`PRAGMA quick_check`, retried), and returns the visits after a cursor.
 - `clean_url(url)` is the privacy gate: it drops query strings, fragments and userinfo, and refuses URLs that
-  must never be learned (non-web schemes, local hosts, banking, health, login/token/password pages).
+  must never be learned (non-web schemes, local hosts, banking, health, login/token/password pages); with the
+  titles checked too, the kinds of private site are told in several languages (`twin.private_sites`).
 
 Which visits count is the browsers' own rule for their visible history (not every row is a page the owner saw):
 - Chromium (`components/history/core/browser/visit_database.cc`, `GetVisibleVisitsInRange`): a visit that ends
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 
 from twin.exceptions import TwinError
 from twin.memory import format_time, strip_controls
+from twin.private_sites import private_host, private_path, private_title
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +105,8 @@ WHERE v.id > ? AND v.visit_date >= ? AND p.hidden = 0
 ORDER BY v.id"""
 
 DEFAULT_DENY: tuple[str, ...] = (
-    # banking, payments, money
-    "*bank*", "*paypal.*", "*venmo.*", "*revolut.*", "*klarna.*", "wise.com/*", "*.wise.com/*", "*sparkasse*",
+    # banking, payments, money (more by host, path and title in several languages: twin.private_sites)
+    "*paypal.*", "*venmo.*", "*revolut.*", "*klarna.*", "wise.com/*", "*.wise.com/*", "*sparkasse*",
     "*.chase.com/*", "*americanexpress.*", "*coinbase.*", "*binance.*", "*/billing*", "*/checkout*",
     "*/payment*", "chase.com/*", "*hsbc.*", "*.ing.*", "ing.*", "*n26.*", "*schwab.*", "*fidelity.*",
     "*vanguard.*", "*citi.*", "*capitalone.*", "*monzo.*", "*barclays.*", "*santander.*", "*comdirect.*",
@@ -115,8 +117,8 @@ DEFAULT_DENY: tuple[str, ...] = (
     "*/symptoms*", "*/diagnosis*", "*therapy*", "*psychiatr*", "*clinic*",
     # login, auth, tokens, passwords, OAuth, SSO
     "accounts.*", "login.*", "auth.*", "sso.*", "signin.*", "id.*", "appleid.apple.com/*", "*.okta.com/*",
-    "*.auth0.com/*", "*/login*", "*/log-in*", "*/logon*", "*/signin*", "*/sign-in*", "*/sign_in*", "*/logout*",
-    "*/oauth*", "*/auth", "*/auth/*", "*/authorize*", "*/authenticate*", "*/token", "*/token/*", "*/tokens/*",
+    "*.auth0.com/*", "*/oauth*", "*/auth", "*/auth/*", "*/authorize*", "*/authenticate*", "*/token", "*/token/*",
+    "*/tokens/*",
     "*password*", "*passwd*", "*/reset*", "*/forgot*", "*/sso", "*/sso/*", "*/saml*", "*/2fa*", "*/mfa*",
     "*/verify*", "*/magic-link*", "*/settings/tokens*", "*/settings/keys*", "*/api-keys*", "*/apikeys*",
     "*/credentials*", "*;jsessionid=*", "*;sid=*",
@@ -266,7 +268,8 @@ def read_visits(profile: BrowserProfile, after_id: int, since: datetime | None, 
     0700 if missing) and the copy opened normally: a locked original cannot be opened, `immutable` ignores the
     WAL, and a hot journal must be able to roll back (LIBRARY_NOTES §6). The copy must pass `PRAGMA
     quick_check`; a copy that fails it or any SQLite error is retried (`COPY_ATTEMPTS`, `COPY_RETRY_S` apart).
-    The temp copy is always deleted. URLs go through `clean_url(url, extra_deny)`.
+    The temp copy is always deleted. URLs go through `clean_url(url, extra_deny)`, titles through
+    `twin.private_sites.private_title` (a visit whose title shows a bank, login, inbox, health… page is skipped).
 
     Raises `HistoryUnreadable` when every attempt failed; `ValueError` when `limit` < 1; `OSError` when
     `work_dir` cannot be created or written (a local problem, not the profile's).
@@ -320,7 +323,7 @@ def _query(firefox: bool, conn: sqlite3.Connection, after_id: int, since: dateti
     for visit_id, url, title, micros in conn.execute(sql, (after_id, floor)):
         cleaned = clean_url(url or "", extra_deny)
         when = _from_micros(epoch, micros)
-        if cleaned is not None and when is not None:
+        if cleaned is not None and when is not None and private_title(_clean_title(title or "")) is None:
             kept.append(Visit(visit_id, cleaned, _clean_title(title or ""), when))
     return list(kept), max(after_id, highest)
 
@@ -344,8 +347,10 @@ def clean_url(url: str, extra_deny: Sequence[str] = ()) -> str | None:
     """`url` reduced to `scheme://host[:port]/path` (userinfo, query string and fragment dropped; scheme and
     host lower-cased), or None when it must never be learned: not http/https (`file:`, `chrome:`, `about:`,
     `data:` …), no host, `localhost`, a host ending in one of `LOCAL_SUFFIXES`, an IP that is not global
-    (private, loopback, link-local, CGNAT …), or `host + path` matching a glob of `DEFAULT_DENY` or
-    `extra_deny` (case-insensitive `fnmatch`). Pure."""
+    (private, loopback, link-local, CGNAT …), `host + path` matching a glob of `DEFAULT_DENY` or
+    `extra_deny` (case-insensitive `fnmatch`), or a host or path of a private kind of site in several languages
+    (`twin.private_sites`: "sparkasse", "banque", "caixa", /virement, /konto, …; the title is checked where the
+    visits are read). Pure."""
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").rstrip(".")
@@ -356,7 +361,7 @@ def clean_url(url: str, extra_deny: Sequence[str] = ()) -> str | None:
         return None
     path = parts.path or "/"
     target = f"{host}{path}".lower()
-    if _denied(target, tuple(extra_deny)):
+    if _denied(target, tuple(extra_deny)) or private_host(host.lower()) or private_path(path):
         return None
     netloc = f"[{host}]" if ":" in host else host
     return f"{parts.scheme.lower()}://{netloc}{f':{port}' if port is not None else ''}{path}"

@@ -33,7 +33,7 @@ from twin.capture_rules import drops_numbers, numbers_changed, relate, tokens, u
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
-from twin.sensitivity import infer_sensitivity
+from twin.sensitivity import SENSITIVE, infer_sensitivity
 from twin.store import Store
 
 RELATED_CANDIDATES = 50
@@ -93,6 +93,8 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
     existing = store.find_by_sha(being, content_sha256(content))
     if existing is not None:
         store.reinforce(existing.id, now)
+        if candidate.sensitive and existing.sensitivity != SENSITIVE:  # learned before its secret was recognised
+            store.conn.execute("UPDATE memories SET sensitivity = ? WHERE id = ?", (SENSITIVE, existing.id))
         if existing.status == "superseded":  # said again: current again, and what replaced it is not
             return CaptureResult(existing.id, deduplicated=True, superseded=_revive(store, existing.id,
                                                                                   existing.superseded_by))
@@ -139,13 +141,19 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     as replaced by it."""
     content = candidate.content
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
-                                 created_at=now, sensitivity=infer_sensitivity(content), provenance=provenance)
+                                 created_at=now, sensitivity=candidate_sensitivity(candidate), provenance=provenance)
     for old_id, reason in superseded:
         store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
                            "WHERE id = ?", (new_id, reason[:300], old_id))
     store.add_edge_markers([new_id], now)
     return CaptureResult(new_id, superseded=[i for i, _ in superseded],
                          reason="; ".join(r for _, r in superseded) or None)
+
+
+def candidate_sensitivity(candidate: Candidate) -> str:
+    """``sensitive`` when the extractor found a secret value in the candidate (`Candidate.sensitive`, from the
+    whole text) or its content shows one (`infer_sensitivity`, seed 003), else ``private``."""
+    return SENSITIVE if candidate.sensitive else infer_sensitivity(candidate.content)
 
 
 def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[int]:
@@ -236,6 +244,6 @@ def _update_in_place(store: Store, memory_id: int, candidate: Candidate, now: st
         "UPDATE memories SET content = ?, content_sha256 = ?, sensitivity = ?, provenance = ?, "
         "importance = MAX(importance, ?), hits = hits + 1, last_accessed = ?, updated_at = ?, tier = 'warm' "
         "WHERE id = ?",
-        (candidate.content, content_sha256(candidate.content), infer_sensitivity(candidate.content),
+        (candidate.content, content_sha256(candidate.content), candidate_sensitivity(candidate),
          json.dumps(provenance), candidate.importance, now, now, memory_id))
     store.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))

@@ -23,6 +23,7 @@ from twin.ingest import Ingest
 from twin.memory import Memory, Recalled, strip_controls, utc_now
 from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
 from twin.recall import Recall
+from twin.secret_request import asks_for_sensitive, only_what_was_asked
 from twin.sensitivity import find_secrets, redact
 from twin.store import Store
 
@@ -33,12 +34,6 @@ SUMMARY_MAX_CHARS = 3000
 MIN_VECTOR_SIMILARITY = 0.3
 """A recalled memory with no keyword match is shown only at this cosine or above (ours, LIBRARY_NOTES §8: unrelated
 sentences score 0.0-0.25 on the local model); the adaptive cut of seed 004 belongs to the lifecycle issue."""
-_ASKS_FOR_SENSITIVE = re.compile(
-    r"(?i)\b(passwords?|passcodes?|passphrases?|pins?|puk|secrets?|tokens?|credentials?|account number|"
-    r"card number|iban|sensitive|(?:api|test|secret|private|access|ssh|stripe|license|licence|recovery) keys?|"
-    r"(?:recovery|backup|door|alarm|lock|locker|padlock|safe|access|security|unlock) codes?|"
-    r"codes? (?:on|for|of|to) (?:my|the)|combination)\b")
-
 _QUESTION = re.compile(r"(?i)\?\s*$|^(what|where|when|who|whom|which|why|how|do|does|did|is|are|was|were|can|"
                        r"could|should|would|will|have|has)\b")
 
@@ -65,15 +60,11 @@ def paired_owners(store: Store, connector: str, being: str) -> set[int]:
         "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (connector, being))}
 
 
-def asks_for_sensitive(text: str) -> bool:
-    """True when the message asks for something sensitive by name (a password, PIN, key, account number…):
-    only then are `sensitive` memories recalled into the reply (seed 003, DESIGN "Recall")."""
-    return bool(_ASKS_FOR_SENSITIVE.search(text))
-
-
 def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list[Recalled]:
     """The top `limit` memories for `text` that matter: a keyword hit or cosine ≥ `MIN_VECTOR_SIMILARITY`;
-    `sensitive` ones dropped unless `asks_for_sensitive(text)`. Never raises for recall trouble (logged; [])."""
+    `sensitive` ones dropped unless `asks_for_sensitive(text)`, and then only the ones it asks for
+    (`twin.secret_request.only_what_was_asked`: "what's my wifi password?" shows the Wi-Fi password, not every
+    password). Never raises for recall trouble (logged; [])."""
     try:
         hits = recall.recall(being, text, limit=limit * 3, include_sensitive=asks_for_sensitive(text))
     except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
@@ -82,7 +73,7 @@ def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list
     if log.isEnabledFor(logging.DEBUG):
         log.debug("chat: recall found %s", [(h.memory.id, round(h.keyword, 3), round(h.vector, 3)) for h in hits])
     kept = [h for h in hits if h.keyword > 0 or h.vector >= MIN_VECTOR_SIMILARITY]
-    return kept[:limit]
+    return only_what_was_asked(text, kept)[:limit]
 
 
 class Conversation:
@@ -216,15 +207,71 @@ class Conversation:
         return ChatReply(offline_reply(text, memories), shown)
 
     def _model_reply(self, memories: list[Recalled]) -> str:
-        remembered = "\n".join(f"- {m.memory.content}" for m in memories) or "(nothing relevant)"
+        """The model's reply; the model sees `[secret N]` for each secret value of the sensitive memories shown
+        (`hide_secrets`), and the reply comes back with the values put in (`restore_secrets`): the owner gets
+        the value, the provider never sees it."""
+        lines, hidden = hide_secrets([m.memory.content for m in memories],
+                                     [m.memory.sensitivity == "sensitive" for m in memories])
+        remembered = "\n".join(f"- {line}" for line in lines) or "(nothing relevant)"
         context = f"Things I remember about you:\n{quote_data('MEMORIES', remembered)}"
+        if hidden:
+            context += f"\n{SECRETS_NOTE}"
         summary = self.summary()
         if summary:
             context += f"\nEarlier in this chat (summary):\n{quote_data('SUMMARY', summary)}"
         messages = [{"role": "system", "content": f"{REPLY_PROMPT}\n\n{context}"}]
         messages += [{"role": "user" if role == "owner" else "assistant", "content": said}
                      for role, said in self.working_memory()]
-        return self.provider.chat_text(messages, purpose="chat reply")
+        return restore_secrets(self.provider.chat_text(messages, purpose="chat reply"), hidden)
+
+
+SECRETS_NOTE = ("Values written as [secret N] are the owner's secrets, kept from you: where one belongs in your "
+                "reply, write its placeholder exactly as shown and it is filled in before the owner reads it.")
+_PLACEHOLDER = re.compile(r"\[\s*secret\s+(\d+)\s*\]", re.IGNORECASE)
+
+
+def hide_secrets(contents: list[str], sensitive: list[bool]) -> tuple[list[str], list[str]]:
+    """`contents` with each secret value of the sensitive ones replaced by `[secret N]` (N from 1, one number per
+    distinct value), and the values (index N-1). A sensitive memory in which no value is found (imported as
+    sensitive, or found only with context it no longer has) is hidden whole. Other contents are unchanged
+    (the provider still redacts anything secret-shaped in them). Pure."""
+    values: list[str] = []
+
+    def placeholder(value: str) -> str:
+        if value not in values:
+            values.append(value)
+        return f"[secret {values.index(value) + 1}]"
+
+    out = []
+    for content, is_sensitive in zip(contents, sensitive, strict=True):
+        if not is_sensitive:
+            out.append(content)
+            continue
+        spans: list[list[int]] = []
+        for secret in find_secrets(content):  # sorted by start; overlapping findings merged into one value
+            if spans and secret.start < spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], secret.end)
+            else:
+                spans.append([secret.start, secret.end])
+        if not spans:
+            out.append(placeholder(content))
+            continue
+        pieces, pos = [], 0
+        for start, end in spans:
+            pieces += [content[pos:start], placeholder(content[start:end])]
+            pos = end
+        out.append("".join([*pieces, content[pos:]]))
+    return out, values
+
+
+def restore_secrets(reply: str, values: list[str]) -> str:
+    """`reply` with each `[secret N]` the model wrote (any case and spacing) replaced by value N-1 of `values`;
+    a number out of range is left as written. Pure."""
+    def value(match: re.Match) -> str:
+        n = int(match.group(1))
+        return values[n - 1] if 1 <= n <= len(values) else match.group()
+
+    return _PLACEHOLDER.sub(value, reply) if values else reply
 
 
 def offline_summary(previous: str, messages: list[tuple[str, str]]) -> str:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from twin.memory import KINDS
-from twin.sensitivity import Secret, find_secrets
+from twin.sensitivity import contains_secret, find_secrets
 
 __all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "extract", "split_sentences"]
 
 MAX_PER_CALL = 12  # most candidates per call (seed 000: "max 12")
 MIN_CHARS, MAX_CHARS = 12, 400  # bounds of a memorable sentence and of a content, in characters (seed 000)
+MAX_SECRET_CHARS = 16_000  # ours: a candidate holding secret values may be this long, its words around the values
+# within MAX_CHARS: a value is kept whole (an RSA-4096 PEM key is ~3.2 KB, a PGP secret key block up to ~10 KB)
 DEFAULT_IMPORTANCE = 0.4  # fact / episode (seed 000's fallback value)
 PERSONAL_IMPORTANCE = 0.5  # ours: preference / relationship
 SENSITIVE_IMPORTANCE = 0.7  # ours: health, allergy, medical, birthday, address, phone, password-like content
@@ -151,6 +153,10 @@ _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BF
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
 _TAIL_PUNCT = re.compile(r"[!.…]+$")
 _MASKED = re.compile(r"\x00(\d+)\x00")  # a secret value hidden from the rewrite; control characters never reach it
+JOIN_WINDOW = 200
+"""Characters of a value's line read around it to decide whether to join the line before (`_join_gap`)."""
+_ARMOR = re.compile(r"\s*-----BEGIN [A-Z0-9 ]{1,60}-----\s*")
+"""The header line of a PEM or PGP block: a key body after it still starts its line (`_join_gap`)."""
 
 # --- kind, importance, tags (ours) ----------------------------------------------------------------------------
 _RELATIONS = {  # singular; the plural in "-s" is added
@@ -215,6 +221,9 @@ class Candidate:
     content: str
     importance: float
     tags: tuple[str, ...]
+    sensitive: bool = False
+    """True when `content` holds a secret value found in the whole text (`twin.sensitivity.find_secrets`); capture
+    then stores it `sensitive` even where the sentence alone would not show it (a label on the line before)."""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -239,13 +248,18 @@ def split_sentences(text: str) -> list[str]:
     return [sentence for sentence, _ in _iter_sentences(_clean_text(text))]
 
 
-def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PER_CALL) -> list[Candidate]:
+def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PER_CALL,
+            only_secrets: bool = False) -> list[Candidate]:
     """Turn `text` into at most `limit` memory candidates (seed 000: 12 per call), in text order. Never raises.
 
     Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000; ours: mostly letters, 3+ words,
     no code, command, key=value, bare URL/path, licence text, greeting/sign-off, "click here", "unsubscribe",
     table of contents). Ours: a sentence holding a secret value (`twin.sensitivity.find_secrets`: "IBAN:
-    GB29NWBK60161331926819", "GitHub token ghp_…") is kept whatever its letters or shape, 12..400 characters.
+    GB29NWBK60161331926819", "GitHub token ghp_…") is kept whatever its letters or shape, with `sensitive` set.
+    Secrets are found in the whole text before it is split, so a value is never cut into sentences: a private
+    key block or a seed phrase over several lines stays whole in one candidate, up to `MAX_SECRET_CHARS` (its
+    words around the values within 400), with the label on the line before it when that line ends with ":"
+    (`_mask_secrets`). `only_secrets` keeps only such candidates (the model path learns them locally).
     Dropped: questions, headings without sentence punctuation, exact duplicates (case-insensitive) within the
     call. A leading greeting ("Hi John, …") is cut off.
 
@@ -268,9 +282,9 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
         return []
     clean = _clean_text(text)
     if document_title is None:
-        return _extract_conversation(clean, limit)
+        return _extract_conversation(clean, limit, only_secrets)
     title = _WS.sub(" ", _clean_text(str(document_title))).strip().rstrip(":").strip()[:TITLE_MAX_CHARS]
-    return _extract_document(clean, title, limit)
+    return _extract_document(clean, title, limit, only_secrets)
 
 
 def _clean_text(text: object) -> str:
@@ -417,52 +431,65 @@ def _keep(sentence: str, heading: bool, min_letters: int = 8, holds_secret: bool
             not holds_secret or "？" in end.group() or _QUESTION_START.match(sentence)):
         return False
     if holds_secret:
-        return MIN_CHARS <= len(sentence) <= MAX_CHARS
+        return True
     return (not heading or _ENDS_SENTENCE.search(sentence) is not None) and _is_memorable(sentence, min_letters)
 
 
-def _extract_conversation(text: str, limit: int) -> list[Candidate]:
+def _extract_conversation(text: str, limit: int, only_secrets: bool = False) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()  # casefolded contents: the duplicate rule
     read: set[str] = set()  # casefolded input sentences: a repeated one costs nothing
-    for sentence, heading in _iter_sentences(text, MIN_CHARS):
+    masked_text, values = _mask_secrets(text)
+    for sentence, heading in _iter_sentences(masked_text, 0 if values else MIN_CHARS):
         sentence = _GREETING.sub("", sentence)
         if sentence.casefold() in read:
             continue
         read.add(sentence.casefold())
         first_person = _FIRST.search(sentence) is not None
-        secrets = find_secrets(sentence)
-        if not _keep(sentence, heading, FIRST_PERSON_MIN_LETTERS if first_person else 8, bool(secrets)):
+        inside = tuple(values[int(i)] for i in _MASKED.findall(sentence))
+        if (only_secrets and not inside) or not _keep(sentence, heading,
+                                                      FIRST_PERSON_MIN_LETTERS if first_person else 8, bool(inside)):
             continue
-        masked, values = _mask(sentence, secrets)
-        english = first_person and _looks_english(masked)  # the "DE" of an IBAN is no Spanish word
-        content = _finish(_unmask(_third_person(masked) if english else masked, values), tuple(values))
-        if MIN_CHARS <= len(content) <= MAX_CHARS and content.casefold() not in seen:
+        english = first_person and _looks_english(sentence)  # the "DE" of an IBAN is no Spanish word
+        rewritten = _third_person(sentence) if english else sentence
+        content = _finish(_unmask(rewritten, values), inside)
+        if _fits(content, _MASKED.sub("", rewritten), bool(inside)) and content.casefold() not in seen:
             seen.add(content.casefold())
-            out.append(_classify(masked, content))  # a secret's words say nothing of its kind or tags
+            out.append(_classify(sentence, content, bool(inside)))  # a secret's words say nothing of its kind
             if len(out) >= limit:
                 break
     return out
 
 
-def _extract_document(text: str, title: str, limit: int) -> list[Candidate]:
+def _fits(content: str, words: str, holds_secret: bool) -> bool:
+    """Seed 000's 12..400 characters; ours: a content holding secret values may reach `MAX_SECRET_CHARS` as long as
+    its `words` around the values stay within 400."""
+    if not holds_secret:
+        return MIN_CHARS <= len(content) <= MAX_CHARS
+    return MIN_CHARS <= len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS
+
+
+def _extract_document(text: str, title: str, limit: int, only_secrets: bool = False) -> list[Candidate]:
     prefix = f"{title}: " if title else ""
     strong: list[tuple[int, str]] = []  # 6+ words: preferred
     weak: list[tuple[int, str]] = []
     seen: set[str] = set()
-    for position, (sentence, heading) in enumerate(_iter_sentences(text, MIN_CHARS)):
+    masked_text, values = _mask_secrets(text)
+    for position, (sentence, heading) in enumerate(_iter_sentences(masked_text, 0 if values else MIN_CHARS)):
         key = sentence.casefold()
-        if len(prefix) + len(sentence) > MAX_CHARS or key in seen or not (
-                _keep(sentence, heading) or _keep(sentence, heading, holds_secret=bool(find_secrets(sentence)))):
+        holds = _MASKED.search(sentence) is not None
+        if key in seen or (only_secrets and not holds) or not _keep(sentence, heading, holds_secret=holds) or not _fits(
+                prefix + _unmask(sentence, values), prefix + _MASKED.sub("", sentence), holds):
             continue
         seen.add(key)
-        bucket = strong if len(_WORD.findall(sentence)) >= 6 else weak
+        bucket = strong if len(_WORD.findall(_MASKED.sub(" ", sentence))) >= 6 else weak
         if len(bucket) < limit:
             bucket.append((position, sentence))
         if len(strong) >= limit:
             break
     chosen = sorted(strong + weak[:limit - len(strong)])
-    return [Candidate("document", prefix + s, DOCUMENT_IMPORTANCE, _tags(_TAG_WORD.findall(s.lower())))
+    return [Candidate("document", prefix + _unmask(s, values), DOCUMENT_IMPORTANCE,
+                      _tags(_TAG_WORD.findall(_MASKED.sub(" ", s).lower())), sensitive=_MASKED.search(s) is not None)
             for _, s in chosen]
 
 
@@ -485,26 +512,55 @@ def _looks_english(sentence: str) -> bool:
     return plain.isascii() and _EN_FIRST_PERSON.search(plain) is not None
 
 
-def _mask(sentence: str, secrets: Sequence[Secret]) -> tuple[str, list[str]]:
-    """`sentence` with each secret value (overlapping spans merged) replaced by a placeholder `NUL<i>NUL`,
-    and the values in order, so the first-person rewrite cannot touch a secret ("My password is 'I love you'")."""
+def _mask_secrets(text: str) -> tuple[str, list[str]]:
+    """`text` with each secret value (`find_secrets` on the whole text, so a key block or a seed phrase spread
+    over lines is seen whole; overlapping spans merged) replaced by a placeholder `NUL<i>NUL`, and the values in
+    order. Sentence splitting then cannot cut a value into pieces, nor the first-person rewrite touch one ("My
+    password is 'I love you'"). A value's line is joined to the line before (a space for the line break, not
+    across a blank line) when the value starts its line and that line ends with ":" or "=", or when the value's
+    own lines hold no secret alone ("Password" on one line, "hunter2x" on the next; PuTTY's "Private-Lines: 14"
+    above its key lines), so label and value make one sentence. Linear in `len(text)`."""
     spans: list[list[int]] = []
-    for secret in secrets:  # sorted by start (find_secrets)
+    for secret in find_secrets(text):  # sorted by start
         if spans and secret.start < spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], secret.end)
         else:
             spans.append([secret.start, secret.end])
     out, values, pos = [], [], 0
     for start, end in spans:
-        out += [sentence[pos:start], f"\x00{len(values)}\x00"]
-        values.append(sentence[start:end])
+        gap = _join_gap(text, pos, start, end)
+        if gap is not None:
+            out += [text[pos:gap[0]], " ", text[gap[1]:start]]
+        else:
+            out.append(text[pos:start])
+        out.append(f"\x00{len(values)}\x00")
+        values.append(text[start:end])
         pos = end
-    out.append(sentence[pos:])
+    out.append(text[pos:])
     return "".join(out), values
 
 
+def _join_gap(text: str, pos: int, start: int, end: int) -> tuple[int, int] | None:
+    """The line break (with the blanks around it) before the line of the value at `start..end` to replace by a
+    space, or None (see `_mask_secrets`); never reaching back before `pos`, the end of the previous value."""
+    line_start = text.rfind("\n", pos, start) + 1
+    if line_start == 0:
+        return None  # the value is on the first line, or on the line of the previous value
+    previous_end = len(text[pos:line_start].rstrip()) + pos
+    if previous_end <= pos or "\n\n" in text[previous_end:line_start].replace(" ", "").replace("\t", ""):
+        return None  # nothing before it, or a blank line between (a new paragraph)
+    if start - line_start > JOIN_WINDOW:
+        return None  # deep inside a long line: its words are all there, and checking it again would not be linear
+    starts_line = not text[line_start:start].strip() or _ARMOR.fullmatch(text, line_start, start) is not None
+    line_end = text.find("\n", end, end + JOIN_WINDOW)
+    alone = text[line_start:line_end if line_end >= 0 else end + JOIN_WINDOW]
+    if (starts_line and text[previous_end - 1] in ":=：") or not contains_secret(alone):
+        return previous_end, line_start
+    return None
+
+
 def _unmask(text: str, values: list[str]) -> str:
-    """`text` with the placeholders of `_mask` replaced by their secret values again."""
+    """`text` with the placeholders of `_mask_secrets` replaced by their secret values again."""
     return _MASKED.sub(lambda m: values[int(m[1])], text)
 
 
@@ -564,18 +620,19 @@ def _finish(sentence: str, secrets: tuple[str, ...] = ()) -> str:
     Ours, for a sentence holding the secret values `secrets`: its last characters stay as written, since "!" or
     "..." may be part of the secret ("Passwort für die Bank: Sommer2024!"); trailing emoji go only when every
     secret survives; a period is added only when it ends neither with sentence punctuation nor with a secret
-    ("Owner's IBAN is DE89…", no period glued to the value); a secret at the start is not capitalised."""
+    ("Owner's IBAN is DE89…", no period glued to the value) nor with a key block's "-----END … KEY-----"; a
+    secret at the start is not capitalised."""
     if sentence and not sentence[-1].isalnum() and not _ENDS_SENTENCE.search(sentence):
         trimmed = _TAIL_NOISE.sub("", sentence)
         sentence = trimmed if all(value in trimmed for value in secrets) else sentence
     if not secrets:
         sentence = _TAIL_PUNCT.sub(".", sentence)
-    if sentence and not _ENDS_SENTENCE.search(sentence) and not sentence.endswith(secrets):
+    if sentence and not _ENDS_SENTENCE.search(sentence) and not sentence.endswith((*secrets, "-----")):
         sentence += "。" if "\u3040" <= sentence[-1] <= "\u9fff" else "."
     return sentence if sentence.startswith(secrets) else sentence[:1].upper() + sentence[1:]
 
 
-def _classify(original: str, content: str) -> Candidate:
+def _classify(original: str, content: str, sensitive: bool = False) -> Candidate:
     """Kind, importance and tags of a conversational sentence by the rules in `extract()` (ours)."""
     low = original.lower()
     words = _TAG_WORD.findall(low)
@@ -593,7 +650,7 @@ def _classify(original: str, content: str) -> Candidate:
         importance = max(importance, SENSITIVE_IMPORTANCE)
     if "!" in original or bag & _EMPHASIS_WORDS:
         importance += EMPHASIS_BONUS
-    return Candidate(kind, content, round(min(importance, 1.0), 2), _tags(words))
+    return Candidate(kind, content, round(min(importance, 1.0), 2), _tags(words), sensitive=sensitive)
 
 
 def _tags(words: list[str]) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from twin import ingest
 from twin.activity import Activity
 from twin.learn import learn
 from twin.memory import format_time, parse_time, strip_controls
+from twin.private_sites import private_site
 from twin.provider import (
     BULK_SHARE,
     DATA_RULE,
@@ -385,11 +386,16 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
     """Learn one browser import: the visits clustered by the model when `provider` is set (seed 001), by
     `cluster_visits` otherwise and whenever the model fails or finds nothing (a failure other than a used-up
     budget or a resting provider writes one `model` diary line); each interest's sentence is learned with
-    source `browser` (offline: the sentence already is the memory). Writes the diary line "Browser: 212
-    visits read from 2 profiles; learned 4 interests." and returns `(sentences, that line)`. `now` (aware,
-    default the current time) dates "this week". `ingest_id`: the staged import (`twin.ingest`), deleted in the
-    transaction that learns its interests. Raises only `sqlite3.Error` from the store."""
+    source `browser` (offline: the sentence already is the memory). Visits of a private kind of site (by host
+    and title, `twin.private_sites`; the reader already dropped them, this also covers visits queued before)
+    are left out first: neither clustered nor shown to the model. Writes the diary line "Browser: 212
+    visits read from 2 profiles; learned 4 interests." (counting every visit read) and returns `(sentences, that
+    line)`. `now` (aware, default the current time) dates "this week". `ingest_id`: the staged import
+    (`twin.ingest`), deleted in the transaction that learns its interests. Raises only `sqlite3.Error` from the
+    store."""
     now = now or datetime.now(UTC)
+    read = len(visits)
+    visits = [v for v in visits if private_site(urlsplit(v.url).hostname or "", "", v.title) is None]
     interests: list[Interest] = []
     if provider is not None and visits:
         try:
@@ -408,7 +414,7 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
             learn(store, activity, being, text, "browser", quiet=True)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
-    line = (f"Browser: {len(visits)} visit{'s' if len(visits) != 1 else ''} read from {profiles} "
+    line = (f"Browser: {read} visit{'s' if read != 1 else ''} read from {profiles} "
             f"profile{'s' if profiles != 1 else ''}; learned {len(texts)} interest{'s' if len(texts) != 1 else ''}.")
     activity.record("browsed", line)
     return texts, line

@@ -22,6 +22,7 @@ from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
+from twin.sensitivity import SENSITIVE, contains_secret
 from twin.store import Store
 
 log = logging.getLogger("twin.learn")
@@ -72,12 +73,19 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     when given (a connector's heuristic summary of what the model reads raw, e.g. an email thread), else
     `text`. A failure writes one `model` activity line naming the source type and the reason, never the text;
     an exhausted budget says so once per UTC day; a provider resting after a failure falls back silently.
-    Never raises for model trouble."""
+    Never raises for model trouble.
+
+    Secrets have one behaviour whatever the path (DESIGN.md invariant 8): found before any model call, the
+    sentence or block holding each is learned locally by the offline extractor as a `sensitive` candidate with
+    its value (`extract(..., only_secrets=True)`, first in the list), while the model reads the text with
+    `[redacted]` in their place and its memories holding that placeholder are dropped (the same fact, once)."""
     if provider is not None:
+        local = (extract(text, document_title=document_title, limit=limit, only_secrets=True)
+                 if contains_secret(text) else [])
         try:
             candidates, delta = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
                                                    document_title=document_title, limit=limit)
-            return Extraction(candidates, delta, MODEL_CONFIDENCE)
+            return Extraction((local + candidates)[:max(limit, len(local))], delta, MODEL_CONFIDENCE)
         except BudgetExhausted as exc:
             _note_budget_once(store, activity, being, provider, str(exc))
         except ProviderResting:
@@ -106,15 +114,20 @@ def _note_budget_once(store: Store, activity: Activity | None, being: str, provi
 
 
 def compare_with_model(store: Store, activity: Activity | None, being: str, candidates: list[Candidate],
-                       source: str, provider: ModelProvider) -> list[dict[int, tuple[str, str]]] | None:
+                       source: str, provider: ModelProvider) -> list[dict[int, tuple[str, str]] | None] | None:
     """The model's judgement of how each candidate relates to its best keyword matches among `being`'s active
     memories (`twin.capture_judge.judge`: one call, before the write transaction so no lock is held during it),
-    or None when the model cannot answer: capture then uses its offline rules. A failure writes one `model`
-    activity line naming the source type and the reason, never the text; a resting provider or an exhausted
-    budget falls back silently (extraction already said so)."""
-    batch = [(c.content, related_memories(store, being, c.content, COMPARED_PER_MEMORY)) for c in candidates]
+    or None when the model cannot answer: capture then uses its offline rules. Sensitive memories never go to
+    the model: a candidate holding a secret gets None (the offline rules relate it), and sensitive existing
+    memories are left out of the others' matches. A failure writes one `model` activity line naming the source
+    type and the reason, never the text; a resting provider or an exhausted budget falls back silently
+    (extraction already said so)."""
+    shared = [not c.sensitive and not contains_secret(c.content) for c in candidates]
+    batch = [(c.content, _not_sensitive(store, related_memories(store, being, c.content, COMPARED_PER_MEMORY)))
+             if ok else (c.content, []) for c, ok in zip(candidates, shared, strict=True)]
     try:
-        return judge(provider, batch)
+        judged = judge(provider, batch)
+        return [j if ok else None for j, ok in zip(judged, shared, strict=True)]
     except (BudgetExhausted, ProviderResting):
         return None
     except ProviderError as exc:
@@ -124,9 +137,15 @@ def compare_with_model(store: Store, activity: Activity | None, being: str, cand
         return None
 
 
+def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """`matches` (`(id, content)`) without the sensitive memories."""
+    fields = store.ranking_fields({mid for mid, _ in matches})
+    return [(mid, text) for mid, text in matches if mid in fields and fields[mid][5] != SENSITIVE]
+
+
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
-                      compare: bool = True, judgements: list[dict[int, tuple[str, str]]] | None = None) -> None:
+                      compare: bool = True, judgements: list[dict[int, tuple[str, str]] | None] | None = None) -> None:
     """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
     `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}

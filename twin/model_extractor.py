@@ -13,10 +13,11 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from twin.extractor import MAX_CHARS, MAX_PER_CALL, MIN_CHARS, Candidate
+from twin.extractor import MAX_CHARS, MAX_PER_CALL, MAX_SECRET_CHARS, MIN_CHARS, Candidate
 from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
 from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data, unit_interval
+from twin.sensitivity import redact
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",
@@ -33,6 +34,9 @@ MAX_TAGS = 5
 MAX_TAG_CHARS = 32
 MODEL_CONFIDENCE = 0.8
 """Provenance confidence of a memory the model wrote (ours; the offline extractor's is 0.6)."""
+PLACEHOLDER = re.compile(r"(?i)\[\s*redacted\s*\]|\bredacted\b")
+"""What the model wrote where it saw a redacted secret ("Owner's Wi-Fi password is [redacted]."): such a memory is
+not stored, the secret's sentence is learned locally with its value (`twin.learn.extract_for_learning`)."""
 
 SYSTEM_PROMPT = f"""Task: extraction.
 You are the memory of one person, called "Owner". From the text you are given, write down what is worth
@@ -131,23 +135,30 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
                                                                                               ProfileDelta]:
     """Seed 000's `extractMemories`: up to `min(limit, 12)` candidates and a profile delta for `text`.
 
-    `text` is cut to `max_chars` characters and quoted as data; `source` (e.g. `email:abc`) and the
-    `document_title` (a file name) are given as context. Raises `ProviderError` (including `BadAnswer`, also
-    when the model returned memories but none was a usable sentence, and `BudgetExhausted`) when the model
-    cannot give a usable answer; never returns a half-checked one.
+    `text` is redacted (every secret value becomes `[redacted]`, `twin.sensitivity.redact`), cut to `max_chars`
+    characters and quoted as data; `source` (e.g. `email:abc`) and the `document_title` (a file name) are given
+    as context. When something was redacted, a memory holding the placeholder (`PLACEHOLDER`) is dropped: the
+    fact is the secret's, and is learned locally ("The report was redacted by legal." alone is kept). Raises `ProviderError` (including `BadAnswer`, also when the model returned memories but
+    none was a usable sentence or a dropped placeholder, and `BudgetExhausted`) when the model cannot give a
+    usable answer; never returns a half-checked one.
     """
     context = f"Source: {source}" + (f"\nDocument title: {' '.join(document_title.split())[:200]}"
                                      if document_title else "")
-    cut = text[:max_chars]
+    # redact a little past the cut, so a secret across the cut is seen whole and leaves nothing of itself
+    window = text[:max_chars + MAX_SECRET_CHARS]
+    redacted = redact(window)
+    cut = redacted[:max_chars]
     user = f"{context}\n{quote_data('TEXT', cut)}" + ("\n(The text was cut here.)" if len(text) > max_chars else "")
     answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction",
                                 budget_share=BULK_SHARE)
-    candidates, seen = [], set()
+    candidates, seen, placeholders = [], set(), 0
     for memory in answer.memories:
         candidate = _as_candidate(memory)
-        if candidate is not None and candidate.content.casefold() not in seen:
+        if candidate is not None and redacted != window and PLACEHOLDER.search(candidate.content):
+            placeholders += 1
+        elif candidate is not None and candidate.content.casefold() not in seen:
             seen.add(candidate.content.casefold())
             candidates.append(candidate)
-    if answer.memories and not candidates:
+    if answer.memories and not candidates and not placeholders:
         raise BadAnswer(f"extraction: none of the model's {len(answer.memories)} memories was a usable sentence")
     return candidates[:min(limit, MAX_PER_CALL)], answer.profile
