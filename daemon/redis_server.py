@@ -1,7 +1,8 @@
 """The private redis-server the supervisor starts when no `TWIN_REDIS_URL` is set (DESIGN.md "Running it").
 
 Unix socket in the runtime dir (mode 0700, no TCP port), AOF in `<data dir>/redis` so a Redis restart
-loses no queued work (invariant 1); its jobs carry ids, never memory text (`twin.ingest`). Its own log goes to `<data dir>/redis/redis.log`, not the journal.
+loses no queued work (invariant 1); its jobs carry ids, never memory text (`twin.ingest`). Its own log goes
+to `<data dir>/redis/redis.log`, not the journal.
 """
 
 from __future__ import annotations

@@ -199,3 +199,28 @@ def provider(provider_env, store):
 def diary_lines(activity: Activity, kind: str) -> list[str]:
     """The texts of the newest 200 diary lines of `kind`, oldest first."""
     return [line.text for line in activity.recent(200) if line.kind == kind]
+
+
+@pytest.fixture
+def recall(twin_env, store, embedder, activity):
+    """Recall over the isolated store with the real model and index; `recall.embed()` embeds what a test inserted
+    (the embedding worker's flush, in-process) and makes the reader see it at once."""
+    from twin.index import VectorIndex
+    from twin.recall import Recall
+    from twin.vectors import IndexReader, IndexWriter
+    from workers.jobs import flush_pending
+
+    index = VectorIndex.for_settings(twin_env, embedder.model_id, embedder.dim)
+    writer = IndexWriter(store, index, activity)
+    writer.open()
+    reader = IndexReader(store, index)
+    reader.open()
+    engine = Recall(store, embedder, reader)
+
+    def embed():
+        flush_pending(store, embedder, writer, 96, 0)
+        reader._refreshed_at = float("-inf")  # see the new vectors at once
+
+    engine.embed = embed
+    yield engine
+    engine.close()

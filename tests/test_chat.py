@@ -3,29 +3,10 @@ every reply, sensitive memories only when asked, working memory, compaction past
 
 from __future__ import annotations
 
-import pytest
 from fake_llm import Reply
 
 from twin.chat import ChatReply, Conversation, offline_reply
-from twin.index import VectorIndex
 from twin.provider import provider_for
-from twin.recall import Recall
-from twin.vectors import IndexReader, IndexWriter
-from workers.jobs import flush_pending
-
-
-@pytest.fixture
-def recall(twin_env, store, embedder, activity):
-    """Recall over the store with the real model; memories inserted by a test are embedded by `embed()`."""
-    index = VectorIndex.for_settings(twin_env, embedder.model_id, embedder.dim)
-    writer = IndexWriter(store, index, activity)
-    writer.open()
-    reader = IndexReader(store, index)
-    reader.open()
-    engine = Recall(store, embedder, reader)
-    engine.embed = lambda: flush_pending(store, embedder, writer, 96, 0)  # test helper: embed what is pending
-    yield engine
-    engine.close()
 
 
 def remember(store, recall, *contents: str) -> list[int]:

@@ -282,7 +282,8 @@ def _chat_with_a_fact(store) -> tuple[Conversation, int, dict[str, int]]:
     asked, _ = chat.receive("Where is my bike chained?", 2, learn=False)
     chat.answered(asked, ChatReply(f"Here is what I remember:\n• {store.get(memory_id).content}", [memory_id]))
     rows["shown"] = store.conn.execute("SELECT MAX(id) FROM chat_messages").fetchone()[0]
-    rows["again"], _ = chat.receive("Note to self: the bike stays chained at the Zwinglistrasse rack behind the bakery all winter.", 3,
+    rows["again"], _ = chat.receive("Note to self: the bike stays chained at the Zwinglistrasse rack behind the "
+                                    "bakery all winter.", 3,
                                     learn=False)
     chat.answered(rows["again"], ChatReply("Noted, I'll remember that.", []))
     for n, text in enumerate(["My sister Marta moved to Ghent in March.", "I bake rye bread on Sundays.",

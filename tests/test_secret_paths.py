@@ -13,13 +13,10 @@ from secret_corpus import bot_token, pem, pem_body, seed
 
 from twin.chat import Conversation, hide_secrets, relevant_memories, restore_secrets
 from twin.hush import HushGate, HushRules
-from twin.index import VectorIndex
 from twin.learn import learn, learn_document
 from twin.recall import Recall
 from twin.reflection import reflect
 from twin.secret_request import only_what_was_asked
-from twin.vectors import IndexReader, IndexWriter
-from workers.jobs import flush_pending
 
 WIFI = "Weser-Lachs-" + "7714"
 BANK = "Kiwi!Mango" + "42"
@@ -111,25 +108,6 @@ def test_model_failure_falls_back_to_the_same_local_sensitive_memory(store, acti
 
 
 # -- the chat reply ------------------------------------------------------------------------------------------
-@pytest.fixture
-def recall(twin_env, store, embedder, activity):
-    """Recall over the store with the real model; `embed()` embeds what tests inserted."""
-    index = VectorIndex.for_settings(twin_env, embedder.model_id, embedder.dim)
-    writer = IndexWriter(store, index, activity)
-    writer.open()
-    reader = IndexReader(store, index)
-    reader.open()
-    engine = Recall(store, embedder, reader)
-
-    def embed():
-        flush_pending(store, embedder, writer, 96, 0)
-        reader._refreshed_at = float("-inf")  # see the new vectors at once
-
-    engine.embed = embed
-    yield engine
-    engine.close()
-
-
 SECRETS_STORE = {
     "wifi": f"Owner's Wi-Fi password is {WIFI}.",
     "bank": f"Owner's online banking password is {BANK}.",

@@ -11,6 +11,7 @@ import string
 from pathlib import Path
 
 import pytest
+from secret_corpus import iban, luhn
 
 from twin.sensitivity import (
     DEFAULT_SENSITIVITY,
@@ -34,21 +35,6 @@ def rand(n: int, alphabet: str = ALNUM) -> str:
     return "".join(_rng.choice(alphabet) for _ in range(n - len(extra))) + extra
 
 
-def luhn_complete(prefix: str) -> str:
-    """``prefix`` plus the Luhn check digit."""
-    total = 0
-    for i, ch in enumerate(reversed(prefix)):
-        d = int(ch) * (1 if i % 2 else 2)
-        total += d - 9 if d > 9 else d
-    return prefix + str((10 - total % 10) % 10)
-
-
-def iban(country: str, bban: str) -> str:
-    """A mod-97-valid IBAN for ``country`` + ``bban``."""
-    numeric = int("".join(str(int(c, 36)) for c in bban + country + "00"))
-    return f"{country}{98 - numeric % 97:02d}{bban}"
-
-
 def grouped(value: str, size: int = 4) -> str:
     return " ".join(value[i:i + size] for i in range(0, len(value), size))
 
@@ -61,9 +47,9 @@ def pem(label: str, block: str = "") -> str:
 
 HEX40 = rand(40, "0123456789abcdef")
 PEM_BODY = "\n" + "\n".join(rand(64, ALNUM + "+/") for _ in range(4)) + "\n"
-CARD_VISA = luhn_complete("4" + "1" * 14)
-CARD_MC = luhn_complete("5" + "5" * 14)
-CARD_AMEX = luhn_complete("37" + "82822463" + "1000")
+CARD_VISA = luhn("4" + "1" * 14)
+CARD_MC = luhn("5" + "5" * 14)
+CARD_AMEX = luhn("37" + "82822463" + "1000")
 IBAN_DE = iban("DE", "37040044" + "0532013000")
 IBAN_GB = iban("GB", "NWBK" + "60161331926819")
 SEED_WORDS = "abandon ability able about above absent absorb abstract absurd abuse access accident"

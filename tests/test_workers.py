@@ -101,7 +101,7 @@ def test_staged_items_whose_job_redis_lost_or_failed_are_accounted_for(twin_env,
     from twin.ingest import Ingest
 
     bus = Bus(redis)
-    waiting = ingest.stage(store, [Ingest("owner", "muse", "The gas meter is read in January.")])
+    ingest.stage(store, [Ingest("owner", "muse", "The gas meter is read in January.")])  # Redis never took it
     lost = ingest.stage(store, [Ingest("owner", "muse", "The water meter is in the cellar.")])
     ingest.mark_queued(store, lost, "job-that-redis-lost")
     assert bus.queue_ready(store) == 1

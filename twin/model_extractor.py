@@ -138,7 +138,8 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
     `text` is redacted (every secret value becomes `[redacted]`, `twin.sensitivity.redact`), cut to `max_chars`
     characters and quoted as data; `source` (e.g. `email:abc`) and the `document_title` (a file name) are given
     as context. When something was redacted, a memory holding the placeholder (`PLACEHOLDER`) is dropped: the
-    fact is the secret's, and is learned locally ("The report was redacted by legal." alone is kept). Raises `ProviderError` (including `BadAnswer`, also when the model returned memories but
+    fact is the secret's, and is learned locally ("The report was redacted by legal." alone is kept). Raises
+    `ProviderError` (including `BadAnswer`, also when the model returned memories but
     none was a usable sentence or a dropped placeholder, and `BudgetExhausted`) when the model cannot give a
     usable answer; never returns a half-checked one.
     """

@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 from twin.secret_labels import ACCOUNT as _ACCOUNT
 from twin.secret_labels import CODE as _CODE
-from twin.secret_labels import E as _E
 from twin.secret_labels import LOGIN as _LOGIN
 from twin.secret_labels import LOGIN_WORDS as _LOGIN_WORDS
 from twin.secret_labels import NATIONAL_ID as _NATIONAL_ID
@@ -41,6 +40,7 @@ from twin.secret_labels import SEED as _SEED
 from twin.secret_labels import SETTING as _SETTING
 from twin.secret_labels import TOKEN as _TOKEN
 from twin.secret_labels import TOTP_LABEL as _TOTP_LABEL
+from twin.secret_labels import E as _E
 from twin.secret_labels import keyword as _keyword
 
 SENSITIVITIES = ("public", "internal", "private", "sensitive")

@@ -15,9 +15,9 @@ from twin.activity import Activity
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.hush import HushGate, HushRules
+from twin.ingest import Ingest
 from twin.interests import PageVisit
 from twin.interests import learn_interests as _learn_interests
-from twin.ingest import Ingest
 from twin.learn import LearnResult, learn, learned_line, source_type
 from twin.learn import forget_source as _forget_source
 from twin.learn import learn_document as _learn_document
