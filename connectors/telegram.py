@@ -43,6 +43,9 @@ from workers.bus import OUTBOX, Bus
 log = logging.getLogger("twin.telegram")
 
 MAX_MESSAGE_CHARS = 4096  # Bot API limit (LIBRARY_NOTES §5)
+CATCH_UP_S = 10.0
+"""How long a reply waits for the chat's earlier messages to be learned (ours: the learn worker takes ~0.1 s a
+message once up, ~2-5 s to start after a restart on 2 cores)."""
 PER_CHAT_INTERVAL_S = 1.0
 SIGNAL_RETRY_S = 60.0  # after a failed signal send (ours)  # FloodLimit: 1 message/s per chat (LIBRARY_NOTES §5)
 CONNECTOR = "telegram"
@@ -304,9 +307,22 @@ class TelegramConnector:
             await self._in_store(conversation.answered, row_id, reply)
             await self._in_store(conversation.learned, row_id)  # commands are not taught
             return
+        await self._caught_up(conversation)
         reply = await self._in_store(conversation.reply_to, text)
         await self._send(bot, chat.id, reply.text)
         await self._in_store(self._after_reply, conversation, row_id, reply)
+
+    async def _caught_up(self, conversation: Conversation) -> None:
+        """Wait (at most `CATCH_UP_S`) until what the owner said earlier in this chat is learned, so a reply recalls
+        it (seed 004: recall wired to the chat): after a restart, messages answered before it may still wait for
+        the learn worker. A worker that is down or slow costs one bounded wait, not a lost answer."""
+        deadline = time.monotonic() + CATCH_UP_S
+        while time.monotonic() < deadline:
+            if not await self._in_store(ingest.waiting, self.store, self.being, conversation.source):
+                return
+            await asyncio.sleep(0.1)
+        log.info("telegram: replying before earlier messages of chat %s are learned (the learn worker is slow)",
+                  conversation.chat_id)
 
     def _conversation(self, chat_id: int) -> Conversation:
         return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider,

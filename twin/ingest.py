@@ -116,6 +116,13 @@ def consume(store: Store, ids: Iterable[int]) -> None:
             conn.execute(f"DELETE FROM ingest_items WHERE id IN ({marks})", chunk)
 
 
+def waiting(store: Store, being: str, source: str) -> int:
+    """How many items of `being`'s `source` are handed over but not yet learned (`ready` or `queued`; held and
+    failed ones aside) (read-only)."""
+    return store.conn.execute("SELECT COUNT(*) FROM ingest_items WHERE being_id = ? AND source = ? AND state IN"
+                              " ('ready', 'queued')", (being, source)).fetchone()[0]
+
+
 def held_ids(store: Store, being: str, ref: str) -> list[int]:
     """Ids of the `held` items of `being` captured from `ref` (read-only)."""
     return [r[0] for r in store.conn.execute("SELECT id FROM ingest_items WHERE being_id = ? AND ref = ? AND"
