@@ -22,8 +22,11 @@ from email.header import decode_header
 from email.message import Message
 from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
 
+from html.parser import HTMLParser
+
+from connectors.email_prose import guess_language
 from connectors.file_text import html_to_text
-from twin.extractor import split_sentences
+from connectors.needs_reply import automated_reason, clip, phishing_signs, reply_reason
 from twin.memory import format_time, strip_controls
 
 log = logging.getLogger(__name__)
@@ -54,7 +57,9 @@ class MalformedThread(ValueError):
 class EmailMessage:
     """One message of a thread. `sender_name` is the decoded display name, else the address's local part;
     addresses are lower-case; `sent_at` is UTC ISO-8601 (`2026-11-28T09:00:00Z`); `body` is trimmed text (quotes,
-    signatures and controls removed, at most `MAX_BODY_CHARS`); `attachments` are file names, never read."""
+    signatures and controls removed, at most `MAX_BODY_CHARS`); `attachments` are file names, never read;
+    `language` the body's (`email_prose.guess_language`); `automated` why a machine sent it (None for a person:
+    `needs_reply.automated_reason`); `phishing` its phishing signs (`needs_reply.phishing_signs`, [] for none)."""
 
     message_id: str
     sender_name: str
@@ -65,6 +70,9 @@ class EmailMessage:
     body: str
     attachments: list[str] = field(default_factory=list)
     from_owner: bool = False
+    language: str = "en"
+    automated: str | None = None
+    phishing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -83,7 +91,14 @@ class EmailThread:
 class _Parsed:
     message: EmailMessage
     subject: str
-    automated: bool
+
+
+@dataclass
+class _Body:
+    text: str
+    attachments: list[str]
+    calendar: bool
+    links: list[tuple[str, str]]
 
 
 # --- the thread ------------------------------------------------------------------------------------------------
@@ -97,14 +112,12 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     odd message (not an object, no payload, no usable date) is skipped with a warning; an undecodable part is
     skipped or decoded with replacement characters.
 
-    Needs a reply (our rule): the newest message is not from the owner; an owner address is in its `To` (Cc or
-    Bcc only does not count); it is not automated (no `List-Id`/`List-Unsubscribe` header, RFC 2369/2919; no
-    `Precedence: bulk|list|junk`; no `Auto-Submitted` other than `no`, RFC 3834; sender not `noreply`,
-    `no-reply`, `donotreply`, `notifications` or `mailer-daemon`); and its trimmed body has a direct question
-    (a sentence ending in `?`) or a request ("could/can/would/will you", "please …" except "please find/see
-    attached" and "please note", "let me know", "send me", "are you able"). `reply_reason` is the first such
-    sentence, at most `REASON_MAX_CHARS`. A later owner message makes it the newest, so answered threads never
-    need a reply.
+    Needs a reply (our rule, `connectors.needs_reply`): the newest message is not from the owner; an owner
+    address is in its `To` (Cc or Bcc only does not count); no machine sent it (`automated_reason`: lists, bulk,
+    auto-replies, calendar invitations, role senders and their confirmations); it shows no signs of phishing;
+    and its trimmed body asks the owner something (`asks_owner`: a question or a request, in the mail's
+    language). `reply_reason` is the first such sentence, at most `REASON_MAX_CHARS`. A later owner message
+    makes it the newest, so answered threads never need a reply.
 
     Raises `MalformedThread` when `thread` is not a dict with a non-empty string `id` and a `messages` list.
     """
@@ -129,8 +142,8 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     if not parsed:
         return None
     parsed.sort(key=lambda item: item.message.sent_at)
-    newest = parsed[-1]
-    reason = None if newest.automated else _reply_reason(newest.message, owners)
+    newest = parsed[-1].message
+    reason = _reply_reason(newest, owners)
     return EmailThread(thread_id, _clean_subject(parsed[0].subject), [item.message for item in parsed],
                        reason is not None, reason)
 
@@ -151,14 +164,17 @@ def _parse_message(raw: dict, owners: set[str]) -> _Parsed | None:
     sender_name, sender_address = _sender(headers.get("from", ""))
     if not sender_name:
         sender_name = sender_address.split("@")[0] or "unknown sender"
-    body, attachments = _body(payload)
+    body = _body(payload)
+    from_owner = sender_address in owners or "SENT" in _labels(raw)
     message = EmailMessage(
         message_id=str(raw.get("id") or ""), sender_name=sender_name[:100], sender_address=sender_address,
         to=[address for _, address in _addresses(headers.get("to", ""))],
         cc=[address for _, address in _addresses(headers.get("cc", ""))],
-        sent_at=sent_at, body=body, attachments=attachments,
-        from_owner=sender_address in owners or "SENT" in _labels(raw))
-    return _Parsed(message, _decode_words(headers.get("subject", "")), _automated(headers, sender_address))
+        sent_at=sent_at, body=body.text, attachments=body.attachments, from_owner=from_owner,
+        language=guess_language(body.text),
+        automated=None if from_owner else automated_reason(headers, sender_address, body.text, body.calendar),
+        phishing=[] if from_owner else phishing_signs(headers, sender_address, body.text, body.links))
+    return _Parsed(message, _decode_words(headers.get("subject", "")))
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -226,20 +242,6 @@ def _addresses(value: str) -> list[tuple[str, str]]:
             for name, address in getaddresses([value]) if "@" in address]
 
 
-_NOREPLY = re.compile(r"(?:no-?reply|do-?not-?reply|notifications?|mailer-daemon)(?:[+._-].*)?")
-
-
-def _automated(headers: dict[str, str], sender_address: str) -> bool:
-    """Mailing lists (RFC 2369/2919 headers), bulk mail, auto-replies (RFC 3834) and no-reply senders."""
-    if "list-id" in headers or "list-unsubscribe" in headers:
-        return True
-    if headers.get("precedence", "").strip().lower() in ("bulk", "list", "junk"):
-        return True
-    if headers.get("auto-submitted", "no").strip().lower() != "no":
-        return True
-    return _NOREPLY.fullmatch(sender_address.split("@")[0]) is not None
-
-
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg)\s*(?:\[\d+\])?\s*:)+\s*", re.IGNORECASE)
 
 
@@ -249,25 +251,68 @@ def _clean_subject(subject: str) -> str:
 
 # --- bodies ----------------------------------------------------------------------------------------------------
 
-def _body(payload: dict) -> tuple[str, list[str]]:
-    """The trimmed text of a message (text/plain preferred, else text/html converted) and its attachment names."""
+def _body(payload: dict) -> _Body:
+    """The trimmed text of a message (text/plain preferred, else text/html converted), its attachment names,
+    whether it carries a calendar (a text/calendar or application/ics part, or an .ics file) and its links
+    (`(href, anchor text)` from the HTML part, `(url, "")` for a URL in the plain text)."""
     plain: list[str] = []
     html: list[str] = []
     attachments: list[str] = []
+    calendar = False
     for part in _leaves(payload):
         body = part.get("body") if isinstance(part.get("body"), dict) else {}
         mime = str(part.get("mimeType") or "").lower()
+        calendar = calendar or mime in ("text/calendar", "application/ics")
         if part.get("filename") or body.get("attachmentId"):
             attachments.append(_attachment_name(part, mime))
+            calendar = calendar or attachments[-1].lower().endswith((".ics", ".vcs"))
         elif mime == "text/plain" and sum(map(len, plain)) < MAX_TEXT_BYTES:
             plain.append(_part_text(part, body, MAX_TEXT_BYTES))
         elif mime == "text/html" and sum(map(len, html)) < MAX_HTML_BYTES:
             html.append(_cut_html_quote(_part_text(part, body, MAX_HTML_BYTES)))
+    links = [link for page in html for link in _html_links(page)]
     if any(text.strip() for text in plain):
         text = "\n\n".join(plain)
+        links += [(url, "") for url in _URL.findall(text)[:MAX_LINKS]]
     else:
         text = "\n\n".join(html_to_text(page)[0] for page in html if page.strip())
-    return _trim(strip_controls(text))[:MAX_BODY_CHARS].strip(), list(dict.fromkeys(attachments))
+    return _Body(_trim(strip_controls(text))[:MAX_BODY_CHARS].strip(), list(dict.fromkeys(attachments)), calendar,
+                 links[:MAX_LINKS])
+
+
+MAX_LINKS = 50
+"""Links of a message read for phishing signs."""
+_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+
+
+class _LinkParser(HTMLParser):
+    """Collects `(href, anchor text)` of the `<a href>` elements of a page (stdlib parser; at most `MAX_LINKS`)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a" and len(self.links) < MAX_LINKS:
+            self._href, self._text = dict(attrs).get("href") or None, []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, " ".join("".join(self._text).split())[:200]))
+            self._href = None
+
+
+def _html_links(page: str) -> list[tuple[str, str]]:
+    parser = _LinkParser()
+    parser.feed(page)
+    parser.close()
+    return parser.links
 
 
 def _leaves(payload: dict) -> Iterator[dict]:
@@ -387,41 +432,15 @@ def _starts_quote(line: str, following: list[str]) -> bool:
 
 # --- needs a reply ---------------------------------------------------------------------------------------------
 
-_QUESTION = re.compile(r"[?？][\"'”’»)\]]*$")
-_REQUEST = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\blet me know\b|\bsend me\b|\bare you able\b",
-                      re.IGNORECASE)
-_NOT_REQUEST = re.compile(r"\bplease (?:find|see) (?:attached|enclosed|below)\b|\bplease note\b", re.IGNORECASE)
-
-
 def _reply_reason(newest: EmailMessage, owners: set[str]) -> str | None:
-    """The first question or request in `newest`'s body when the owner is in its To and did not write it."""
-    if newest.from_owner or not owners & set(newest.to):
+    """The first question or request in `newest`'s body when the owner is in its To, did not write it, no machine
+    sent it and it shows no phishing signs (see `parse_thread`)."""
+    if newest.from_owner or not owners & set(newest.to) or newest.automated or newest.phishing:
         return None
-    for sentence in split_sentences(newest.body):
-        if _QUESTION.search(sentence) or (_REQUEST.search(sentence) and not _NOT_REQUEST.search(sentence)):
-            return _clip(_without_greeting(sentence), REASON_MAX_CHARS)
-    return None
+    return reply_reason(newest.body, newest.language, REASON_MAX_CHARS)
 
 
-_GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^,!:]{0,40}[,!:]\s*",
-                       re.IGNORECASE)
-
-
-def _without_greeting(sentence: str) -> str:
-    """"Hi Sam, can you …" -> "Can you …"."""
-    rest = _GREETING.sub("", sentence).strip()
-    return rest[:1].upper() + rest[1:] if rest else sentence
-
-
-def _clip(text: str, max_chars: int) -> str:
-    """`text` cut to `max_chars` at a word boundary when one is near, with "…"."""
-    if len(text) <= max_chars:
-        return text
-    if max_chars <= 1:
-        return text[:max(max_chars, 0)]
-    cut = text[:max_chars - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > max_chars // 2 else cut).rstrip() + "…"
+_clip = clip
 
 
 # --- text for a model ------------------------------------------------------------------------------------------
