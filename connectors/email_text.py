@@ -1,6 +1,6 @@
 """The pure `to_text` part of the Gmail connector (STYLE.md 3): one thread as `users.threads.get(format="full")`
 returns it -> `EmailThread` (senders, dates, trimmed bodies, attachment names, whether the owner owes a reply)
--> the text a model reads (`thread_text`) or, offline, a few third-person sentences (`heuristic_summary`).
+-> the text a model reads (`thread_text`); offline, `connectors.email_summary` makes third-person sentences of it.
 
 No I/O: attachments are only named, never fetched. Decoding follows LIBRARY_NOTES §4 (walk `payload.parts`,
 `body.data` is base64url without padding) and the stdlib `email` package (RFC 2047 headers, RFC 5322 addresses
@@ -44,8 +44,6 @@ MAX_PARTS = 200
 """Most MIME parts walked per message (a deeply nested or huge multipart is cut there)."""
 REASON_MAX_CHARS = 160
 """Longest `reply_reason` (characters)."""
-EXCERPT_MAX_CHARS = 200
-"""Longest quote of a message in `heuristic_summary` (characters)."""
 
 
 class MalformedThread(ValueError):
@@ -440,7 +438,7 @@ def _reply_reason(newest: EmailMessage, owners: set[str]) -> str | None:
     return reply_reason(newest.body, newest.language, REASON_MAX_CHARS)
 
 
-_clip = clip
+
 
 
 # --- text for a model ------------------------------------------------------------------------------------------
@@ -468,142 +466,24 @@ def thread_text(thread: EmailThread, max_chars: int) -> str:
         kept.insert(0, block)
         room -= len(block) + 1
     if not kept and room > 40:
-        kept = [_clip(blocks[-1], room)]
+        kept = [clip(blocks[-1], room)]
     note = f"({count - len(kept)} earlier message{'s' if count - len(kept) != 1 else ''} left out)"
-    return _clip("\n".join([head, note, *kept]), max_chars)
+    return clip("\n".join([head, note, *kept]), max_chars)
 
 
 def _message_block(message: EmailMessage) -> str:
     body = " ".join(message.body.split()) or "(no text)"
-    block = f"From {_display_name(message)} {message.sent_at[:10]}: {body}"
+    block = f"From {display_name(message)} {message.sent_at[:10]}: {body}"
     if message.attachments:
         block += f"\nAttachments: {', '.join(message.attachments)} (not read)."
     return block
 
 
-def _display_name(message: EmailMessage) -> str:
-    """"Owner" for the owner; a stranger calling themselves Owner is shown with their address."""
+def display_name(message: EmailMessage) -> str:
+    """How a message's writer is named in text for a model and in summaries: "Owner" for the owner; a stranger
+    calling themselves Owner is shown with their address."""
     if message.from_owner:
         return "Owner"
     if message.sender_name.casefold().strip() == "owner":
         return f"{message.sender_name} ({message.sender_address})"
     return message.sender_name
-
-
-# --- the offline summary ---------------------------------------------------------------------------------------
-
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
-_FIRST_PERSON = re.compile(
-    r"(?<![\w'’-])(?:(?P<i>I)(?:['’](?P<contr>m|ve|ll|d)|\s+(?P<aux>am|have|do|don['’]t))?"
-    r"|(?P<we>we)(?:['’](?P<wecontr>re|ve|ll|d))?|(?P<obj>me|myself)|(?P<pos>my|mine)|(?P<us>us|ourselves)"
-    r"|(?P<our>our|ours))(?![\w'’-]|\.\w)", re.IGNORECASE)
-_I_VERB = {"m": "is", "am": "is", "ve": "has", "have": "has", "ll": "will", "d": "would", "do": "does",
-           "don't": "doesn't", "don’t": "doesn’t"}
-_WE_VERB = {"re": "are", "ve": "have", "ll": "will", "d": "would"}
-
-
-def heuristic_summary(thread: EmailThread) -> str:
-    """The offline summary of a thread (seed 001: syncs without a model "use their own heuristic fallbacks"):
-    a few third-person sentences about the owner, each naming the subject so it stands alone as a memory, e.g.
-    "Alice Smith emailed Owner about “Quarterly report” on 28 November 2026: “The draft is ready”.",
-    "Alice Smith asked Owner about “Quarterly report”: “Can you send the slides?”, and Owner has not replied
-    yet.", "The thread “Quarterly report” has 3 messages between Alice Smith and Owner from … to ….",
-    "The thread “Quarterly report” has attachments: slides.pdf.".
-
-    Shaped for `twin.extractor.extract` (which keeps 12..400-character sentences, drops questions and rewrites
-    English first person to "Owner"): one quoted sentence per summary sentence, each ending in "." after the
-    quote; names, subject, quotes and lists clipped so a sentence stays under 400 characters; a correspondent's
-    first person rewritten to their name ("my slides" -> "Alice Smith's slides"; agreement only for be/have/do
-    and contractions) so their words are never taken as the owner's.
-    """
-    first, newest = thread.messages[0], thread.messages[-1]
-    # a subject's own final "." "?" or "!" would end the summary sentence at its closing quote: dropped
-    subject = _inline(_clip(thread.subject if first.from_owner else _reported(thread.subject, _short_name(first)),
-                            80)).rstrip(".!?… ") or "(no subject)"
-    others = [m for m in thread.messages if not m.from_owner]
-    sentences = []
-    excerpt = _inline(_excerpt(newest, thread.reply_reason))
-    quote = f": “{excerpt}”" if excerpt else ""
-    if not newest.from_owner:
-        sentences.append(f"{_short_name(newest)} emailed Owner about “{subject}” on {_day(newest)}{quote}.")
-    elif others:
-        sentences.append(f"Owner replied to {_short_name(others[-1])} about “{subject}” on {_day(newest)}{quote}.")
-    else:
-        to = _clip(", ".join(newest.to[:3]), 80) or "someone"
-        sentences.append(f"Owner emailed {to} about “{subject}” on {_day(newest)}{quote}.")
-    if thread.needs_reply and thread.reply_reason:
-        reason = _inline(_clip(_reported(thread.reply_reason, _short_name(newest)), EXCERPT_MAX_CHARS))
-        sentences.append(f"{_short_name(newest)} asked Owner about “{subject}”: “{reason}”, and Owner has not "
-                         "replied yet.")
-    if len(thread.messages) > 1:
-        names = list(dict.fromkeys(_short_name(m) for m in others))[:3]
-        people = f"between {', '.join(names)} and Owner" if names else "all from Owner"
-        sentences.append(f"The thread “{subject}” has {len(thread.messages)} messages {people} from {_day(first)} "
-                         f"to {_day(newest)}.")
-    attachments = list(dict.fromkeys(name for m in thread.messages for name in m.attachments))
-    if attachments:
-        more = f" and {len(attachments) - 5} more" if len(attachments) > 5 else ""
-        sentences.append(f"The thread “{subject}” has attachments: {_clip(', '.join(attachments[:5]), 200)}{more}.")
-    return " ".join(sentences)
-
-
-_INNER_END = re.compile(r"[.!?…]+([\"'”’»)\]]*)\s+(?=\S)")
-
-
-def _inline(fragment: str) -> str:
-    """A subject or quote made safe to sit inside one summary sentence: an inner sentence end ("week? The key")
-    becomes a dash ("week – The key"), so the extractor does not split the summary sentence there. A final
-    "?" or "!" stays (it ends the quote, not the summary sentence)."""
-    return _INNER_END.sub(r"\1 – ", fragment)
-
-
-def _short_name(message: EmailMessage) -> str:
-    return "Owner" if message.from_owner else _clip(_display_name(message), 60)
-
-
-def _day(message: EmailMessage) -> str:
-    """`2026-11-28T09:00:00Z` -> "28 November 2026" (English month names whatever the locale)."""
-    year, month, day = message.sent_at[:10].split("-")
-    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
-
-
-def _excerpt(message: EmailMessage, skip: str | None) -> str:
-    """The first real sentence of `message` (greeting cut, at least 3 words, not the reply reason already
-    quoted), a correspondent's first person reported, at most `EXCERPT_MAX_CHARS`, a final "." dropped (the
-    summary puts it after the closing quote); "" when there is none."""
-    for sentence in split_sentences(message.body):
-        sentence = _without_greeting(sentence)
-        if len(sentence.split()) < 3 or (skip and _clip(sentence, REASON_MAX_CHARS) == skip):
-            continue
-        if not message.from_owner:
-            sentence = _reported(sentence, _short_name(message))
-        sentence = _clip(sentence, EXCERPT_MAX_CHARS)
-        return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") else sentence
-    return ""
-
-
-def _reported(text: str, name: str) -> str:
-    """A correspondent's first person turned into their name: I -> "<name>" (I'm -> "<name> is", I've -> "<name>
-    has", …), me/myself -> "<name>", my/mine -> "<name>'s", we/us -> "<name> and others", our/ours ->
-    their/theirs. All-caps words (US, ME) are left alone."""
-
-    def replace(match: re.Match) -> str:
-        word = match.group()
-        if len(word) > 1 and word.isupper() and " " not in word and "'" not in word and "’" not in word:
-            return word
-        if match["i"]:
-            verb = match["contr"] or match["aux"]
-            out = f"{name} {_I_VERB.get(verb.lower(), verb)}" if verb else name
-        elif match["we"] or match["us"]:
-            contraction = (match["wecontr"] or "").lower()
-            out = f"{name} and others" + (f" {_WE_VERB[contraction]}" if contraction else "")
-        elif match["obj"]:
-            out = name
-        elif match["pos"]:
-            out = f"{name}'s"
-        else:
-            out = "their" if word.lower() == "our" else "theirs"
-        return out[:1].upper() + out[1:] if word[:1].isupper() else out
-
-    return _FIRST_PERSON.sub(replace, text)
