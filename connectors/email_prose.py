@@ -7,7 +7,7 @@ after a sign-off.
 Sentences come from sentencex (Wikimedia's rule-based segmenter, per-language abbreviation lists), with three
 repairs measured on our mail corpus (tests/email_corpus.py): a German ordinal or date ("am 15. Dezember", "der 3.
 Versuch") is not a sentence end, nor an abbreviation sentencex does not list ("Mme.", "inkl.", "9.30 h."), nor a
-dot before a lower-case word or a digit. Pure functions, no I/O.
+dot before a digit. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -63,7 +63,11 @@ _ABBREVIATIONS = frozenset((
     "mr mrs ms dr prof st no nr nro vol fig ca approx etc e.g i.e eg ie cf vs tel fax str hr fr frl abs abt bspw bzw "
     "ca ggf evtl inkl exkl zzgl mwst usw sog vgl ff z.b d.h u.a o.ä mme mlle m me mm p.ex ex sr sra srta dra ud uds "
     "n núm tfno pág av avda h min sek std mo di mi do sa so mon tue wed thu fri sat sun sig dott sig.ra").split())
-_ORDINAL_BEFORE = frozenset("am zum vom bis ab den dem der des im seit jeden jedes zur vor nach ca".split())
+_ORDINAL_BEFORE = frozenset(
+    "am im zum zur vom bis ab seit vor nach ca zu der die das den dem des ein eine einen einem einer jeden jedes jede "
+    "mein meine meinen meinem meiner dein deine deinen sein seine seinen seinem ihr ihre ihren ihrem unser unsere "
+    "unseren unserem euer eure".split())
+"""German words after which "<day or ordinal>." goes on ("am 15. Dezember", "ihren 40. Geburtstag")."""
 _TAIL_NUMBER = re.compile(r"(?:^|\s)(\S*?)\s*\b(\d{1,2})\.\s*$")
 _TAIL_TOKEN = re.compile(r"(?:^|[\s(])([^\s(]{1,12})\.\s*$")
 _MONTH_START = re.compile(r"\s*(?i:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b")
@@ -124,11 +128,11 @@ def _joins(before: str, after: str, language: str) -> bool:
     if not before.endswith("."):
         return False
     first = after[:1]
-    if first.islower() or first.isdigit() or first in "º°ª%€$£":
+    if first.isdigit() or first in "º°ª%€$£":
         return True
     number = _TAIL_NUMBER.search(before)
     if number is not None and (_MONTH_START.match(after) or (
-            language in ORDINAL_DOT_LANGUAGES and (number.group(1).lower() in _ORDINAL_BEFORE or first.isupper()))):
+            language in ORDINAL_DOT_LANGUAGES and number.group(1).lower() in _ORDINAL_BEFORE)):
         return True
     token = _TAIL_TOKEN.search(before)
     if token is None:

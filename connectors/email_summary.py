@@ -25,6 +25,7 @@ from connectors.email_prose import (
 from connectors.email_text import REASON_MAX_CHARS, EmailMessage, EmailThread, display_name
 from connectors.needs_reply import asks_owner, clip
 from connectors.reported_speech import reported
+from twin.extractor import split_sentences
 
 MAX_FACTS = 6
 """Content sentences kept per thread (ours: with the reply, thread and attachment sentences a summary stays
@@ -38,7 +39,8 @@ EXCERPT_MAX_CHARS = 240
 SENTENCE_MAX_CHARS = 390
 """Longest summary sentence (characters): the offline extractor keeps sentences of at most 400 (seed 000)."""
 MIN_WORDS = 4
-"""A content sentence has at least this many words (3 when it holds a digit: "Flight LH 1234 confirmed.")."""
+"""A content sentence has at least this many words, or 2 when it holds an amount, a date, a time or a reference
+("Total: €89.90")."""
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
@@ -164,8 +166,8 @@ def _chosen_facts(thread: EmailThread) -> list[tuple[EmailMessage, str]]:
                   if not (skip and clip(text, REASON_MAX_CHARS) == skip)]
         limit = MAX_FACTS_AUTOMATED if message.automated else MAX_FACTS_PER_MESSAGE
         best = sorted((item for item in scored if item[0] > 0), key=lambda item: (-item[0], item[1]))[:limit]
-        if not best and scored:
-            best = [scored[0]]
+        if not message.automated or not best:  # a person's short mail is all content; a machine's only its facts
+            best += [item for item in scored if item[0] == 0][:limit - len(best) if not message.automated else 1]
         recency = 0.5 if m_index == newest_index else 0.0
         ranked.extend((score + recency, m_index, s_index, message, text) for score, s_index, text in best)
     ranked.sort(key=lambda item: (-item[0], -item[1], item[2]))
@@ -198,7 +200,7 @@ def content_sentences(message: EmailMessage) -> list[str]:
     for sentence in body_sentences("\n".join(kept), message.language):
         sentence = _PS.sub("", without_greeting(sentence))
         words = len(sentence.split())
-        if words < MIN_WORDS - (1 if any(c.isdigit() for c in sentence) else 0):
+        if words < MIN_WORDS and not (words >= 2 and fact_score(sentence) >= 2):
             continue
         if is_filler(sentence) or is_boilerplate(sentence) or is_sign_off(sentence) or is_greeting(sentence):
             continue
@@ -215,16 +217,25 @@ def _signature_follows(rest: list[str]) -> bool:
 
 # --- small pieces ------------------------------------------------------------------------------------------------
 
-_INNER_END = re.compile(r"[!?…]+([\"'”’»)\]]*)\s+(?=\S)")
+_PIECE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*$")
 
 
 def _inline(fragment: str) -> str:
-    """A subject or quote made safe to sit inside one summary sentence: an inner "?", "!" or "…" ("week? The
-    key") becomes a dash ("week – The key"), so the extractor does not split the summary sentence there. Dots
-    stay as written: a quote is one sentence (`email_prose.body_sentences`), so an inner dot belongs to a number
-    or an abbreviation ("15. Dezember", "z. B.", "Dr. Müller"). A final "?" or "!" stays (it ends the quote,
-    not the summary sentence)."""
-    return _INNER_END.sub(r"\1 – ", fragment)
+    """A subject or quote made safe to sit inside one summary sentence: where the offline extractor would end a
+    sentence (`twin.extractor.split_sentences`: "week? The key", "soon. free thursday"), the pieces are joined
+    with a dash ("week – The key"), or without the space after an ordinal ("40.Geburtstag"), so the summary
+    sentence reaches the extractor whole. A final "?" or "!" stays (it ends the quote, not the summary
+    sentence)."""
+    pieces = split_sentences(fragment)
+    if len(pieces) < 2:
+        return fragment
+    out = pieces[0]
+    for piece in pieces[1:]:
+        if re.search(r"\b\d{1,2}\.$", out):
+            out += piece
+        else:
+            out = _PIECE_END.sub("", out) + " – " + piece
+    return out
 
 
 def _short_name(message: EmailMessage) -> str:

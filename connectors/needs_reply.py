@@ -27,7 +27,9 @@ _ROLE_SENDER = re.compile(
     r"|security|service|services|info|hello|team|support|kundenservice|service-client|rechnung|factura"
     r"|versand|bestellung|commande|pedidos?|reservations?|bookings?|confirmation)(?:[+._-].*)?")
 _MACHINE_ONLY = re.compile(r"(?:no-?reply|do-?not-?reply|donotreply|notifications?|notify|alerts?|mailer-daemon"
-                           r"|postmaster|bounces?|newsletters?|mailer|automated|daemon)(?:[+._-].*)?")
+                           r"|postmaster|bounces?|newsletters?|mailer|automated|daemon|calendar-notification"
+                           r"|benachrichtigung(?:en)?|keine-?antwort|nepasrepondre|ne-?pas-?repondre|no-?responder"
+                           r")(?:[+._-].*)?")
 _TRANSACTION = re.compile(
     r"(?i)\b(?:order (?:number|no|#|confirmation)|your order|has (?:been )?shipped|tracking (?:number|link)"
     r"|receipt|invoice|payment (?:received|confirmation)|booking (?:confirmation|reference|number)|reservation"
@@ -36,7 +38,8 @@ _TRANSACTION = re.compile(
     r"|numéro de commande|votre commande|facture|reçu|confirmation de réservation|numéro de suivi"
     r"|número de pedido|su pedido|tu pedido|factura|recibo|confirmación de (?:reserva|pedido)|número de seguimiento)")
 _NO_REPLY_TEXT = re.compile(
-    r"(?i)(?:do not|don['’]t) reply to this (?:e-?mail|message|address|notification)|nicht auf diese (?:e-?mail|nachricht) antworten"
+    r"(?i)(?:do not|don['’]t) reply to this (?:e-?mail|message|address|notification)"
+    r"|antworten sie nicht auf diese|nicht auf diese (?:e-?mail|nachricht) antworten"
     r"|ne (?:pas )?répondre à ce|no (?:responda|respondas|conteste) a este|automatically generated"
     r"|automatisch (?:erstellt|generiert)|généré automatiquement|generado automáticamente")
 

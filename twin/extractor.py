@@ -72,7 +72,9 @@ _ORDINAL_MONTH = re.compile(
     r"|abr(?:il)?|may|mai|mayo|maggio|jun[ei]?o?|juin|juli?|july|juil(?:let)?|julio|aug(?:ust)?|août|agosto"
     r"|sep(?:t(?:ember|embre|iembre)?)?|oct(?:ober|obre|ubre)?|okt(?:ober)?|nov(?:ember|embre|iembre)?"
     r"|dec(?:ember)?|dez(?:ember)?|déc(?:embre)?|dic(?:iembre)?|ene(?:ro)?)\b")
-_ORDINAL_AFTER = _words("am zum vom bis ab den dem der des im seit zur vor nach jeden jedes")
+_ORDINAL_AFTER = _words("am im zum zur vom bis ab seit vor nach zu der die das den dem des ein eine einen einem einer"
+                        " jeden jedes jede mein meine meinen meinem dein deine deinen sein seine seinen ihr ihre"
+                        " ihren ihrem unser unsere unseren")
 _LETTER_ABBR = re.compile(r"\s*[^\W\d_]{1,3}\.")
 _LETTER_BEFORE = re.compile(r"(?:^|\s)[^\W\d_]\.\s*$")
 _ACRONYM = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, a.m, p.m
