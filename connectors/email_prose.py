@@ -149,13 +149,14 @@ _GREETING_WORDS = (
     r"|grüezi|grüß dich|bonjour|bonsoir|salut|coucou|cher|chère|chers|chères|madame|monsieur|mesdames"
     r"|hola|estimad[oa]s?|querid[oa]s?|buen(?:os|as) (?:días|tardes|noches)|buen día|distinguid[oa]s?"
     r"|ciao|caro|cara|cari|gentile|gentili|salve|buongiorno|buonasera|beste|geachte|hoi|dag|olá|prezad[oa]s?|oi")
-_GREETING_LINE = re.compile(rf"(?i)(?:{_GREETING_WORDS})\b[^.!?]{{0,60}}?[,:!]?")
+_TITLE_DOT = r"\b(?:dr|sr|sra|srta|mr|mrs|ms|prof|hr|fr|mme|st|dott)\."
+_GREETING_LINE = re.compile(rf"(?i)(?:{_GREETING_WORDS})\b(?:{_TITLE_DOT}|[^.!?]){{0,60}}?[,:!]?")
 _GREETING_CLAUSE = re.compile(rf"(?i)^(?:{_GREETING_WORDS})\b[^,!:.?]{{0,40}}[,!:]\s+")
 _SIGN_OFF_WORDS = (
     r"(?:best|kind|warm|warmest|many|with)?\s*regards|best(?: wishes)?|all the best|cheers|sincerely|yours"
     r"(?: sincerely| faithfully| truly)?|warmly|take care|talk soon|speak soon|see you(?: soon)?|love|xx+|thx"
-    r"|(?:mit )?(?:freundlichen|freundlichem|besten|herzlichen|lieben|vielen|schönen|sonnigen) gr(?:ü|ue)(?:ß|ss)(?:en|e)?"
-    r"|(?:freundliche|beste|liebe|herzliche|viele|schöne) gr(?:ü|ue)(?:ß|ss)e|gr(?:ü|ue)(?:ß|ss)e?|lg|vg|mfg|bg"
+    r"|(?:mit )?(?:freundlichen|freundlichem|besten|herzlichen|lieben|vielen|schönen|sonnigen) gr(?:ü|ue|u)(?:ß|ss)(?:en|e)?"
+    r"|(?:freundliche|beste|liebe|herzliche|viele|schöne) gr(?:ü|ue)(?:ß|ss)e|gr(?:ü|ue|u)(?:ß|ss)e?|lg|vg|mfg|bg"
     r"|bis (?:bald|dann|später)|hochachtungsvoll|tschüss|ciao"
     r"|(?:bien )?cordialement|bien à (?:vous|toi)|(?:sincères |meilleures )?salutations|amicalement|bises|bisous"
     r"|à (?:bientôt|plus)|bonne (?:journée|soirée|fin de journée)|respectueusement"

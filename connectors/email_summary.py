@@ -179,7 +179,7 @@ def _chosen_facts(thread: EmailThread) -> list[tuple[EmailMessage, str]]:
     return [(message, text) for _, _, _, message, text in kept]
 
 
-_PS = re.compile(r"(?i)^p\.?\s?p?\.?\s?s\.?\s*[:.-]?\s")
+_PS = re.compile(r"(?i)^(?:p\.?\s?){1,2}s(?:[.:]|\s)[\s:.-]*")
 
 
 def content_sentences(message: EmailMessage) -> list[str]:

@@ -84,6 +84,9 @@ _DE_ICH = re.compile(r"(?<![\w-])(?:(?P<before>[a-zäöüß]+)\s+)?(?P<ich>[Ii]c
 _DE_OBJECT = re.compile(r"(?<![\w-])(?:mich|mir)(?![\w-])")
 _DE_WIR = re.compile(r"(?<![\w-])[Ww]ir(?![\w-])")
 _DE_UNS = re.compile(r"(?<![\w-])uns(?![\w-])")
+_DE_AND_VERB = re.compile(r"(?<![\w-])((?:und|oder|aber|dann)\s+)([a-zäöüß]+e)(?![\w-])")
+_DE_NOT_VERB = frozenset("eine keine meine deine seine ihre unsere eure diese jene welche solche alle beide viele"
+                         " einige manche jede ohne gerne heute danke bitte die sie wie nie hie".split())
 
 
 def _german_verb(word: str) -> str | None:
@@ -110,6 +113,9 @@ def _german(text: str, name: str) -> str:
     genitive = name + ("'" if name[-1:] in "sßxz" else "s")
     reflexive = _DE_ICH.search(text) is not None  # "ich melde mich" -> "Anna meldet sich"
     text = _DE_ICH.sub(ich, text)
+    if reflexive:  # "ich buche das Hotel und melde mich" -> "… und meldet sich"
+        text = _DE_AND_VERB.sub(lambda m: m.group(1) + (_german_verb(m.group(2)) or m.group(2))
+                                if m.group(2) not in _DE_NOT_VERB else m.group(), text)
     text = _DE_OBJECT.sub("sich" if reflexive else name, text)
     text = _DE_POSSESSIVE.sub(genitive, text)
     plural = _DE_WIR.search(text) is not None

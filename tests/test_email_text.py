@@ -416,6 +416,7 @@ def test_summary_of_an_owner_reply_through_the_extractor():
     assert "has not replied" not in summary
     contents = [m.content for m in extract(summary)]
     assert contents == [  # both sides of the thread, each writer's "I/we" in their own name
+        "Alice Smith emailed Owner about “Lunch” on 28 November 2026: “Lunch on Tuesday?”.",
         "Alice Smith emailed Owner about “Lunch” on 28 November 2026: “Alice Smith and others are free at noon”.",
         "Owner replied to Alice Smith about “Lunch” on 29 November 2026: “Sounds good, Owner will book the Thai "
         "place”.",
