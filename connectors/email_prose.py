@@ -155,12 +155,14 @@ _GREETING_CLAUSE = re.compile(rf"(?i)^(?:{_GREETING_WORDS})\b[^,!:.?]{{0,40}}[,!
 _SIGN_OFF_WORDS = (
     r"(?:best|kind|warm|warmest|many|with)?\s*regards|best(?: wishes)?|all the best|cheers|sincerely|yours"
     r"(?: sincerely| faithfully| truly)?|warmly|take care|talk soon|speak soon|see you(?: soon)?|love|xx+|thx"
-    r"|(?:mit )?(?:freundlichen|freundlichem|besten|herzlichen|lieben|vielen|schönen|sonnigen) gr(?:ü|ue|u)(?:ß|ss)(?:en|e)?"
+    r"|(?:mit )?(?:freundlichen|freundlichem|besten|herzlichen|lieben|vielen|schönen|sonnigen)"
+    r" gr(?:ü|ue|u)(?:ß|ss)(?:en|e)?"
     r"|(?:freundliche|beste|liebe|herzliche|viele|schöne) gr(?:ü|ue)(?:ß|ss)e|gr(?:ü|ue|u)(?:ß|ss)e?|lg|vg|mfg|bg"
     r"|bis (?:bald|dann|später)|hochachtungsvoll|tschüss|ciao"
     r"|(?:bien )?cordialement|bien à (?:vous|toi)|(?:sincères |meilleures )?salutations|amicalement|bises|bisous"
     r"|à (?:bientôt|plus)|bonne (?:journée|soirée|fin de journée)|respectueusement"
-    r"|(?:un )?saludos?(?: cordiales)?|atentamente|cordialmente|un (?:fuerte )?abrazo|abrazos|besos|hasta (?:pronto|luego)"
+    r"|(?:un )?saludos?(?: cordiales)?|atentamente|cordialmente|un (?:fuerte )?abrazo|abrazos|besos"
+    r"|hasta (?:pronto|luego)"
     r"|nos vemos|reciba un cordial saludo|(?:cordiali|distinti) saluti|saluti|un saluto|a presto"
     r"|met vriendelijke groet(?:en)?|(?:hartelijke )?groet(?:en)?|atenciosamente|abraços|beijos")
 _NAME_AFTER = (r"(?:[,!.]?\s*(?:(?i:aus|from|de|desde|da|von|und|and|et|y|e)\s+)?"

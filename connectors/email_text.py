@@ -21,7 +21,6 @@ from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
 from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
-
 from html.parser import HTMLParser
 
 from connectors.email_prose import guess_language

@@ -73,7 +73,8 @@ _URGENT = re.compile(
     r"(?i)\b(?:urgent|immediately|within (?:24|48|72) hours|suspend(?:ed)?|locked|disabled|unusual (?:activity|sign)"
     r"|verify your (?:account|identity|details)|confirm your (?:account|identity|details|password)|action required"
     r"|final notice|will be (?:closed|deleted|terminated)|dringend|sofort|umgehend|innerhalb von (?:24|48) stunden"
-    r"|gesperrt|deaktiviert|ungewöhnliche aktivität|verifizieren sie|bestätigen sie ihr(?:e|en)? (?:konto|identität|daten)"
+    r"|gesperrt|deaktiviert|ungewöhnliche aktivität|verifizieren sie"
+    r"|bestätigen sie ihr(?:e|en)? (?:konto|identität|daten)"
     r"|letzte mahnung|immédiatement|dans les (?:24|48) heures|suspendu|bloqué|activité inhabituelle"
     r"|vérifie[rz] votre (?:compte|identité)|urgente|inmediatamente|en (?:24|48) horas|suspendida|bloqueada"
     r"|actividad inusual|verifi(?:car|que) su (?:cuenta|identidad))")

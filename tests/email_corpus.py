@@ -112,8 +112,8 @@ CASES: list[MailCase] = [
     case("answered", "answered", "en", [
         mail("Tom Baker <tom@baker.example>", "Saturday", "Are you still up for the hike on Saturday? We meet at "
              "Eastgate car park at 8:30."),
-        mail(OWNER_FROM, "Re: Saturday", "Yes! I will bring the map and some sandwiches.", hours=3, to="tom@baker.example",
-             labels=("SENT",))],
+        mail(OWNER_FROM, "Re: Saturday", "Yes! I will bring the map and some sandwiches.", hours=3,
+             to="tom@baker.example", labels=("SENT",))],
          False, facts=("Eastgate", "8:30", "map")),
     case("cc-only", "question", "en", [mail("Dana Fox <dana@acme.example>", "Budget sign-off",
          "Rob, can you sign off the €20,000 budget for the Lisbon offsite by Tuesday?", to="rob@acme.example")],

@@ -65,7 +65,8 @@ def test_the_extractor_does_not_split_german_dates_and_abbreviations(text):
     assert split_sentences(text) == [text]
 
 
-@pytest.mark.parametrize("line", ["Dear Ms Okafor,", "Hello team,", "Liebe Frau Brandt,", "Sehr geehrter Herr Dr. Kaya,",
+@pytest.mark.parametrize("line", ["Dear Ms Okafor,", "Hello team,", "Liebe Frau Brandt,",
+                                  "Sehr geehrter Herr Dr. Kaya,",
                                   "Guten Morgen zusammen!", "Chère Sophie,", "Madame, Monsieur,", "Estimado Sr. Ruiz:",
                                   "Buenos días Lucía,"])
 def test_salutations(line):
@@ -225,7 +226,8 @@ def test_summary_of_a_german_mail_through_the_extractor():
 
 def test_summary_keeps_facts_from_every_message_and_reports_each_writer():
     first = message_json("m1", sender="Nora Lind <nora@lind.example>", to=OWNER, subject="Cabin",
-                         body_text="I booked the cabin at Lake Vättern for 12-14 March, it costs 4,200 SEK.", sent_at=T0)
+                         body_text="I booked the cabin at Lake Vättern for 12-14 March, it costs 4,200 SEK.",
+                         sent_at=T0)
     second = message_json("m2", sender=f"Sam <{OWNER}>", to="nora@lind.example", subject="Re: Cabin",
                           body_text="Great, I pay half and I bring the canoe.", sent_at=T0.replace(hour=12),
                           labels=["SENT"])

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from gmail_fixtures import attachment_part, b64url, message_json, multipart, text_part, thread_json
 
+from connectors.email_summary import heuristic_summary
 from connectors.email_text import (
     MAX_BODY_CHARS,
     MAX_HTML_BYTES,
@@ -16,7 +17,6 @@ from connectors.email_text import (
     parse_thread,
     thread_text,
 )
-from connectors.email_summary import heuristic_summary
 from twin.extractor import extract
 
 OWNER = "owner@example.com"
