@@ -106,9 +106,10 @@ def heuristic_summary(thread: EmailThread) -> str:
                 f"{_day(suspicious)}, and the mail shows signs of phishing: {signs}.")
     facts = _chosen_facts(thread)
     sentences = [_fact_sentence(thread, message, text, subject) for message, text in facts]
-    if not facts or facts[-1][0] is not newest:
+    asked = thread.needs_reply and thread.reply_reason
+    if (not facts or facts[-1][0] is not newest) and not asked:  # the newest mail is named once, at least
         sentences.append(_opening(thread, newest, subject) + ".")
-    if thread.needs_reply and thread.reply_reason:
+    if asked:
         room = min(EXCERPT_MAX_CHARS, SENTENCE_MAX_CHARS - len(_short_name(newest)) - len(subject) - 60)
         reason = _inline(clip(reported(thread.reply_reason, _short_name(newest), newest.language), room))
         sentences.append(f"{_short_name(newest)} asked Owner about “{subject}”: “{reason}”, and Owner has not "
