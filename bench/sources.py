@@ -37,7 +37,8 @@ from browser_fixtures import LINK, TYPED, add_chromium_visits, make_chromium_pro
 from gmail_fixtures import message_json, thread_json
 
 from connectors.browser_history import find_profiles, read_visits
-from connectors.email_text import heuristic_summary, parse_thread, thread_text
+from connectors.email_summary import heuristic_summary
+from connectors.email_text import parse_thread, thread_text
 from twin.interests import PageVisit, cluster_visits
 
 OWNER = "owner@example.com"

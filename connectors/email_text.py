@@ -1,6 +1,6 @@
 """The pure `to_text` part of the Gmail connector (STYLE.md 3): one thread as `users.threads.get(format="full")`
 returns it -> `EmailThread` (senders, dates, trimmed bodies, attachment names, whether the owner owes a reply)
--> the text a model reads (`thread_text`) or, offline, a few third-person sentences (`heuristic_summary`).
+-> the text a model reads (`thread_text`); offline, `connectors.email_summary` makes third-person sentences of it.
 
 No I/O: attachments are only named, never fetched. Decoding follows LIBRARY_NOTES §4 (walk `payload.parts`,
 `body.data` is base64url without padding) and the stdlib `email` package (RFC 2047 headers, RFC 5322 addresses
@@ -21,9 +21,11 @@ from email.errors import HeaderParseError
 from email.header import decode_header
 from email.message import Message
 from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
+from html.parser import HTMLParser
 
+from connectors.email_prose import guess_language
 from connectors.file_text import html_to_text
-from twin.extractor import split_sentences
+from connectors.needs_reply import automated_reason, clip, phishing_signs, reply_reason
 from twin.memory import format_time, strip_controls
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,6 @@ MAX_PARTS = 200
 """Most MIME parts walked per message (a deeply nested or huge multipart is cut there)."""
 REASON_MAX_CHARS = 160
 """Longest `reply_reason` (characters)."""
-EXCERPT_MAX_CHARS = 200
-"""Longest quote of a message in `heuristic_summary` (characters)."""
 
 
 class MalformedThread(ValueError):
@@ -54,7 +54,9 @@ class MalformedThread(ValueError):
 class EmailMessage:
     """One message of a thread. `sender_name` is the decoded display name, else the address's local part;
     addresses are lower-case; `sent_at` is UTC ISO-8601 (`2026-11-28T09:00:00Z`); `body` is trimmed text (quotes,
-    signatures and controls removed, at most `MAX_BODY_CHARS`); `attachments` are file names, never read."""
+    signatures and controls removed, at most `MAX_BODY_CHARS`); `attachments` are file names, never read;
+    `language` the body's (`email_prose.guess_language`); `automated` why a machine sent it (None for a person:
+    `needs_reply.automated_reason`); `phishing` its phishing signs (`needs_reply.phishing_signs`, [] for none)."""
 
     message_id: str
     sender_name: str
@@ -65,6 +67,9 @@ class EmailMessage:
     body: str
     attachments: list[str] = field(default_factory=list)
     from_owner: bool = False
+    language: str = "en"
+    automated: str | None = None
+    phishing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -83,7 +88,14 @@ class EmailThread:
 class _Parsed:
     message: EmailMessage
     subject: str
-    automated: bool
+
+
+@dataclass
+class _Body:
+    text: str
+    attachments: list[str]
+    calendar: bool
+    links: list[tuple[str, str]]
 
 
 # --- the thread ------------------------------------------------------------------------------------------------
@@ -97,14 +109,12 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     odd message (not an object, no payload, no usable date) is skipped with a warning; an undecodable part is
     skipped or decoded with replacement characters.
 
-    Needs a reply (our rule): the newest message is not from the owner; an owner address is in its `To` (Cc or
-    Bcc only does not count); it is not automated (no `List-Id`/`List-Unsubscribe` header, RFC 2369/2919; no
-    `Precedence: bulk|list|junk`; no `Auto-Submitted` other than `no`, RFC 3834; sender not `noreply`,
-    `no-reply`, `donotreply`, `notifications` or `mailer-daemon`); and its trimmed body has a direct question
-    (a sentence ending in `?`) or a request ("could/can/would/will you", "please …" except "please find/see
-    attached" and "please note", "let me know", "send me", "are you able"). `reply_reason` is the first such
-    sentence, at most `REASON_MAX_CHARS`. A later owner message makes it the newest, so answered threads never
-    need a reply.
+    Needs a reply (our rule, `connectors.needs_reply`): the newest message is not from the owner; an owner
+    address is in its `To` (Cc or Bcc only does not count); no machine sent it (`automated_reason`: lists, bulk,
+    auto-replies, calendar invitations, role senders and their confirmations); it shows no signs of phishing;
+    and its trimmed body asks the owner something (`asks_owner`: a question or a request, in the mail's
+    language). `reply_reason` is the first such sentence, at most `REASON_MAX_CHARS`. A later owner message
+    makes it the newest, so answered threads never need a reply.
 
     Raises `MalformedThread` when `thread` is not a dict with a non-empty string `id` and a `messages` list.
     """
@@ -129,8 +139,8 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     if not parsed:
         return None
     parsed.sort(key=lambda item: item.message.sent_at)
-    newest = parsed[-1]
-    reason = None if newest.automated else _reply_reason(newest.message, owners)
+    newest = parsed[-1].message
+    reason = _reply_reason(newest, owners)
     return EmailThread(thread_id, _clean_subject(parsed[0].subject), [item.message for item in parsed],
                        reason is not None, reason)
 
@@ -151,14 +161,17 @@ def _parse_message(raw: dict, owners: set[str]) -> _Parsed | None:
     sender_name, sender_address = _sender(headers.get("from", ""))
     if not sender_name:
         sender_name = sender_address.split("@")[0] or "unknown sender"
-    body, attachments = _body(payload)
+    body = _body(payload)
+    from_owner = sender_address in owners or "SENT" in _labels(raw)
     message = EmailMessage(
         message_id=str(raw.get("id") or ""), sender_name=sender_name[:100], sender_address=sender_address,
         to=[address for _, address in _addresses(headers.get("to", ""))],
         cc=[address for _, address in _addresses(headers.get("cc", ""))],
-        sent_at=sent_at, body=body, attachments=attachments,
-        from_owner=sender_address in owners or "SENT" in _labels(raw))
-    return _Parsed(message, _decode_words(headers.get("subject", "")), _automated(headers, sender_address))
+        sent_at=sent_at, body=body.text, attachments=body.attachments, from_owner=from_owner,
+        language=guess_language(body.text),
+        automated=None if from_owner else automated_reason(headers, sender_address, body.text, body.calendar),
+        phishing=[] if from_owner else phishing_signs(headers, sender_address, body.text, body.links))
+    return _Parsed(message, _decode_words(headers.get("subject", "")))
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -226,20 +239,6 @@ def _addresses(value: str) -> list[tuple[str, str]]:
             for name, address in getaddresses([value]) if "@" in address]
 
 
-_NOREPLY = re.compile(r"(?:no-?reply|do-?not-?reply|notifications?|mailer-daemon)(?:[+._-].*)?")
-
-
-def _automated(headers: dict[str, str], sender_address: str) -> bool:
-    """Mailing lists (RFC 2369/2919 headers), bulk mail, auto-replies (RFC 3834) and no-reply senders."""
-    if "list-id" in headers or "list-unsubscribe" in headers:
-        return True
-    if headers.get("precedence", "").strip().lower() in ("bulk", "list", "junk"):
-        return True
-    if headers.get("auto-submitted", "no").strip().lower() != "no":
-        return True
-    return _NOREPLY.fullmatch(sender_address.split("@")[0]) is not None
-
-
 _SUBJECT_PREFIX = re.compile(r"^(?:\s*(?:re|fwd?|aw|wg)\s*(?:\[\d+\])?\s*:)+\s*", re.IGNORECASE)
 
 
@@ -249,25 +248,68 @@ def _clean_subject(subject: str) -> str:
 
 # --- bodies ----------------------------------------------------------------------------------------------------
 
-def _body(payload: dict) -> tuple[str, list[str]]:
-    """The trimmed text of a message (text/plain preferred, else text/html converted) and its attachment names."""
+def _body(payload: dict) -> _Body:
+    """The trimmed text of a message (text/plain preferred, else text/html converted), its attachment names,
+    whether it carries a calendar (a text/calendar or application/ics part, or an .ics file) and its links
+    (`(href, anchor text)` from the HTML part, `(url, "")` for a URL in the plain text)."""
     plain: list[str] = []
     html: list[str] = []
     attachments: list[str] = []
+    calendar = False
     for part in _leaves(payload):
         body = part.get("body") if isinstance(part.get("body"), dict) else {}
         mime = str(part.get("mimeType") or "").lower()
+        calendar = calendar or mime in ("text/calendar", "application/ics")
         if part.get("filename") or body.get("attachmentId"):
             attachments.append(_attachment_name(part, mime))
+            calendar = calendar or attachments[-1].lower().endswith((".ics", ".vcs"))
         elif mime == "text/plain" and sum(map(len, plain)) < MAX_TEXT_BYTES:
             plain.append(_part_text(part, body, MAX_TEXT_BYTES))
         elif mime == "text/html" and sum(map(len, html)) < MAX_HTML_BYTES:
             html.append(_cut_html_quote(_part_text(part, body, MAX_HTML_BYTES)))
+    links = [link for page in html for link in _html_links(page)]
     if any(text.strip() for text in plain):
         text = "\n\n".join(plain)
+        links += [(url, "") for url in _URL.findall(text)[:MAX_LINKS]]
     else:
         text = "\n\n".join(html_to_text(page)[0] for page in html if page.strip())
-    return _trim(strip_controls(text))[:MAX_BODY_CHARS].strip(), list(dict.fromkeys(attachments))
+    return _Body(_trim(strip_controls(text))[:MAX_BODY_CHARS].strip(), list(dict.fromkeys(attachments)), calendar,
+                 links[:MAX_LINKS])
+
+
+MAX_LINKS = 50
+"""Links of a message read for phishing signs."""
+_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+
+
+class _LinkParser(HTMLParser):
+    """Collects `(href, anchor text)` of the `<a href>` elements of a page (stdlib parser; at most `MAX_LINKS`)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a" and len(self.links) < MAX_LINKS:
+            self._href, self._text = dict(attrs).get("href") or None, []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, " ".join("".join(self._text).split())[:200]))
+            self._href = None
+
+
+def _html_links(page: str) -> list[tuple[str, str]]:
+    parser = _LinkParser()
+    parser.feed(page)
+    parser.close()
+    return parser.links
 
 
 def _leaves(payload: dict) -> Iterator[dict]:
@@ -387,41 +429,15 @@ def _starts_quote(line: str, following: list[str]) -> bool:
 
 # --- needs a reply ---------------------------------------------------------------------------------------------
 
-_QUESTION = re.compile(r"[?？][\"'”’»)\]]*$")
-_REQUEST = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\blet me know\b|\bsend me\b|\bare you able\b",
-                      re.IGNORECASE)
-_NOT_REQUEST = re.compile(r"\bplease (?:find|see) (?:attached|enclosed|below)\b|\bplease note\b", re.IGNORECASE)
-
-
 def _reply_reason(newest: EmailMessage, owners: set[str]) -> str | None:
-    """The first question or request in `newest`'s body when the owner is in its To and did not write it."""
-    if newest.from_owner or not owners & set(newest.to):
+    """The first question or request in `newest`'s body when the owner is in its To, did not write it, no machine
+    sent it and it shows no phishing signs (see `parse_thread`)."""
+    if newest.from_owner or not owners & set(newest.to) or newest.automated or newest.phishing:
         return None
-    for sentence in split_sentences(newest.body):
-        if _QUESTION.search(sentence) or (_REQUEST.search(sentence) and not _NOT_REQUEST.search(sentence)):
-            return _clip(_without_greeting(sentence), REASON_MAX_CHARS)
-    return None
+    return reply_reason(newest.body, newest.language, REASON_MAX_CHARS)
 
 
-_GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^,!:]{0,40}[,!:]\s*",
-                       re.IGNORECASE)
 
-
-def _without_greeting(sentence: str) -> str:
-    """"Hi Sam, can you …" -> "Can you …"."""
-    rest = _GREETING.sub("", sentence).strip()
-    return rest[:1].upper() + rest[1:] if rest else sentence
-
-
-def _clip(text: str, max_chars: int) -> str:
-    """`text` cut to `max_chars` at a word boundary when one is near, with "…"."""
-    if len(text) <= max_chars:
-        return text
-    if max_chars <= 1:
-        return text[:max(max_chars, 0)]
-    cut = text[:max_chars - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > max_chars // 2 else cut).rstrip() + "…"
 
 
 # --- text for a model ------------------------------------------------------------------------------------------
@@ -449,142 +465,24 @@ def thread_text(thread: EmailThread, max_chars: int) -> str:
         kept.insert(0, block)
         room -= len(block) + 1
     if not kept and room > 40:
-        kept = [_clip(blocks[-1], room)]
+        kept = [clip(blocks[-1], room)]
     note = f"({count - len(kept)} earlier message{'s' if count - len(kept) != 1 else ''} left out)"
-    return _clip("\n".join([head, note, *kept]), max_chars)
+    return clip("\n".join([head, note, *kept]), max_chars)
 
 
 def _message_block(message: EmailMessage) -> str:
     body = " ".join(message.body.split()) or "(no text)"
-    block = f"From {_display_name(message)} {message.sent_at[:10]}: {body}"
+    block = f"From {display_name(message)} {message.sent_at[:10]}: {body}"
     if message.attachments:
         block += f"\nAttachments: {', '.join(message.attachments)} (not read)."
     return block
 
 
-def _display_name(message: EmailMessage) -> str:
-    """"Owner" for the owner; a stranger calling themselves Owner is shown with their address."""
+def display_name(message: EmailMessage) -> str:
+    """How a message's writer is named in text for a model and in summaries: "Owner" for the owner; a stranger
+    calling themselves Owner is shown with their address."""
     if message.from_owner:
         return "Owner"
     if message.sender_name.casefold().strip() == "owner":
         return f"{message.sender_name} ({message.sender_address})"
     return message.sender_name
-
-
-# --- the offline summary ---------------------------------------------------------------------------------------
-
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
-_FIRST_PERSON = re.compile(
-    r"(?<![\w'’-])(?:(?P<i>I)(?:['’](?P<contr>m|ve|ll|d)|\s+(?P<aux>am|have|do|don['’]t))?"
-    r"|(?P<we>we)(?:['’](?P<wecontr>re|ve|ll|d))?|(?P<obj>me|myself)|(?P<pos>my|mine)|(?P<us>us|ourselves)"
-    r"|(?P<our>our|ours))(?![\w'’-]|\.\w)", re.IGNORECASE)
-_I_VERB = {"m": "is", "am": "is", "ve": "has", "have": "has", "ll": "will", "d": "would", "do": "does",
-           "don't": "doesn't", "don’t": "doesn’t"}
-_WE_VERB = {"re": "are", "ve": "have", "ll": "will", "d": "would"}
-
-
-def heuristic_summary(thread: EmailThread) -> str:
-    """The offline summary of a thread (seed 001: syncs without a model "use their own heuristic fallbacks"):
-    a few third-person sentences about the owner, each naming the subject so it stands alone as a memory, e.g.
-    "Alice Smith emailed Owner about “Quarterly report” on 28 November 2026: “The draft is ready”.",
-    "Alice Smith asked Owner about “Quarterly report”: “Can you send the slides?”, and Owner has not replied
-    yet.", "The thread “Quarterly report” has 3 messages between Alice Smith and Owner from … to ….",
-    "The thread “Quarterly report” has attachments: slides.pdf.".
-
-    Shaped for `twin.extractor.extract` (which keeps 12..400-character sentences, drops questions and rewrites
-    English first person to "Owner"): one quoted sentence per summary sentence, each ending in "." after the
-    quote; names, subject, quotes and lists clipped so a sentence stays under 400 characters; a correspondent's
-    first person rewritten to their name ("my slides" -> "Alice Smith's slides"; agreement only for be/have/do
-    and contractions) so their words are never taken as the owner's.
-    """
-    first, newest = thread.messages[0], thread.messages[-1]
-    # a subject's own final "." "?" or "!" would end the summary sentence at its closing quote: dropped
-    subject = _inline(_clip(thread.subject if first.from_owner else _reported(thread.subject, _short_name(first)),
-                            80)).rstrip(".!?… ") or "(no subject)"
-    others = [m for m in thread.messages if not m.from_owner]
-    sentences = []
-    excerpt = _inline(_excerpt(newest, thread.reply_reason))
-    quote = f": “{excerpt}”" if excerpt else ""
-    if not newest.from_owner:
-        sentences.append(f"{_short_name(newest)} emailed Owner about “{subject}” on {_day(newest)}{quote}.")
-    elif others:
-        sentences.append(f"Owner replied to {_short_name(others[-1])} about “{subject}” on {_day(newest)}{quote}.")
-    else:
-        to = _clip(", ".join(newest.to[:3]), 80) or "someone"
-        sentences.append(f"Owner emailed {to} about “{subject}” on {_day(newest)}{quote}.")
-    if thread.needs_reply and thread.reply_reason:
-        reason = _inline(_clip(_reported(thread.reply_reason, _short_name(newest)), EXCERPT_MAX_CHARS))
-        sentences.append(f"{_short_name(newest)} asked Owner about “{subject}”: “{reason}”, and Owner has not "
-                         "replied yet.")
-    if len(thread.messages) > 1:
-        names = list(dict.fromkeys(_short_name(m) for m in others))[:3]
-        people = f"between {', '.join(names)} and Owner" if names else "all from Owner"
-        sentences.append(f"The thread “{subject}” has {len(thread.messages)} messages {people} from {_day(first)} "
-                         f"to {_day(newest)}.")
-    attachments = list(dict.fromkeys(name for m in thread.messages for name in m.attachments))
-    if attachments:
-        more = f" and {len(attachments) - 5} more" if len(attachments) > 5 else ""
-        sentences.append(f"The thread “{subject}” has attachments: {_clip(', '.join(attachments[:5]), 200)}{more}.")
-    return " ".join(sentences)
-
-
-_INNER_END = re.compile(r"[.!?…]+([\"'”’»)\]]*)\s+(?=\S)")
-
-
-def _inline(fragment: str) -> str:
-    """A subject or quote made safe to sit inside one summary sentence: an inner sentence end ("week? The key")
-    becomes a dash ("week – The key"), so the extractor does not split the summary sentence there. A final
-    "?" or "!" stays (it ends the quote, not the summary sentence)."""
-    return _INNER_END.sub(r"\1 – ", fragment)
-
-
-def _short_name(message: EmailMessage) -> str:
-    return "Owner" if message.from_owner else _clip(_display_name(message), 60)
-
-
-def _day(message: EmailMessage) -> str:
-    """`2026-11-28T09:00:00Z` -> "28 November 2026" (English month names whatever the locale)."""
-    year, month, day = message.sent_at[:10].split("-")
-    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
-
-
-def _excerpt(message: EmailMessage, skip: str | None) -> str:
-    """The first real sentence of `message` (greeting cut, at least 3 words, not the reply reason already
-    quoted), a correspondent's first person reported, at most `EXCERPT_MAX_CHARS`, a final "." dropped (the
-    summary puts it after the closing quote); "" when there is none."""
-    for sentence in split_sentences(message.body):
-        sentence = _without_greeting(sentence)
-        if len(sentence.split()) < 3 or (skip and _clip(sentence, REASON_MAX_CHARS) == skip):
-            continue
-        if not message.from_owner:
-            sentence = _reported(sentence, _short_name(message))
-        sentence = _clip(sentence, EXCERPT_MAX_CHARS)
-        return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") else sentence
-    return ""
-
-
-def _reported(text: str, name: str) -> str:
-    """A correspondent's first person turned into their name: I -> "<name>" (I'm -> "<name> is", I've -> "<name>
-    has", …), me/myself -> "<name>", my/mine -> "<name>'s", we/us -> "<name> and others", our/ours ->
-    their/theirs. All-caps words (US, ME) are left alone."""
-
-    def replace(match: re.Match) -> str:
-        word = match.group()
-        if len(word) > 1 and word.isupper() and " " not in word and "'" not in word and "’" not in word:
-            return word
-        if match["i"]:
-            verb = match["contr"] or match["aux"]
-            out = f"{name} {_I_VERB.get(verb.lower(), verb)}" if verb else name
-        elif match["we"] or match["us"]:
-            contraction = (match["wecontr"] or "").lower()
-            out = f"{name} and others" + (f" {_WE_VERB[contraction]}" if contraction else "")
-        elif match["obj"]:
-            out = name
-        elif match["pos"]:
-            out = f"{name}'s"
-        else:
-            out = "their" if word.lower() == "our" else "theirs"
-        return out[:1].upper() + out[1:] if word[:1].isupper() else out
-
-    return _FIRST_PERSON.sub(replace, text)

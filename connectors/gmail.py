@@ -40,7 +40,8 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
-from connectors.email_text import EmailThread, MalformedThread, heuristic_summary, parse_thread, thread_text
+from connectors.email_summary import heuristic_summary
+from connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin import ingest
 from twin.activity import Activity
 from twin.ingest import Ingest

@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from gmail_fixtures import attachment_part, b64url, message_json, multipart, text_part, thread_json
 
+from connectors.email_summary import heuristic_summary
 from connectors.email_text import (
     MAX_BODY_CHARS,
     MAX_HTML_BYTES,
     REASON_MAX_CHARS,
     EmailThread,
     MalformedThread,
-    heuristic_summary,
     parse_thread,
     thread_text,
 )
@@ -413,11 +413,11 @@ def test_summary_of_an_owner_reply_through_the_extractor():
                          body_text="Sounds good, I will book the Thai place.\n\nSent from my iPhone",
                          sent_at=T0 + timedelta(days=1))
     summary = heuristic_summary(parse_thread(thread_json("t1", [ask, reply]), [OWNER]))
-    assert summary.startswith("Owner replied to Alice Smith about “Lunch” on 29 November 2026: “Sounds good, I will "
-                              "book the Thai place”.")
     assert "has not replied" not in summary
     contents = [m.content for m in extract(summary)]
-    assert contents == [
+    assert contents == [  # both sides of the thread, each writer's "I/we" in their own name
+        "Alice Smith emailed Owner about “Lunch” on 28 November 2026: “Lunch on Tuesday?”.",
+        "Alice Smith emailed Owner about “Lunch” on 28 November 2026: “Alice Smith and others are free at noon”.",
         "Owner replied to Alice Smith about “Lunch” on 29 November 2026: “Sounds good, Owner will book the Thai "
         "place”.",
         "The thread “Lunch” has 2 messages between Alice Smith and Owner from 28 November 2026 to 29 November 2026."]

@@ -476,3 +476,76 @@ def test_a_token_file_of_the_wrong_shape_is_a_sign_in_problem(twin_env, content)
     path.write_text(content, errors="surrogateescape")
     with pytest.raises(GmailAuthError, match="twin connect gmail"):
         fresh_credentials(path, twin_env.gmail_token_url)
+
+
+# -- what waits for a reply: the sync's rule, `twin status` and `twin email waiting` ------------------------------
+WAITING_ASKS = [  # (sender, subject, body): people asking the owner something, in English and German
+    ("Ruth Ames <ruth@ames.example>", "Garden fence", "Could you pay your half of the fence, £180, by Sunday?"),
+    ("Karl Böhm <karl@boehm.example>", "Probe", "Kannst du am Donnerstag um 19 Uhr zur Probe kommen?"),
+    ("Ines Faria <ines@faria.example>", "Slides", "Please send me the final slides before the board meeting."),
+    ("Udo Kern <udo@kern.example>", "Schlüssel", "Hast du den Kellerschlüssel noch?"),
+    ("Lea Moor <lea@moor.example>", "Dinner", "Are you free for dinner on the 12th?"),
+    ("Jan Ost <jan@ost.example>", "Rechnung", "Könnten Sie mir die Rechnung Nr. 4471 noch einmal schicken?"),
+    ("Zoe Park <zoe@park.example>", "Trip", "Which train do you take to Leeds?"),
+    ("Eva Roth <eva@roth.example>", "Umfrage", "Bitte gib mir bis Freitag Bescheid, ob du mitkommst."),
+    ("Max Sand <max@sand.example>", "Lease", "Can you sign the lease renewal this week?"),
+    ("Ida Thal <ida@thal.example>", "Fotos", "Schickst du mir die Fotos vom 3. Advent?"),
+    ("Oli Vance <oli@vance.example>", "Car", "Would you lend me the car on Saturday?"),
+]
+NOT_WAITING = [  # machines and phishing: never waiting, however they are phrased
+    _thread("t-invite", "Priya Nair <priya@acme.example>", "Invitation: Review", "Will you attend the review?",
+            attachments=[("invite.ics", 800)]),
+    _thread("t-order", "Shop <orders@shop.example>", "Order 55-12", "Your order 55-12 (€40) has shipped. Questions?"),
+    _thread("t-news", "News <hello@news.example>", "Weekly", "Can you guess our top story?",
+            extra_headers={"List-Unsubscribe": "<mailto:x@news.example>"}),
+    _thread("t-phish", "Bank <security@bank-alerts.example>", "Account locked",
+            "Your account is suspended. Can you verify your account within 24 hours?",
+            body_html='<a href="http://192.0.2.4/login">bank.example/login</a> suspended, verify now',
+            extra_headers={"Reply-To": "x@elsewhere.example"}),
+]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=os.environ.copy())
+
+
+def test_status_names_the_count_and_the_newest_waiting_and_twin_email_waiting_lists_all_oldest_first(
+        gmail, connector, store, twin_env):
+    for index, (sender, subject, body) in enumerate(WAITING_ASKS):
+        gmail.add_thread(_thread(f"t-ask-{index}", sender, subject, body, hours_ago=48 - index))
+    for thread in NOT_WAITING:
+        gmail.add_thread(thread)
+    report = connector.sync_once()
+    assert report.needs_reply == len(WAITING_ASKS) + 1  # and t-slides of MAILBOX
+
+    listed = json.loads(_cli("email", "waiting", "--json").stdout)
+    assert [t["subject"] for t in listed] == [subject for _, subject, _ in WAITING_ASKS] + ["Quarterly report"]
+    assert [t["at"] for t in listed] == sorted(t["at"] for t in listed)
+    assert {t["thread_id"] for t in listed}.isdisjoint({"t-invite", "t-order", "t-news", "t-phish"})
+    plain = _cli("email", "waiting").stdout.splitlines()
+    assert len(plain) == len(listed) and plain[0].startswith("Ruth Ames, “Garden fence”, waiting since ")
+    assert plain[0].endswith("(2 days): Could you pay your half of the fence, £180, by Sunday?")
+
+    status_lines = _cli("status").stdout.splitlines()
+    gmail_lines = [line for line in status_lines if line.startswith(("gmail:", "  "))]
+    assert gmail_lines[1] == (f"gmail: {len(listed)} threads wait for your reply; the newest 3 below, `twin email "
+                              "waiting` lists all")
+    assert gmail_lines[2].startswith("  Alice Smith, “Quarterly report”, waiting since ")
+    assert gmail_lines[3].startswith("  Oli Vance, “Car”") and len(gmail_lines) == 5
+    assert not any("{" in line or "'subject'" in line for line in gmail_lines)
+
+
+def test_offline_memories_of_a_german_thread_carry_its_content_whole(gmail, connector, store):
+    body = ("Sehr geehrter Herr Taylor,\n\nIhr Flug LH 1234 nach Lissabon am 3. März 2027 ist bestätigt, Abflug "
+            "7.25 Uhr ab Frankfurt Terminal 1. Der Preis beträgt 312,40 €.\nIch schicke Ihnen die Bordkarte z. B. "
+            "per SMS.\n\nMit freundlichen Grüßen\nReisebüro Sonne\nGeschäftsführerin: Eva Sonne, HRB 4711")
+    gmail.add_thread(_thread("t-flug", "Reisebüro Sonne <buchung@sonne.example>", "Ihr Flug", body))
+    connector.sync_once()
+    drain()
+    learned = _sources(store)["email:t-flug"]
+    assert any("LH 1234 nach Lissabon am 3. März 2027" in m and "7.25 Uhr" in m for m in learned), learned
+    assert any("312,40 €" in m for m in learned)
+    assert any("Reisebüro Sonne schickt Ihnen die Bordkarte z. B. per SMS" in m for m in learned)
+    assert not any(word in m for m in learned for word in ("Sehr geehrter", "Grüßen", "HRB", "Ich schicke"))
+    assert all(m.count("“") == m.count("”") for m in learned)

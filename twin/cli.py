@@ -297,8 +297,67 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
         if key == "degraded":
             for line in value:
                 show(f"degraded: {line}")
+        elif key == "gmail":
+            for line in _gmail_lines(value):
+                show(line)
         else:
             show(f"{key}: {value}")
+    return 0
+
+
+STATUS_WAITING_SHOWN = 3
+"""Threads waiting for a reply that the plain `twin status` names (the newest; `twin email waiting` has all)."""
+
+
+def _gmail_lines(state: dict) -> list[str]:
+    """The gmail part of `twin status` in plain words: the account and last sync, threads read, how many wait for
+    a reply, then the newest few of those, one per line (who, subject, since when, what they ask)."""
+    if not state.get("connected"):
+        return ["gmail: not connected (run `twin connect gmail`)"]
+    sync = f"last sync {state['last_sync']}" if state.get("last_sync") else "not synced yet"
+    lines = [f"gmail: {state.get('account') or 'connected'}, {sync}, {state['threads']} thread(s) read"]
+    count = state["needs_reply"]
+    if not count:
+        return [*lines, "gmail: no thread waits for your reply"]
+    shown = state["waiting"][:STATUS_WAITING_SHOWN]
+    more = f"; the newest {len(shown)} below, `twin email waiting` lists all" if count > len(shown) else ""
+    lines.append(f"gmail: {count} thread{'s' if count != 1 else ''} wait{'s' if count == 1 else ''} for your "
+                 f"reply{more}")
+    return lines + [f"  {_waiting_line(thread)}" for thread in shown]
+
+
+def _waiting_line(thread: dict, now: float | None = None) -> str:
+    """"Alice Smith, “Quarterly report”, waiting since 28 Nov 2026 09:00 UTC (3 days): Can you send …"; `now` in
+    seconds since the epoch (default: the clock)."""
+    from datetime import UTC
+
+    try:
+        at = parse_time(thread["at"])
+    except (TypeError, ValueError):
+        since = "waiting"
+    else:
+        days = int(((now or time.time()) - at.timestamp()) // 86_400)
+        age = "today" if days <= 0 else f"{days} day{'s' if days != 1 else ''}"
+        since = f"waiting since {at.astimezone(UTC):%d %b %Y %H:%M} UTC ({age})"
+    asks = f": {thread['asks']}" if thread.get("asks") else ""
+    return f"{thread['from'] or 'someone'}, “{thread['subject']}”, {since}{asks}"
+
+
+def cmd_email(settings: Settings, args: argparse.Namespace) -> int:
+    """`waiting`: every email thread that waits for your reply, oldest first: who wrote last, the subject, since
+    when it waits and what they ask (as the last Gmail sync saw them; a thread you answered leaves the list at
+    the next sync)."""
+    from twin.health import waiting_threads
+
+    with Store(settings.db_path) as store:
+        threads = waiting_threads(store, settings.being)
+    if args.json:
+        _print_json(threads)
+        return 0
+    for thread in threads:
+        show(_waiting_line(thread))
+    if not threads:
+        show("no email thread waits for your reply")
     return 0
 
 
@@ -800,6 +859,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive, default=300, help="seconds to wait for the sign-in")
     p = add("sync", cmd_sync, "import browser history now instead of at the daily pace")
     p.add_argument("source", choices=("browser",))
+    p.add_argument("--json", action="store_true")
+    p = add("email", cmd_email, "email threads that wait for your reply, oldest first")
+    p.add_argument("action", choices=("waiting",))
     p.add_argument("--json", action="store_true")
     p = add("import", cmd_import, "read memories from JSON lines")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")

@@ -60,9 +60,23 @@ _INLINE = (
 )
 # A sentence ends at . ! ? ... before whitespace (closing quotes/brackets kept), or at 。！？ anywhere.
 _END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+(?=\s|$)|(?<![。！？])[。！？]++[」』”’）)]*+")
-_ABBR_KEEP = _words("dr mr mrs ms prof st jr sr mt rev hon gen col capt lt sgt e.g i.e vs cf viz approx ca")
-_ABBR_NUM = _words("no nr vol fig p pp ch sec art jan feb mar apr jun jul aug sep sept oct nov dec")  # "No. 5"
-_ABBR_CAP = _words("etc al inc ltd co corp")  # end a sentence only before a capital
+_ABBR_KEEP = _words("dr mr mrs ms prof st jr sr mt rev hon gen col capt lt sgt e.g i.e vs cf viz approx ca"
+                    " bzw ggf evtl inkl zzgl exkl sog vgl bspw hr fr mme mlle sra srta dres min std sek tsd mio mrd")
+_ABBR_NUM = _words("no nr vol fig p pp ch sec art jan feb mar apr jun jul aug sep sept oct nov dec"  # "No. 5"
+                   " tel str dez okt mo di mi do sa so")
+_ABBR_CAP = _words("etc al inc ltd co corp usw")  # end a sentence only before a capital
+# ours: "am 15. Dezember", "der 3. Versuch", "z. B.": a day or ordinal before a month or after a German article or
+# preposition, and a one-letter abbreviation followed by another ("z. B.", "d. h.", "p. ej."), end no sentence
+_ORDINAL_MONTH = re.compile(
+    r"\s*(?i:jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|févr(?:ier)?|mar(?:ch|s|zo)?|märz|apr(?:il|ile)?|avr(?:il)?"
+    r"|abr(?:il)?|may|mai|mayo|maggio|jun[ei]?o?|juin|juli?|july|juil(?:let)?|julio|aug(?:ust)?|août|agosto"
+    r"|sep(?:t(?:ember|embre|iembre)?)?|oct(?:ober|obre|ubre)?|okt(?:ober)?|nov(?:ember|embre|iembre)?"
+    r"|dec(?:ember)?|dez(?:ember)?|déc(?:embre)?|dic(?:iembre)?|ene(?:ro)?)\b")
+_ORDINAL_AFTER = _words("am im zum zur vom bis ab seit vor nach zu der die das den dem des ein eine einen einem einer"
+                        " jeden jedes jede mein meine meinen meinem dein deine deinen sein seine seinen ihr ihre"
+                        " ihren ihrem unser unsere unseren")
+_LETTER_ABBR = re.compile(r"\s*[^\W\d_]{1,3}\.")
+_LETTER_BEFORE = re.compile(r"(?:^|\s)[^\W\d_]\.\s*$")
 _ACRONYM = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, a.m, p.m
 
 # --- the memorability filter ----------------------------------------------------------------------------------
@@ -391,6 +405,12 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
     if punct.startswith(("..", "…")):
         return not following.isupper()
     if token in _ABBR_KEEP or (len(token) == 1 and token != "i" and block[match.start() - 1].isupper()):
+        return True
+    if token.isdigit() and len(token) <= 2 and punct == ".":
+        before = block[max(start, space - 12):max(space, 0)].rsplit(" ", 1)[-1].lower()
+        return _ORDINAL_MONTH.match(block, match.end()) is not None or before in _ORDINAL_AFTER
+    if len(token) == 1 and token.isalpha() and token != "i" and (
+            _LETTER_ABBR.match(block, match.end()) or _LETTER_BEFORE.search(block, start, max(space, start))):
         return True
     if token in _ABBR_NUM:
         return following.isdigit()

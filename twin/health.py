@@ -136,27 +136,42 @@ def telegram_state(settings: Settings, store: Store) -> dict:
             "token_refused": store.get_cursor("telegram", settings.being, "token_refused") or None}
 
 
+STATUS_WAITING = 5
+"""Threads waiting for a reply that `twin status` names (the newest); `twin email waiting` lists them all."""
+
+
 def gmail_state(settings: Settings, store: Store) -> dict:
     """Whether Gmail is connected (a token file exists; its content is never shown), the account, the last
-    sync (UTC ISO-8601) and historyId, threads read, the newest threads that need a reply
-    (`[{subject, from, at, asks}]`, at most 5), the sign-in problem that stopped it and the failure of the
-    syncs since the last one that worked (`{at, reason}`; None if none)."""
+    sync (UTC ISO-8601) and historyId, threads read, how many need a reply, the newest of them (`waiting`: at most
+    `STATUS_WAITING`, newest first, shaped as `waiting_threads`), the sign-in problem that stopped it and the
+    failure of the syncs since the last one that worked (`{at, reason}`; None if none)."""
     if not settings.gmail_token_path.exists():
         return {"connected": False}
     being = settings.being
     threads, waiting = store.conn.execute("SELECT COUNT(*), COALESCE(SUM(needs_reply), 0) FROM email_threads "
                                           "WHERE being_id = ?", (being,)).fetchone()
-    rows = store.conn.execute("SELECT subject, last_from, last_message_at, reply_reason FROM email_threads "
-                              "WHERE being_id = ? AND needs_reply = 1 ORDER BY last_message_at DESC LIMIT 5",
-                              (being,)).fetchall()
     auth_error, sync_error = (store.get_cursor("gmail", being, key) for key in ("auth_error", "sync_error"))
     return {"connected": True, "account": store.get_cursor("gmail", being, "address"),
             "last_sync": store.get_cursor("gmail", being, "last_sync"),
             "history_id": store.get_cursor("gmail", being, "history_id"), "threads": threads,
-            "needs_reply": waiting,
-            "waiting": [{"subject": r[0], "from": r[1], "at": r[2], "asks": r[3]} for r in rows],
+            "needs_reply": waiting, "waiting": waiting_threads(store, being, newest_first=True, limit=STATUS_WAITING),
             "auth_error": json.loads(auth_error) if auth_error else None,
             "sync_error": json.loads(sync_error) if sync_error else None}
+
+
+def waiting_threads(store: Store, being: str, *, newest_first: bool = False, limit: int | None = None) -> list[dict]:
+    """The email threads of `being` that wait for the owner's reply (`connectors.needs_reply`'s rule, as the last
+    sync saw them): `[{thread_id, subject, from, at, asks, messages}]`, `at` the newest message's time (UTC
+    ISO-8601, since when it waits), `asks` the sentence that asks (None when unknown); oldest first unless
+    `newest_first`; all of them unless `limit`. Read-only; the one query `twin status`, `twin email waiting`
+    and any other interface use."""
+    order = "DESC" if newest_first else "ASC"
+    rows = store.conn.execute(
+        "SELECT thread_id, subject, last_from, last_message_at, reply_reason, message_count FROM email_threads "
+        f"WHERE being_id = ? AND needs_reply = 1 ORDER BY last_message_at {order}, thread_id {order} LIMIT ?",
+        (being, -1 if limit is None else max(0, limit))).fetchall()
+    return [{"thread_id": r[0], "subject": r[1], "from": r[2], "at": r[3], "asks": r[4], "messages": r[5]}
+            for r in rows]
 
 
 def browser_state(settings: Settings, store: Store) -> dict:
