@@ -173,15 +173,16 @@ def person_words(sentence: str, language: str | None) -> tuple[list[str], list[s
 
 
 def _language(sentence: str) -> str | None:
-    """The language of `sentence` among en/de/fr/es by the most hint and person words (ties: English when the
-    sentence is ASCII), None when none is hinted (ours: enough to choose which person words to read)."""
+    """The language of `sentence` among en/de/fr/es by the most hint words, then the most person words (ties:
+    English when the sentence is ASCII), None when none is hinted (ours: enough to choose which person words to
+    read; French "du" outweighs German "du" in "Owner mange du pain.")."""
     words = [w.lower().replace("’", "'") for w in _WORDS.findall(sentence)]
     scores = {}
     for language, hints in _LANGUAGE_HINTS.items():
         firsts, seconds = _PERSON_WORDS[language]
-        scores[language] = sum(w in hints or w in firsts or w in seconds for w in words)
+        scores[language] = (sum(w in hints for w in words), sum(w in firsts or w in seconds for w in words))
     best = max(scores.values())
-    if best == 0:
+    if best == (0, 0):
         return None
     winners = [language for language, score in scores.items() if score == best]
     return "en" if "en" in winners and sentence.isascii() else winners[0]
