@@ -1,5 +1,6 @@
 """Pairs of memories for measuring supersession (capture's "the new memory replaces the old one"), English and
-German: `(old, new, kind of both, should the new one supersede the old?)`.
+German: `(old, new, kind of both, should the new one supersede the old?)`. `PAIRS` (87) is what the rules were
+measured and tuned on; `HELD_OUT` (28) was written afterwards and never tuned on.
 
 Written for this corpus, not taken from the eval set. "Should" pairs are updates of one state: the same subject
 and attribute with a new value (home city, employer, job, manager, partner, diet, phone, car, bank, editor,
@@ -116,4 +117,36 @@ PAIRS: tuple[Pair, ...] = tuple(Pair(*row) for row in (
     ("Owner hat 2 Katzen.", "Owner hat 2 Schwestern.", "fact", N),
     ("Owner mag Jazz.", "Owner mag Techno.", "preference", N),
     ("Owner arbeitet bei Siemens.", "Owners Schwester arbeitet bei Bosch.", "fact", N),
+))
+
+HELD_OUT: tuple[Pair, ...] = tuple(Pair(*row) for row in (
+    # written after the rules were tuned on PAIRS and never tuned on: a check that the rules carry to other words
+    ("Owner lives in Utrecht.", "Owner now lives in Rotterdam.", "fact", S),
+    ("Owner lives in Cork.", "Owner moved back to Dublin.", "fact", S),
+    ("Owner works for Siemens Energy.", "Owner works for Vestas.", "fact", S),
+    ("Owner's boss is Karen Li.", "Owner's boss is Marcus Bell.", "relationship", S),
+    ("Owner is married to Hugo.", "Owner and Hugo divorced.", "relationship", S),
+    ("Owner drives a Tesla Model 3.", "Owner sold the Tesla Model 3.", "fact", S),
+    ("Owner's rent is 1,200 dollars.", "Owner's rent is 1,350 dollars.", "fact", S),
+    ("Owner has 4 chickens.", "Owner has 6 chickens.", "fact", S),
+    ("Owner is 61 years old.", "Owner is 62 years old.", "fact", S),
+    ("Owner's son Leo lives in Vienna.", "Owner's son Leo moved to Graz.", "relationship", S),
+    ("Owner wohnt in Köln.", "Owner wohnt jetzt in Bonn.", "fact", S),
+    ("Owner arbeitet bei der Telekom.", "Owner arbeitet jetzt bei SAP.", "fact", S),
+    ("Owner hat 1 Hund.", "Owner hat 2 Hunde.", "fact", S),  # missed: German plurals are not stemmed
+    ("Owner swam 2 km on Saturday.", "Owner swam 3 km on Sunday.", "episode", N),
+    ("Owner biked 40 km.", "Owner biked 65 km.", "fact", N),
+    ("Owner tipped 5 euros at the café.", "Owner tipped 8 euros at the café.", "fact", N),
+    ("Owner's train leaves at 6:40 on Friday.", "Owner's train leaves at 7:10 on Friday.", "fact", N),
+    ("Owner lives in Utrecht.", "Owner moved the dinner to Saturday.", "fact", N),
+    ("Owner lives in Utrecht.", "Owner moved his pension from Aegon to Nationale Nederlanden.", "fact", N),
+    ("Owner works for Vestas.", "Owner switched to a new gym.", "fact", N),
+    ("Owner's son Leo lives in Vienna.", "Owner lives in Graz.", "fact", N),
+    ("Owner lives in Cork.", "Owner's daughter moved to Dublin.", "fact", N),
+    ("Owner has 4 chickens.", "Owner has 4 goats.", "fact", N),
+    ("Owner likes Bach.", "Owner likes Chopin.", "preference", N),
+    ("Owner ist am Samstag 10 km gelaufen.", "Owner ist am Sonntag 12 km gelaufen.", "fact", N),
+    ("Owner hat gestern 3 Bier getrunken.", "Owner hat gestern 5 Bier getrunken.", "fact", N),
+    ("Owner wohnt in Köln.", "Owner hat das Abendessen auf Samstag verschoben.", "fact", N),
+    ("Owner wohnt in Köln.", "Owners Bruder wohnt in Bonn.", "fact", N),
 ))

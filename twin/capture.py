@@ -162,8 +162,12 @@ def supersede_reason(new: str, old: str, kind: str, reason: str) -> tuple[str, s
             or drops_numbers(new, old)):
         return None
     if reason.startswith("negation flip"):
-        return f"the same statement, turned into its opposite ({reason})", "a negation"
+        return ("the same statement, now negated" if _NEGATED.search(new) else "the same statement, no longer "
+                "negated"), "a negation"
     return f"the {reason}" if reason.startswith("opposite") else reason, "the opposite preference"
+
+
+_NEGATED = re.compile(r"(?i)\b(?:not|no longer|never|no more|any ?more|stopped|quit|gave up)\b|n['’]t\b")
 
 
 def number_change(new: str, old: str) -> tuple[str, str] | None:

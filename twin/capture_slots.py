@@ -98,7 +98,7 @@ _WEEKDAY = ("monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag|die
 _MONTH = ("january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr"
           "|jun|jul|aug|sep|sept|oct|nov|dec|januar|februar|märz|mai|juni|juli|oktober|dezember")
 _DATED = re.compile(
-    rf"\b(?:{_WEEKDAY})\b(?!s)|\b(?:on|am|this|last|next) (?:{_WEEKDAY})|\b\d{{1,2}}(?:st|nd|rd|th|\.)? (?:of )?"
+    rf"\b(?:{_WEEKDAY})\b(?!s)|\b(?:on|am|this|last|next) (?:{_WEEKDAY})\b(?!s)|\b\d{{1,2}}(?:st|nd|rd|th|\.)? (?:of )?"
     rf"(?:{_MONTH})\b|\b(?:{_MONTH}) \d{{1,2}}\b|\b(?:in|im|since|seit|of) (?:{_MONTH})\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
     r"|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\b\d{1,2}\.\d{1,2}\.(?!\d)|\b(?:19|20)\d{2}\b|\b\d{1,2}:\d{2}\b"
     r"|\b\d{1,2} ?(?:am|pm|uhr)\b|\b(?:today|yesterday|tomorrow|tonight|heute|gestern|vorgestern|übermorgen)\b"
