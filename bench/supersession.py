@@ -21,11 +21,11 @@ from pathlib import Path
 from _common import REPO_ROOT, table, write_json
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
-from supersession_corpus import HELD_OUT, PAIRS, Pair  # noqa: E402
+from supersession_corpus import HELD_OUT, PAIRS, Pair
 
-from twin.capture import capture  # noqa: E402
-from twin.extractor import Candidate  # noqa: E402
-from twin.store import Store  # noqa: E402
+from twin.capture import capture
+from twin.extractor import Candidate
+from twin.store import Store
 
 NAME = "supersession"
 PROVENANCE = {"source_type": "muse", "captured_from": "bench", "confidence": 0.8}

@@ -12,7 +12,7 @@ from fake_llm import Reply
 from supersession_corpus import HELD_OUT, PAIRS, Pair
 
 from twin.capture import capture
-from twin.capture_slots import is_state, slot_change, slot_of
+from twin.capture_slots import is_state, slot_of
 from twin.extractor import Candidate
 from twin.learn import forget, learn
 

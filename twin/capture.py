@@ -7,15 +7,18 @@ In order, inside the caller's transaction:
    stored, unless `force`;
 3. the active memories it may restate or contradict: the best keyword matches of its words (FTS5), each
    related by the model when `learn()` had one compare them (`judged`, from `twin.capture_judge`), else by
-   `capture_rules.relate` (offline rules: same subject and relation with another value, change words,
-   negation; LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
+   the offline rules (LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
    - the model's `same` or `refines`, or offline a restatement that refines the old one (every word of the
-     old memory kept) → the old memory is updated in place: same id, hits and edges, new content,
-     re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
-   - contradictions (the model's `contradicts`; offline also the same plain statement of a fact with only its
-     numbers changed: "Owner has 2 cats." → "Owner has 3 cats.") → the new memory is inserted and each
-     contradicted one is marked `superseded` with `superseded_by` and the reason → `superseded: [ids]`
-     (hidden from recall, listing and chat, kept and readable by id and with `--all`);
+     old memory kept, `capture_rules.relate`) → the old memory is updated in place: same id, hits and edges,
+     new content, re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
+   - contradictions → the new memory is inserted and each contradicted one is marked `superseded` with
+     `superseded_by` and a reason a person reads (`Supersession`) → `superseded: [ids]` (hidden from recall,
+     listing and chat, kept and readable by id and with `--all`). The model's `contradicts` ("the model:
+     <its reason>"); offline: the same slot with another value (`capture_slots.slot_change`: "same home city,
+     new value: Berlin replaces Lisbon"; a verb several attributes share, "moved", is no slot), `relate`'s
+     negation flip or opposite preference, and the same statement of a state with only its numbers changed
+     ("Owner has 2 cats." → "Owner has 3 cats."; never an event or a dated statement, `capture_slots.is_state`);
+     a memory said again makes what replaced it stale in turn ("said again: …");
 4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
    `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
 
@@ -30,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from twin.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
-from twin.capture_slots import is_state, read_slot, slot_change
+from twin.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
@@ -141,10 +144,10 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
         if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=relation.reason)
-        if why := supersede_reason(content, old_content, relation.kind, relation.reason):
-            superseded.append((old_id, *why))
-        elif candidate.kind in STATE_KINDS and (why := number_change(content, old_content)) and (
-                store.get(old_id).kind in STATE_KINDS):
+        why = supersede_reason(content, old_content, relation.kind, relation.reason)
+        if why is None and candidate.kind in STATE_KINDS and store.get(old_id).kind in STATE_KINDS:
+            why = number_change(content, old_content)
+        if why is not None:
             superseded.append((old_id, *why))
     return _insert(store, being, candidate, source, now, provenance, superseded)
 
@@ -155,9 +158,9 @@ def supersede_reason(new: str, old: str, kind: str, reason: str) -> tuple[str, s
     negation flip or opposite preference between plain statements about the same subject (`same_subject`),
     never on a change word alone (`CHANGE_MARKER`) nor for a judgement that drops the old number. `kind` and
     `reason` are `relate(new, old)`'s. Read-only."""
-    if why := slot_change(new, old):
-        slot = read_slot(new) or read_slot(old)
-        return why, f"same {slot.attribute}" if why.startswith(f"same {slot.attribute},") else "same attribute"
+    if why := slot_change(new, old):  # "same <attribute>, …": the diary names only attributes of the table
+        attribute = why[len("same "):why.find(",")]
+        return why, f"same {attribute}" if attribute in NAMED_ATTRIBUTES else "same attribute"
     if (kind != "contradiction" or reason.startswith((SLOT_RULE, CHANGE_MARKER)) or not same_subject(new, old)
             or drops_numbers(new, old)):
         return None

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from twin.capture_rules import tokens
 
-__all__ = ["Slot", "is_state", "read_slot", "read_slots", "slot_change", "slot_of"]
+__all__ = ["NAMED_ATTRIBUTES", "Slot", "is_state", "read_slot", "read_slots", "slot_change", "slot_of"]
 
 _KIN = ("sister|brother|mother|mum|mom|father|dad|wife|husband|partner|girlfriend|boyfriend|son|daughter|cousin"
         "|aunt|uncle|friend|colleague|neighbour|neighbor|parents|schwester|bruder|mutter|vater|frau|mann|sohn"
@@ -45,11 +45,13 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((attribute, re.compile(p
     ("employer", r"^(?:now )?works (?:as [^,]+? )?(?:at|for) |^(?:quit|left) (?=\S)|^joined (?=[^,]+? as )"
                  r"|^(?:started|is employed|employed) (?:working |as [^,]+? )?(?:at|by) "
                  r"|^arbeitet(?: jetzt| nun| seit [\w.]+)* (?:als [\w-]+ )?(?:bei|für) "),
-    ("manager", r"^'s (?:new |current |line )?(?:manager|boss|chef|chefin)(?: at [\w-]+(?: [\w-]+)?)? (?:is|ist|heißt) "
+    ("manager", r"^'s (?:new |current |line )?(?:manager|boss|chef|chefin)(?: at [\w-]+(?: [\w-]+)?)?"
+                r" (?:is|ist|heißt) "
                 r"|^reports (?:directly )?to "),
     ("partner", r"^(?:is|has been) (?:now )?(?:dating|married to|engaged to|in a relationship with) "
-                r"|^'s (?:girlfriend|boyfriend|partner|wife|husband|fiancee?|freundin|freund|partnerin) (?:is|ist|heißt) "
-                r"|^and (?=[\w-]+ (?:broke up|split up|divorced|separated)\b)|^ist mit (?=[\w-]+ (?:zusammen|verheiratet))"),
+                r"|^'s (?:girlfriend|boyfriend|partner|wife|husband|fiancee?|freundin|freund|partnerin)"
+                r" (?:is|ist|heißt) |^and (?=[\w-]+ (?:broke up|split up|divorced|separated)\b)"
+                r"|^ist mit (?=[\w-]+ (?:zusammen|verheiratet))"),
     ("diet", r"^(?:is|became|turned|went) (?:now |no longer |not )?(?:a )?(?=vegetarian|vegan|pescatarian|omnivore)"
              r"|^(?=eats (?:meat|fish|everything)\b)|^started eating (?=meat|fish)"
              r"|^(?:ist|wurde) (?:jetzt |kein |keine )?(?=vegetarier|veganer|vegan\b)|^(?=isst (?:wieder )?fleisch)"),
@@ -86,8 +88,9 @@ _HEDGED = re.compile(r"\b(?:never|not|\w+n't|would|could|might|may|used to|was|w
                      r"\w*|würde|könnte|möchte|will|wollte|plant|vielleicht|früher|wohnte|lebte|arbeitete|war|hatte"
                      r"|wäre)\b")
 _HEDGE_EXCEPTIONS = re.compile(r"\b(?:no longer|nicht mehr|kein\w* (?:\w+ )?mehr|in may|may \d+)\b")
-_FROM_TO = re.compile(r"\b(?:switched|moved|changed|went|wechselte|ist|hat)\b.*?\b(?:from|von) (?P<old>.+?) (?:to|zu|zur"
-                      r"|zum|nach) (?P<new>.+)$|\breplaced (?P<replaced>.+?) with (?P<by>.+)$", re.IGNORECASE)
+_FROM_TO = re.compile(r"\b(?:switched|moved|changed|went|wechselte|ist|hat)\b.*?\b(?:from|von) (?P<old>.+?)"
+                      r" (?:to|zu|zur|zum|nach) (?P<new>.+)$|\breplaced (?P<replaced>.+?) with (?P<by>.+)$",
+                      re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 _VALUE_END = re.compile(r",|;|\s(?:in|on|at|since|for|with|from|after|because|as of|as|when|of|by|to|whose|which"
                         r"|who|that|seit|im|am|mit|als|und|and|but|aber|weil|bei|von)\s")
@@ -182,7 +185,9 @@ def _value(text: str) -> str:
     return _ARTICLE.sub("", value, count=1) if len(value.split()) > 1 else value
 
 
-_NAMED = frozenset(attribute for attribute, _ in _SLOTS)
+NAMED_ATTRIBUTES = frozenset(attribute for attribute, _ in _SLOTS)
+"""The attributes of `_SLOTS` ("home city", "bank", …): words of ours, safe in a diary line; any other attribute
+is a noun phrase of the memory itself ("bike lock code")."""
 
 
 def _same_attribute(a: Slot, b: Slot) -> bool:
@@ -191,7 +196,7 @@ def _same_attribute(a: Slot, b: Slot) -> bool:
     if a.subject != b.subject:
         return False
     short, long = sorted((a.attribute, b.attribute), key=len)
-    return short == long or (long.endswith(" " + short) and not {short, long} & _NAMED)
+    return short == long or (long.endswith(" " + short) and not {short, long} & NAMED_ATTRIBUTES)
 
 
 def slot_change(new: str, old: str) -> str | None:
@@ -222,9 +227,10 @@ def _moved_or_ended(new: str, b: Slot) -> str | None:
     if subject is None or (subject["kin"] and b.subject == "owner"):
         return None
     old_words = tokens(b.value) - _UNIT_WORDS
-    if (moved := _FROM_TO.search(text)) and old_words & tokens(moved["old"] or moved["replaced"]):
-        if target := _value(moved["new"] or moved["by"]):
-            return f"same {b.attribute}, new value: {_cut(target)} replaces {_cut(b.value)}"
+    moved = _FROM_TO.search(text)
+    if moved and old_words & tokens(moved["old"] or moved["replaced"]) and (target := _value(moved["new"]
+                                                                                            or moved["by"])):
+        return f"same {b.attribute}, new value: {_cut(target)} replaces {_cut(b.value)}"
     if (end := _ENDS.match(text[subject.end():].lstrip().lower())) and old_words & tokens(end["old"]):
         return f"same {b.attribute}, no longer {_cut(b.value)}"
     return None

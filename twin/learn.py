@@ -201,7 +201,9 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     the new memories with the ones they may restate or contradict (`compare_with_model`; offline rules when it
     cannot). Writes one activity
     line ("Learned 3 thing(s) from email and updated the profile.") unless called `quiet`ly (callers that
-    summarise many calls; model-fallback lines are still written) or `activity` is None. `ingest_id`: the staged
+    summarise many calls; model-fallback lines are still written) or `activity` is None, and, whenever it hid
+    older memories, one more line naming their ids and rules, never their text (`capture.supersession_line`:
+    "Superseded 1 older memory: #4 by #12 (same home city)."). `ingest_id`: the staged
     item (`twin.ingest`) the text came from, deleted in the transaction that stores its memories, so a retried job
     finds nothing to redo. Never raises on odd text or model trouble; raises `sqlite3.Error` only if the store
     itself fails (nothing is half-written).
@@ -261,6 +263,8 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
                                       limit=max_memories, document_title=title,
                                       offline_text=None if offline_text is None else strip_controls(offline_text))
     candidates = extraction.candidates
+    for content, reason in extraction.dropped:
+        result.reject(content, f"the model's memory: {reason}")
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()
     with store.transaction():

@@ -216,11 +216,10 @@ def _dangling(sentence: str) -> str | None:
     first = words[0].lower()
     if first in _DANGLING or (first == "sie" and words[0] == "Sie"):
         return f"opens with a pronoun that refers to nothing in it ('{words[0]}')"
-    if (m := _DEMONSTRATIVE.match(sentence)) and m.group(0).strip().lower() not in ("it", "this", "that", "these",
-                                                                                    "those", "es", "das", "ce"):
-        if not any(w.lower().startswith("owner") for w in words[1:]) or first not in ("it", "es"):
-            return f"opens with a pronoun that refers to nothing in it ('{words[0]}')"
-    return None
+    standing = (m := _DEMONSTRATIVE.match(sentence)) is not None and m.group(0).strip().lower() not in (
+        "it", "this", "that", "these", "those", "es", "das", "ce")  # "This week …" is no pronoun
+    names_owner = first in ("it", "es") and any(w.lower().startswith("owner") for w in words[1:])
+    return f"opens with a pronoun that refers to nothing in it ('{words[0]}')" if standing and not names_owner else None
 
 
 def _mask_quotes(sentence: str) -> tuple[str, list[str]]:
