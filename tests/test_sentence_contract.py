@@ -136,6 +136,16 @@ def test_an_answer_with_nothing_that_keeps_the_contract_falls_back_offline(provi
     assert "Leipzig" not in line
 
 
+def test_a_list_the_model_packed_into_one_memory_is_stored_as_one_memory_each(provider, store, activity, fake_llm):
+    fake_llm.script(answer("Owner's allotment grows:\n- Owner grows leeks on the allotment\n- You grow squash there "
+                           "too", kind="preference"))
+    result = learn(store, activity, "owner", "On the allotment I grow leeks and squash.", "muse", provider=provider)
+    stored = [store.get(i) for i in result.created]
+    assert [m.content for m in stored] == ["Owner grows leeks on the allotment.", "Owner grows squash there too."]
+    assert {m.kind for m in stored} == {"preference"}
+    assert lines(activity, "model") == ["Model memory from muse not kept: a fragment (a list heading)."]
+
+
 def test_a_reminder_is_kept_as_what_owner_needs_to_do(provider, store, activity, fake_llm):
     fake_llm.script(answer("Remember to pick up the passport on Thursday.", kind="episode"))
     [mid] = learn(store, activity, "owner", "Pick up passport Thursday!", "muse", provider=provider).created

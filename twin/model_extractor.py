@@ -139,8 +139,8 @@ class ModelExtraction:
 def _as_candidates(memory: ExtractedMemory) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """The memory held to the contract (`fit_to_contract`: one candidate per sentence it keeps, each with the
     memory's kind, importance and tags) and `(content, reason)` for what it drops."""
-    content = " ".join(strip_controls(memory.content).split())
-    content = "".join(ch for ch in content if ch.isprintable())
+    lines = strip_controls(memory.content).splitlines()  # a list's lines stay apart: one memory per item
+    content = "\n".join(" ".join("".join(ch for ch in line if ch.isprintable()).split()) for line in lines).strip()
     if len(content) > 4 * MAX_CHARS:  # no sentence of it can be a memory: not worth reading
         return [], [(content[:MAX_CHARS] + "…", f"longer than {MAX_CHARS} characters")]
     fitted = fit_to_contract(content)
