@@ -173,13 +173,14 @@ def _comparison(*pairs: dict):
 
 
 def test_the_model_finds_a_contradiction_the_offline_rules_miss(store, activity, fake_llm, provider):
-    old = _capture(store, "Owner eats everything but is trying to cut down on red meat.").id
-    offline = _capture(store, "Owner became vegetarian on 1 May 2025.", now=LATER)
+    old = _capture(store, "Owner invests 400 euros a month in an ETF savings plan.").id
+    offline = _capture(store, "Owner raised the monthly ETF savings plan to 600 euros.", now=LATER)
     assert not offline.superseded  # worded differently: the offline rules keep both
     store.conn.execute("DELETE FROM memories WHERE id = ?", (offline.id,))
-    fake_llm.script(_extraction("Owner became vegetarian on 1 May 2025."),
+    fake_llm.script(_extraction("Owner raised the monthly ETF savings plan to 600 euros."),
                     _comparison({"new": 1, "existing": old, "relation": "contradicts", "reason": "diet changed"}))
-    result = learn(store, activity, "owner", "I became vegetarian on 1 May 2025.", "telegram:1", provider=provider)
+    result = learn(store, activity, "owner", "I raised my ETF savings plan to 600 euros a month.", "telegram:1",
+                   provider=provider)
     assert result.superseded == [old]
     stale = store.get(old)
     assert stale.status == "superseded" and stale.superseded_by == result.created[0]
@@ -187,7 +188,7 @@ def test_the_model_finds_a_contradiction_the_offline_rules_miss(store, activity,
     comparison = fake_llm.chat_requests()[-1]["messages"]
     assert comparison[0]["content"].startswith("Task: comparison")
     shown = comparison[1]["content"]
-    assert "<<<MEMORIES" in shown and f"EXISTING #{old}: Owner eats everything" in shown
+    assert "<<<MEMORIES" in shown and f"EXISTING #{old}: Owner invests 400 euros" in shown
 
 
 def test_the_models_same_or_refines_updates_in_place_and_invented_ids_are_ignored(store, activity, fake_llm,

@@ -7,15 +7,18 @@ In order, inside the caller's transaction:
    stored, unless `force`;
 3. the active memories it may restate or contradict: the best keyword matches of its words (FTS5), each
    related by the model when `learn()` had one compare them (`judged`, from `twin.capture_judge`), else by
-   `capture_rules.relate` (offline rules: same subject and relation with another value, change words,
-   negation; LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
+   the offline rules (LIBRARY_NOTES §8: similarity alone cannot tell a contradiction from a paraphrase);
    - the model's `same` or `refines`, or offline a restatement that refines the old one (every word of the
-     old memory kept) → the old memory is updated in place: same id, hits and edges, new content,
-     re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
-   - contradictions (the model's `contradicts`; offline also the same plain statement of a fact with only its
-     numbers changed: "Owner has 2 cats." → "Owner has 3 cats.") → the new memory is inserted and each
-     contradicted one is marked `superseded` with `superseded_by` and the reason → `superseded: [ids]`
-     (hidden from recall, listing and chat, kept and readable by id and with `--all`);
+     old memory kept, `capture_rules.relate`) → the old memory is updated in place: same id, hits and edges,
+     new content, re-embedded (its vector is dropped, so the embedding worker embeds it again) → `updated`;
+   - contradictions → the new memory is inserted and each contradicted one is marked `superseded` with
+     `superseded_by` and a reason a person reads (`Supersession`) → `superseded: [ids]` (hidden from recall,
+     listing and chat, kept and readable by id and with `--all`). The model's `contradicts` ("the model:
+     <its reason>"); offline: the same slot with another value (`capture_slots.slot_change`: "same home city,
+     new value: Berlin replaces Lisbon"; a verb several attributes share, "moved", is no slot), `relate`'s
+     negation flip or opposite preference, and the same statement of a state with only its numbers changed
+     ("Owner has 2 cats." → "Owner has 3 cats."; never an event or a dated statement, `capture_slots.is_state`);
+     a memory said again makes what replaced it stale in turn ("said again: …");
 4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
    `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
 
@@ -30,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from twin.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
+from twin.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
@@ -44,6 +48,10 @@ compared)."""
 STATE_KINDS = frozenset({"fact", "preference", "relationship"})
 """Kinds that state how things are (a count, an age, a weight can change); episodes and documents record what
 happened or was written, so two with different numbers are two events, not an update."""
+SLOT_RULE = "same subject '"
+"""The start of `relate()`'s rule-1 reason (same single-valued relation, another value): capture leaves that rule
+to `capture_slots.slot_change`, which names the attribute by its words, not by a verb that several attributes
+share ("moved" a home, bank accounts or an appointment)."""
 CHANGE_MARKER = "change marker"
 """`relate`'s reasons that rest only on a change word ("now", "started", "left") on a shared topic do not
 supersede here: on the eval set, among 8 keyword candidates of each of 501 memories, they were right 3 times and
@@ -53,9 +61,34 @@ memory is worse than keeping a stale one beside the new."""
 
 
 
+@dataclass(frozen=True)
+class Supersession:
+    """One memory hidden by another: `id` is superseded by `by`. `reason` is in words a person reads ("same home
+    city, new value: Berlin replaces Lisbon"), stored in `supersede_reason` beside the memory and shown by `twin
+    memories --all`; it may quote the values. `rule` names the rule alone ("same home city", "a new number",
+    "the model's judgement", "said again") for diary lines, which never quote memory text."""
+
+    id: int
+    by: int
+    reason: str
+    rule: str
+
+    def to_dict(self) -> dict:
+        """`{id, by, reason}` (`twin learn --json`)."""
+        return {"id": self.id, "by": self.by, "reason": self.reason}
+
+
+def supersession_line(supersessions: list[Supersession]) -> str:
+    """The diary line of one learn's supersessions, ids and rules only: "Superseded 2 older memories: #3 by #9
+    (same home city), #4 by #9 (a new number)."""
+    parts = ", ".join(f"#{s.id} by #{s.by} ({s.rule})" for s in supersessions)
+    return f"Superseded {len(supersessions)} older memor{'y' if len(supersessions) == 1 else 'ies'}: {parts}."
+
+
 @dataclass
 class CaptureResult:
-    """Seed 003's remember response: the memory's id (None when rejected), and which path it took."""
+    """Seed 003's remember response: the memory's id (None when rejected), and which path it took; `reason`
+    says why it was updated or what it superseded, `supersessions` one `Supersession` per memory it hid."""
 
     id: int | None
     deduplicated: bool = False
@@ -63,6 +96,7 @@ class CaptureResult:
     superseded: list[int] = field(default_factory=list)
     rejected: str | None = None
     reason: str | None = None
+    supersessions: list[Supersession] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The JSON shape: `id` plus only the flags that apply."""
@@ -96,27 +130,58 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
         if candidate.sensitive and existing.sensitivity != SENSITIVE:  # learned before its secret was recognised
             store.conn.execute("UPDATE memories SET sensitivity = ? WHERE id = ?", (SENSITIVE, existing.id))
         if existing.status == "superseded":  # said again: current again, and what replaced it is not
-            return CaptureResult(existing.id, deduplicated=True, superseded=_revive(store, existing.id,
-                                                                                  existing.superseded_by))
+            hidden = _revive(store, existing.id, existing.superseded_by)
+            return CaptureResult(existing.id, deduplicated=True, superseded=[s.id for s in hidden],
+                                 supersessions=hidden)
         return CaptureResult(existing.id, deduplicated=True)
     if not force and (why := unworthy(content)):
         return CaptureResult(None, rejected=why)
     if compare and judged is not None:
         return _capture_judged(store, being, candidate, source, now, provenance, judged)
-    superseded: list[tuple[int, str]] = []
+    superseded: list[tuple[int, str, str]] = []
     for old_id, old_content in related_memories(store, being, content) if compare else ():
         relation = relate(content, old_content)
         if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=relation.reason)
-        if (relation.kind == "contradiction" and not relation.reason.startswith(CHANGE_MARKER)
-                and same_subject(content, old_content) and not drops_numbers(content, old_content)):
-            superseded.append((old_id, relation.reason))
-        elif (candidate.kind in STATE_KINDS and same_subject(content, old_content)
-              and (changed := numbers_changed(content, old_content))
-              and store.get(old_id).kind in STATE_KINDS):
-            superseded.append((old_id, f"same statement with another number: {changed}"))
+        why = supersede_reason(content, old_content, relation.kind, relation.reason)
+        if why is None and candidate.kind in STATE_KINDS and store.get(old_id).kind in STATE_KINDS:
+            why = number_change(content, old_content)
+        if why is not None:
+            superseded.append((old_id, *why))
     return _insert(store, being, candidate, source, now, provenance, superseded)
+
+
+def supersede_reason(new: str, old: str, kind: str, reason: str) -> tuple[str, str] | None:
+    """`(reason, rule)` when `new` replaces `old` by the offline rules, else None: the same slot with a new value
+    (`capture_slots.slot_change`: "same home city, new value: Berlin replaces Lisbon"), or `relate()`'s
+    negation flip or opposite preference between plain statements about the same subject (`same_subject`),
+    never on a change word alone (`CHANGE_MARKER`) nor for a judgement that drops the old number. `kind` and
+    `reason` are `relate(new, old)`'s. Read-only."""
+    if why := slot_change(new, old):  # "same <attribute>, …": the diary names only attributes of the table
+        attribute = why[len("same "):why.find(",")]
+        return why, f"same {attribute}" if attribute in NAMED_ATTRIBUTES else "same attribute"
+    if (kind != "contradiction" or reason.startswith((SLOT_RULE, CHANGE_MARKER)) or not same_subject(new, old)
+            or drops_numbers(new, old)):
+        return None
+    if reason.startswith("negation flip"):
+        return ("the same statement, now negated" if _NEGATED.search(new) else "the same statement, no longer "
+                "negated"), "a negation"
+    return f"the {reason}" if reason.startswith("opposite") else reason, "the opposite preference"
+
+
+_NEGATED = re.compile(r"(?i)\b(?:not|no longer|never|no more|any ?more|stopped|quit|gave up)\b|n['’]t\b")
+
+
+def number_change(new: str, old: str) -> tuple[str, str] | None:
+    """`(reason, rule)` when `new` is `old` with another number and both state how things are, else None:
+    the same subject (`same_subject`), the same words apart from the numbers (`numbers_changed`), and neither an
+    event nor dated (`capture_slots.is_state`: "Owner ran 5 km." / "Owner ran 8 km." are two runs, "Owner has
+    a meeting at 10:00 on Monday." a plan of its own day). Read-only."""
+    if not same_subject(new, old) or not is_state(new) or not is_state(old):
+        return None
+    changed = numbers_changed(new, old)
+    return None if changed is None else (f"same statement, new number: {changed}", "a new number")
 
 
 def _capture_judged(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
@@ -130,24 +195,25 @@ def _capture_judged(store: Store, being: str, candidate: Candidate, source: str,
         if relation in ("same", "refines"):
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=f"the model: {reason}")
-    superseded = [(mid, f"the model: {reason}") for mid, (relation, reason) in live.items()
-                  if relation == "contradicts"]
+    superseded = [(mid, f"the model: {reason}", "the model's judgement")
+                  for mid, (relation, reason) in live.items() if relation == "contradicts"]
     return _insert(store, being, candidate, source, now, provenance, superseded)
 
 
 def _insert(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
-            superseded: list[tuple[int, str]]) -> CaptureResult:
-    """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason)`
-    as replaced by it."""
+            superseded: list[tuple[int, str, str]]) -> CaptureResult:
+    """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason,
+    rule)` as replaced by it, with the reason."""
     content = candidate.content
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
                                  created_at=now, sensitivity=candidate_sensitivity(candidate), provenance=provenance)
-    for old_id, reason in superseded:
+    hidden = [Supersession(old_id, new_id, reason[:300], rule) for old_id, reason, rule in superseded]
+    for s in hidden:
         store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
-                           "WHERE id = ?", (new_id, reason[:300], old_id))
+                           "WHERE id = ?", (new_id, s.reason, s.id))
     store.add_edge_markers([new_id], now)
-    return CaptureResult(new_id, superseded=[i for i, _ in superseded],
-                         reason="; ".join(r for _, r in superseded) or None)
+    return CaptureResult(new_id, superseded=[s.id for s in hidden], reason="; ".join(s.reason for s in hidden) or None,
+                         supersessions=hidden)
 
 
 def candidate_sensitivity(candidate: Candidate) -> str:
@@ -156,10 +222,10 @@ def candidate_sensitivity(candidate: Candidate) -> str:
     return SENSITIVE if candidate.sensitive else infer_sensitivity(candidate.content)
 
 
-def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[int]:
+def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[Supersession]:
     """Make a superseded memory current again (it was said again); the current end of the chain that replaced
     it (following `superseded_by` to the active memory: Lisbon → Berlin → Warsaw gives Warsaw) is superseded by
-    it in turn. Returns the ids newly superseded."""
+    it in turn, with the reason "said again: #<id> is current again". Returns what was newly superseded."""
     store.conn.execute("UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL "
                        "WHERE id = ?", (memory_id,))
     head, seen = superseded_by, {memory_id}
@@ -169,9 +235,10 @@ def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[int
         if row is None:
             return []
         if row[0] == "active":
-            store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = "
-                               "'said again: the older statement is current again' WHERE id = ?", (memory_id, head))
-            return [head]
+            reason = f"said again: #{memory_id}, which this memory had replaced, is current again"
+            store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
+                               "WHERE id = ?", (memory_id, reason, head))
+            return [Supersession(head, memory_id, reason, "said again")]
         head = row[1]
     return []
 

@@ -67,7 +67,10 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
-    """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it."""
+    """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it. `--json` prints
+    `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
+    updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
+    `rejected: [{content, reason}]` for each candidate not stored."""
     from twin.extractor import MAX_PER_CALL
     from twin.learn import as_memories, learn
     from twin.provider import provider_for
@@ -93,17 +96,18 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         updated = as_memories(store, result.updated)
     if args.json:
         _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced],
-                     "updated": [m.to_dict() for m in updated], "superseded": result.superseded,
-                     "rejected": result.rejected})
+                     "updated": [{**m.to_dict(), "reason": result.update_reasons.get(m.id)} for m in updated],
+                     "superseded": [s.to_dict() for s in result.supersessions],
+                     "rejected": [{"content": c, "reason": r} for c, r in result.rejections]})
         return 0
     for m in created:
         show(f"learned   #{m.id} {m.kind}: {m.content}")
     for m in reinforced:
         show(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
     for m in updated:
-        show(f"updated   #{m.id} {m.kind}: {m.content}")
-    for mid in result.superseded:
-        show(f"superseded #{mid} (kept: twin memories --all)")
+        show(f"updated   #{m.id} {m.kind}: {m.content} ({result.update_reasons.get(m.id)})")
+    for s in result.supersessions:
+        show(f"superseded #{s.id} by #{s.by}: {s.reason} (kept: twin memories --all)")
     for reason in result.rejected:
         show(f"not stored: {reason}")
     if not (created or reinforced or updated or result.rejected):
@@ -165,7 +169,8 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         _print_json([m.to_dict() for m in rows])
         return 0
     for m in rows:
-        stale = f"  (superseded by #{m.superseded_by})" if m.status == "superseded" else ""
+        why = f": {m.supersede_reason}" if m.supersede_reason else ""
+        stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
         show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}")
     return 0
 

@@ -683,3 +683,66 @@ def _tags(words: list[str]) -> tuple[str, ...]:
             if len(tags) == MAX_TAGS:
                 break
     return tuple(tags)
+
+
+# --- English second person -> "Owner" (the model's memories, `twin.sentence_contract`) ------------------------
+_CLAUSE_OPENER = ("and|but|or|nor|so|that|because|when|whenever|if|unless|while|since|although|though|where|as"
+                  "|until|once|before|after")
+_NOT_A_VERB = _words("a an the this that these those my your his her its our their some any no every each all to about"
+                     " for with from at in on of by up down out back off over again there here today tomorrow"
+                     " yesterday and or but so too as than if when how what why where who which")
+_PREPOSITION = re.compile(r"(?i)\b(?:to|with|for|about|at|from|of|by|on|in|into|without|like|than|near|behind"
+                          r"|after|before|around|against|between|among|toward|towards|upon|via|per)\s+$")
+_SECOND = re.compile(
+    rf"(?i)(?P<lead>(?:^|[,;:(\"“]\s*|\b(?:{_CLAUSE_OPENER})\s+))?(?<![\w'’-])(?P<subj>you)"
+    r"(?:['’](?P<contr>re|ve|ll|d))?(?![\w'’-])"
+    rf"(?P<adv>(?:\s+(?:{_ADVERBS})\b)*)(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
+    r"|(?<![\w'’-])(?P<obj>your|yours|yourself|yourselves)(?![\w'’-])")
+_SECOND_COMPOUND = re.compile(r"(?i:you)\s+and\s+(?P<x>(?i:your)\s+\w+|[A-Z]\w+)(?![\w'’])"
+                              r"|(?P<y>(?i:your)\s+\w+|[A-Z]\w+)\s+and\s+(?i:you)(?![\w'’])")
+
+
+def second_to_third_person(sentence: str) -> str:
+    """English second person -> "Owner" (ours, for memories a model wrote to the owner: "You have a dog called
+    Rex." -> "Owner has a dog called Rex."). "you" opening a clause (the sentence start, after a comma or
+    and/but/that/because/when/if …) is the subject: "Owner" with the verb agreed
+    (`agree`: "you are" -> "Owner is", "you don't" -> "Owner doesn't"; you're/you've/you'll/you'd -> Owner
+    is/has/will/would), and so is a "you" before a word that can be a verb, unless a preposition comes before it
+    ("said you love" -> "said Owner loves"); another "you" is an object ("gave you a book", "with you") ->
+    "Owner"; your -> Owner's, then their; yours -> Owner's,
+    then theirs; yourself -> themselves. "You and Lena …" / "Lena and you …" -> "Owner and Lena …" (the verb
+    stays plural). Text in other languages is not touched by the caller (`twin.sentence_contract`). Pure; never
+    raises; linear in `len(sentence)`."""
+    if compound := _SECOND_COMPOUND.match(sentence):
+        sentence = "Owner and " + (compound["x"] or compound["y"]) + sentence[compound.end():]
+    state = {"named": sentence.startswith("Owner ")}
+
+    def replace(m: re.Match) -> str:
+        if m["obj"]:
+            word, named = m["obj"].lower(), state["named"]
+            state["named"] = True
+            if word.startswith("yoursel"):
+                return "themselves"
+            return ("their" if named else "Owner's") if word == "your" else ("theirs" if named else "Owner's")
+        lead, adverbs, verb, contraction = m["lead"], m["adv"] or "", m["verb"], (m["contr"] or "").lower()
+        state["named"] = True
+        if contraction:
+            aux = " " + _CONTRACTED[contraction]
+            if aux == " would" and verb and verb.lower() in ("been", "better"):
+                aux = " had"
+            return (lead or "") + "Owner" + aux + adverbs + (" " + verb if verb else "")
+        subject = lead is not None or (verb is not None and verb.lower() not in _NOT_A_VERB and not verb[0].isupper()
+                                       and not _PREPOSITION.search(m.string, 0, m.start()))
+        if not subject or verb is None:
+            return (lead or "") + "Owner" + m.group(0)[len(lead or "") + 3:]
+        return lead + "Owner" + adverbs + " " + agree(verb) if lead is not None else "Owner" + adverbs + " " + agree(
+            verb)
+
+    return _SECOND.sub(replace, sentence)
+
+
+def first_to_third_person(sentence: str) -> str:
+    """English first person -> "Owner" (`_third_person`, the rule the offline extractor uses: "I'm vegetarian."
+    -> "Owner is vegetarian.") when the sentence reads as English (`_looks_english`), else `sentence` unchanged.
+    Pure; never raises."""
+    return _third_person(sentence) if _looks_english(sentence) else sentence

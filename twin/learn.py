@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from twin import ingest
 from twin.activity import Activity
-from twin.capture import capture, related_memories
+from twin.capture import Supersession, capture, related_memories, supersession_line
 from twin.capture_judge import COMPARED_PER_MEMORY, judge
 from twin.extractor import MAX_PER_CALL, Candidate, extract
 from twin.forgetting import forget as forget_everywhere
@@ -34,7 +34,13 @@ OFFLINE_CONFIDENCE = 0.6
 @dataclass
 class LearnResult:
     """What one `learn()` call did: ids of new memories, of reinforced ones, of ones updated in place, of ones
-    it removed or superseded, the reasons of rejected candidates, and whether the profile changed."""
+    it removed or superseded, the reasons of rejected candidates, and whether the profile changed.
+
+    The reasons, for `twin learn --json` and the diary: `supersessions` (one `Supersession` `{id, by, reason}`
+    per memory hidden, including one a revived memory hid again), `update_reasons` (`{id: why it was updated in
+    place}`) and `rejections` (`(content, reason)` for each candidate the gate rejected and each memory of the
+    model that could not be made to keep the contract, `twin.sentence_contract`); `rejected` holds the same
+    reasons alone, in the same order."""
 
     created: list[int] = field(default_factory=list)
     reinforced: list[int] = field(default_factory=list)
@@ -43,6 +49,14 @@ class LearnResult:
     superseded: list[int] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     profile_updated: bool = False
+    supersessions: list[Supersession] = field(default_factory=list)
+    update_reasons: dict[int, str] = field(default_factory=dict)
+    rejections: list[tuple[str, str]] = field(default_factory=list)
+
+    def reject(self, content: str, reason: str) -> None:
+        """Record one candidate not stored, with why."""
+        self.rejected.append(reason)
+        self.rejections.append((content, reason))
 
     @property
     def changed(self) -> bool:
@@ -57,12 +71,14 @@ def source_type(source: str) -> str:
 
 @dataclass
 class Extraction:
-    """Candidates for one text, the profile delta that came with them (empty offline), and the provenance
-    confidence of the path that made them (model 0.8, offline 0.6)."""
+    """Candidates for one text, the profile delta that came with them (empty offline), the provenance
+    confidence of the path that made them (model 0.8, offline 0.6), and `(content, reason)` for each memory
+    of the model dropped by the contract check (`twin.sentence_contract`)."""
 
     candidates: list[Candidate]
     profile: ProfileDelta
     confidence: float
+    dropped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
@@ -78,14 +94,22 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     Secrets have one behaviour whatever the path (DESIGN.md invariant 8): found before any model call, the
     sentence or block holding each is learned locally by the offline extractor as a `sensitive` candidate with
     its value (`extract(..., only_secrets=True)`, first in the list), while the model reads the text with
-    `[redacted]` in their place and its memories holding that placeholder are dropped (the same fact, once)."""
+    `[redacted]` in their place and its memories holding that placeholder are dropped (the same fact, once).
+
+    Each memory of the model that breaks seed 000's contract and cannot be rewritten is dropped with one `model`
+    line naming the source type and the reason ("Model memory from telegram not kept: in the second person
+    ('du', German)."), never the text."""
     if provider is not None:
         local = (extract(text, document_title=document_title, limit=limit, only_secrets=True)
                  if contains_secret(text) else [])
         try:
-            candidates, delta = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
-                                                   document_title=document_title, limit=limit)
-            return Extraction((local + candidates)[:max(limit, len(local))], delta, MODEL_CONFIDENCE)
+            answer = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
+                                        document_title=document_title, limit=limit)
+            if activity is not None:
+                for _, reason in answer.dropped:
+                    activity.record("model", f"Model memory from {source_type(source)} not kept: {reason}.")
+            return Extraction((local + answer.candidates)[:max(limit, len(local))], answer.profile, MODEL_CONFIDENCE,
+                              answer.dropped)
         except BudgetExhausted as exc:
             _note_budget_once(store, activity, being, provider, str(exc))
         except ProviderResting:
@@ -156,11 +180,13 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
             result.reinforced.append(outcome.id)
         elif outcome.updated:
             result.updated.append(outcome.id)
+            result.update_reasons[outcome.id] = outcome.reason or "a restatement"
         elif outcome.rejected:
-            result.rejected.append(outcome.rejected)
+            result.reject(cand.content, outcome.rejected)
         else:
             result.created.append(outcome.id)
-            result.superseded.extend(outcome.superseded)
+        result.superseded.extend(outcome.superseded)  # a reinforced memory said again may hide what replaced it
+        result.supersessions.extend(outcome.supersessions)
 
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
@@ -175,13 +201,17 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     the new memories with the ones they may restate or contradict (`compare_with_model`; offline rules when it
     cannot). Writes one activity
     line ("Learned 3 thing(s) from email and updated the profile.") unless called `quiet`ly (callers that
-    summarise many calls; model-fallback lines are still written) or `activity` is None. `ingest_id`: the staged
+    summarise many calls; model-fallback lines are still written) or `activity` is None, and, whenever it hid
+    older memories, one more line naming their ids and rules, never their text (`capture.supersession_line`:
+    "Superseded 1 older memory: #4 by #12 (same home city)."). `ingest_id`: the staged
     item (`twin.ingest`) the text came from, deleted in the transaction that stores its memories, so a retried job
     finds nothing to redo. Never raises on odd text or model trouble; raises `sqlite3.Error` only if the store
     itself fails (nothing is half-written).
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit)
+    for content, reason in extraction.dropped:
+        result.reject(content, f"the model's memory: {reason}")
     judgements = None
     if provider is not None and extraction.candidates:
         judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider)
@@ -195,6 +225,8 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     if activity is not None and not quiet and (result.created or result.reinforced or result.profile_updated):
         activity.record("learned", learned_line(len(result.created), len(result.reinforced), source_type(source),
                                                 result.profile_updated))
+    if activity is not None and result.supersessions:
+        activity.record("learned", supersession_line(result.supersessions))
     return result
 
 
@@ -231,6 +263,8 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
                                       limit=max_memories, document_title=title,
                                       offline_text=None if offline_text is None else strip_controls(offline_text))
     candidates = extraction.candidates
+    for content, reason in extraction.dropped:
+        result.reject(content, f"the model's memory: {reason}")
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()
     with store.transaction():

@@ -2,7 +2,9 @@
 
 One structured call returns up to 12 memories `{kind, content, importance, tags}` and a profile delta
 `{facts, goals, preferences, routines, tone}`. Invented kinds are coerced (seed 000's `coerceKind()`), the
-rest is cleaned to the memory contract (one sentence of 12..400 characters, importance 0..1, a few tags).
+rest is held to the memory contract (`twin.sentence_contract.fit_to_contract`: one third-person sentence of
+12..400 characters, rewritten where a rule can, dropped with a reason where none can; importance 0..1, a few
+tags).
 The text is quoted as data (DESIGN.md invariant 8); the model has no tools. Any failure raises
 `ProviderError`, and `learn()` falls back to the offline extractor for that text.
 """
@@ -10,6 +12,7 @@ The text is quoted as data (DESIGN.md invariant 8); the model has no tools. Any 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -18,6 +21,7 @@ from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
 from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data, unit_interval
 from twin.sensitivity import redact
+from twin.sentence_contract import fit_to_contract
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",
@@ -119,29 +123,44 @@ class ExtractionAnswer(BaseModel):
         return value if isinstance(value, dict) else {}
 
 
-def _as_candidate(memory: ExtractedMemory) -> Candidate | None:
-    """The memory cleaned to the contract, or None when its content cannot be one (too short or long)."""
-    content = " ".join(strip_controls(memory.content).split())
-    content = "".join(ch for ch in content if ch.isprintable())
-    if not MIN_CHARS <= len(content) <= MAX_CHARS:
-        return None
-    if content[-1] not in ".!?。！？…\"'”)":
-        content += "."
-    return Candidate(memory.kind, content, round(memory.importance, 3), tuple(memory.tags))
+@dataclass
+class ModelExtraction:
+    """What `extract_with_model` kept: `candidates` (contract-checked, in answer order), the model's `profile`
+    delta, and `dropped`: `(content as the model wrote it, reason)` for each memory or piece of one that could
+    not be made to keep the contract (`twin.sentence_contract`), e.g. `("Du hast einen Hund.", "in the second
+    person ('du', German)")`. The content is for the owner's own screen (`twin learn`); diary lines name only
+    the reason."""
+
+    candidates: list[Candidate]
+    profile: ProfileDelta
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _as_candidates(memory: ExtractedMemory) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """The memory held to the contract (`fit_to_contract`: one candidate per sentence it keeps, each with the
+    memory's kind, importance and tags) and `(content, reason)` for what it drops."""
+    lines = strip_controls(memory.content).splitlines()  # a list's lines stay apart: one memory per item
+    content = "\n".join(" ".join("".join(ch for ch in line if ch.isprintable()).split()) for line in lines).strip()
+    if len(content) > 4 * MAX_CHARS:  # no sentence of it can be a memory: not worth reading
+        return [], [(content[:MAX_CHARS] + "…", f"longer than {MAX_CHARS} characters")]
+    fitted = fit_to_contract(content)
+    kept = [Candidate(memory.kind, sentence, round(memory.importance, 3), tuple(memory.tags))
+            for sentence in fitted.sentences if MIN_CHARS <= len(sentence) <= MAX_CHARS]
+    return kept, [(content, reason) for reason in fitted.dropped]
 
 
 def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_chars: int,
-                       document_title: str | None = None, limit: int = MAX_PER_CALL) -> tuple[list[Candidate],
-                                                                                              ProfileDelta]:
-    """Seed 000's `extractMemories`: up to `min(limit, 12)` candidates and a profile delta for `text`.
+                       document_title: str | None = None, limit: int = MAX_PER_CALL) -> ModelExtraction:
+    """Seed 000's `extractMemories`: up to `min(limit, 12)` candidates and a profile delta for `text`, each
+    memory held to the contract (`twin.sentence_contract.fit_to_contract`; what it drops is in `dropped`).
 
     `text` is redacted (every secret value becomes `[redacted]`, `twin.sensitivity.redact`), cut to `max_chars`
     characters and quoted as data; `source` (e.g. `email:abc`) and the `document_title` (a file name) are given
     as context. When something was redacted, a memory holding the placeholder (`PLACEHOLDER`) is dropped: the
     fact is the secret's, and is learned locally ("The report was redacted by legal." alone is kept). Raises
-    `ProviderError` (including `BadAnswer`, also when the model returned memories but
-    none was a usable sentence or a dropped placeholder, and `BudgetExhausted`) when the model cannot give a
-    usable answer; never returns a half-checked one.
+    `ProviderError` (including `BadAnswer`, also when the model returned memories but none was a usable
+    sentence or a dropped placeholder: its message names the contract's reasons, never the text; and
+    `BudgetExhausted`) when the model cannot give a usable answer; never returns a half-checked one.
     """
     context = f"Source: {source}" + (f"\nDocument title: {' '.join(document_title.split())[:200]}"
                                      if document_title else "")
@@ -152,14 +171,18 @@ def extract_with_model(provider: ModelProvider, text: str, source: str, *, max_c
     user = f"{context}\n{quote_data('TEXT', cut)}" + ("\n(The text was cut here.)" if len(text) > max_chars else "")
     answer = provider.chat_json(SYSTEM_PROMPT, user, ExtractionAnswer, purpose="extraction",
                                 budget_share=BULK_SHARE)
-    candidates, seen, placeholders = [], set(), 0
+    candidates, seen, placeholders, dropped = [], set(), 0, []
     for memory in answer.memories:
-        candidate = _as_candidate(memory)
-        if candidate is not None and redacted != window and PLACEHOLDER.search(candidate.content):
-            placeholders += 1
-        elif candidate is not None and candidate.content.casefold() not in seen:
-            seen.add(candidate.content.casefold())
-            candidates.append(candidate)
+        kept, lost = _as_candidates(memory)
+        dropped += lost
+        for candidate in kept:
+            if redacted != window and PLACEHOLDER.search(candidate.content):
+                placeholders += 1
+            elif candidate.content.casefold() not in seen:
+                seen.add(candidate.content.casefold())
+                candidates.append(candidate)
     if answer.memories and not candidates and not placeholders:
-        raise BadAnswer(f"extraction: none of the model's {len(answer.memories)} memories was a usable sentence")
-    return candidates[:min(limit, MAX_PER_CALL)], answer.profile
+        reasons = "; ".join(dict.fromkeys(reason for _, reason in dropped)) or "none was a usable sentence"
+        raise BadAnswer(f"extraction: none of the model's {len(answer.memories)} memories kept the memory "
+                        f"contract ({reasons})")
+    return ModelExtraction(candidates[:min(limit, MAX_PER_CALL)], answer.profile, dropped)

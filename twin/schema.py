@@ -280,6 +280,26 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # once its job is done or its memories are forgotten); a learn job carries only the ids (twin.ingest)
     ("0009_ingest_items", INGEST),
     ("0010_scrub_markers", SCRUB_MARKERS),
+    # a supersede_reason may quote the value of the memory that replaced it ("same home city, new value: Berlin
+    # replaces Lisbon"): when that memory is forgotten and the chain is handed on (0008), the reason is rewritten
+    # to name ids only, so no copy of the forgotten text stays (invariant 5)
+    ("0011_forget_rewrites_reasons", ("DROP TRIGGER memories_forget_revives", """
+    CREATE TRIGGER memories_forget_revives BEFORE DELETE ON memories BEGIN
+        UPDATE memories SET superseded_by = old.superseded_by,
+            supersede_reason = 'replaced by #' || old.superseded_by || ' (the memory between them was forgotten)'
+        WHERE superseded_by = old.id AND old.status = 'superseded' AND old.superseded_by IS NOT NULL;
+        UPDATE memories SET superseded_by = (
+            SELECT id FROM memories WHERE superseded_by = old.id AND status = 'superseded'
+            ORDER BY created_at DESC, id DESC LIMIT 1),
+            supersede_reason = 'replaced by #' || (
+            SELECT id FROM memories WHERE superseded_by = old.id AND status = 'superseded'
+            ORDER BY created_at DESC, id DESC LIMIT 1) || ' (the memory that replaced both was forgotten)'
+        WHERE superseded_by = old.id AND status = 'superseded' AND id != (
+            SELECT id FROM memories WHERE superseded_by = old.id AND status = 'superseded'
+            ORDER BY created_at DESC, id DESC LIMIT 1);
+        UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
+        WHERE superseded_by = old.id AND status = 'superseded';
+    END""")),
 )
 
 
