@@ -16,7 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Antecedents", "Mention"]
+__all__ = ["MAX_MENTIONS", "Antecedents", "Mention"]
+
+MAX_MENTIONS = 32
+"""Mentions kept (the latest): a pronoun refers to something named a few sentences before, and the bound keeps
+reading linear in the text's length (ours)."""
 
 _FEMALE = ("sister mother mom mum wife girlfriend daughter aunt niece grandmother grandma fiancee fiancée"
            " stepmother stepsister granddaughter queen lady woman girl Schwester Mutter Mama Frau Freundin Tochter"
@@ -104,13 +108,14 @@ class Antecedents:
                 found.append((m.start(), Mention(text, "animal")))
             elif head.lower() not in _GENDER and head[:1].islower() and len(head) > 2 and m["np"].count(" ") <= 1:
                 found.append((m.start(), Mention(f"Owner's {m['np']}", "thing")))
-        if named := _NAME_IS.search(sentence):  # "Owner's dog's name is Biscuit": the dog is Biscuit now
+        if " name " in sentence and (named := _NAME_IS.search(sentence)):  # "Owner's dog's name is Biscuit": the dog is Biscuit now
             for mention in [mention for _, mention in found] + self.mentions:
                 if named["subj"].endswith(mention.text) and mention.kind in ("person", "animal"):
                     mention.text = named["name"]
         known = {mention.text for _, mention in found} | {m.text for m in self.mentions}
         found += self._names(sentence, known, language)
         self.mentions.extend(mention for _, mention in sorted(found, key=lambda pair: pair[0]))
+        del self.mentions[:-MAX_MENTIONS]
 
     def _names(self, sentence: str, known: set[str], language: str | None) -> list[tuple[int, Mention]]:
         """Capitalised words that are not sentence openers, pronouns or calendar words: a person ("Tom called"),
@@ -118,6 +123,8 @@ class Antecedents:
         out = []
         words = list(_WORD.finditer(sentence))
         for k, m in enumerate(words):
+            if not m.group()[:1].isupper():
+                continue
             word = re.sub(r"['’]s?$", "", m.group())
             if not word[:1].isupper() or word.lower() in _NOT_NAMES or word in known or len(word) < 2:
                 continue
@@ -183,18 +190,27 @@ def _name_gender(name: str | None) -> str | None:
     return "f" if low in _FEMALE_NAMES else "m" if low in _MALE_NAMES else None
 
 
+_EXPLETIVE_IT = re.compile(
+    r"(?i)^it(?:['’]s|\s+is|\s+was|\s+will\s+be|\s+has\s+been)?\s+(?:(?:raining|snowing|sunny|cloudy|windy|foggy|cold"
+    r"|hot|warm|freezing|dark|late|early|time|noon|midnight)\b|(?:looks|seems|feels|sounds|appears|takes|took|costs"
+    r"|cost|turns out|turned out|rains|rained|snows|snowed)\b)|^it(?:['’]s|\s+is|\s+was)\s+(?:\w+\s+){0,2}?(?:to|that)"
+    r"\b")
+"""An "it" that refers to nothing: weather, time, "it looks like", "it is hard to…"."""
+
+
 def _dangling(sentence: str) -> re.Match[str] | None:
     """The first English third-person pronoun of `sentence` when nothing before it could be its antecedent (no
-    capitalised word but the first, no "Owner", no noun after a determiner), else None."""
+    capitalised word but the first, no "Owner", no noun after a determiner), else None. An expletive "it"
+    (`_EXPLETIVE_IT`) is none."""
     m = _EN_PRONOUN.search(sentence)
-    if m is None:
+    if m is None or (m.start() == 0 and _EXPLETIVE_IT.match(sentence)):
         return None
     before = sentence[:m.start()]
     if m["p"].lower() not in ("they", "them", "their", "theirs"):
         before = before.replace("Owner's", "the").replace("Owner", "")  # Owner is "they" in a memory, never "she"
     words = before.split()
     if any(w[:1].isupper() for w in words[1:]) or "Owner" in before or re.search(
-            r"(?i)\b(?:the|a|an|this|that|these|those)\s+[a-z]", before):
+            r"(?i)\b(?:the|a|an|this|that|these|those|some|two|three)\s+\w", before):
         return None
     if words and words[0][:1].isupper() and words[0].lower().strip(",") not in _NOT_NAMES:
         return None  # "Tom said he…"

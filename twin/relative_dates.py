@@ -71,9 +71,18 @@ _PATTERNS: dict[str, re.Pattern[str]] = {lang: re.compile(rx, re.IGNORECASE) for
 }.items()}
 
 
+_TRIGGERS = {
+    "en": re.compile(r"(?i)\b(?:yesterday|today|tomorrow|tonight|last|this|next|past|ago)\b"),
+    "de": re.compile(r"(?i)gestern|heute|morgen|letzt|vergangen|dies|nächst|kommend|vor\s"),
+    "fr": re.compile(r"(?i)hier|aujourd|demain|derni|pass|prochain|il y a|ce matin|cet après|ce soir|cette|ce week"
+                     r"|ce mois"),
+}
+"""Words one of `_PATTERNS` needs: a sentence without them is not searched (keeps the cost low)."""
+
+
 def has_relative_date(sentence: str) -> bool:
     """True when `sentence` holds a relative date this module resolves, in English, German or French."""
-    return any(pattern.search(sentence) for pattern in _PATTERNS.values())
+    return any(_TRIGGERS[lang].search(sentence) and pattern.search(sentence) for lang, pattern in _PATTERNS.items())
 
 
 def resolve_dates(sentence: str, language: str | None, now: datetime | None) -> str:
@@ -84,6 +93,8 @@ def resolve_dates(sentence: str, language: str | None, now: datetime | None) -> 
         return sentence
     today = now.date()
     for lang in ([language] if language in _PATTERNS else ["en", "de", "fr"]):
+        if _TRIGGERS[lang].search(sentence) is None:
+            continue
         sentence = _PATTERNS[lang].sub(lambda m, lang=lang: _replace(m, lang, today), sentence)
     return sentence
 
