@@ -100,7 +100,7 @@ DE: list[tuple[str, str, list[str]]] = [
     ("chat", "Ich kann nicht schwimmen.", ["schwimmen"]),
     ("chat", "Morgen fahre ich nach München.", ["München 2. Dezember"]),
     ("chat", "Ich spiele Gitarre in einer Band.", ["Gitarre Band"]),
-    ("chat", "Meine Eltern wohnen in Graz. Sie sind beide in Rente.", ["Eltern Graz"]),
+    ("chat", "Meine Eltern wohnen in Graz. Sie sind beide in Rente.", ["Eltern Graz", "Eltern Rente"]),
     ("chat", "Ich bin allergisch gegen Nüsse.", ["allergisch Nüsse"]),
     ("chat", "Wir wohnen in Bonn.", ["Bonn"]),
     ("chat", "Ich arbeite seit drei Jahren bei Siemens.", ["Siemens"]),

@@ -57,7 +57,7 @@ _NOT_NAMES = frozenset(
 _PLACE_PREPS = frozenset("in to from at near via visit visited visiting nach aus à en de vers depuis".split())
 _WORD = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’-]*|[\w'’-]+")
 _RELATION = re.compile(
-    r"\b(?P<owner>Owner's|Owners|d'Owner)\s+(?:(?:little|big|older|younger|elder|best|new|old|eldest|youngest"
+    r"\b(?P<owner>Owner's|Owners|d'Owner|their)\s+(?:(?:little|big|older|younger|elder|best|new|old|eldest|youngest"
     r"|twin|step|kleine[rn]?|große[rn]?|ältere[rn]?|jüngere[rn]?|beste[rn]?)\s+)?(?P<rel>[\wäöüß-]+)"
     r"(?:\s+(?P<name>[A-Z][a-zäöüéèß]+))?")
 _FR_RELATION = re.compile(r"\b(?P<art>[Ll]e|[Ll]a|[Ll]'|[Ll]es)\s*(?P<rel>[\wéèêçœ-]+)\s+d'Owner"
@@ -68,7 +68,7 @@ _OBJECT = re.compile(r"\bOwner (?:has|had|got|bought|adopted|owns|found|rescued|
                      r"(?=\s*(?:[.,;!]|$)|\s+(?:and|in|at|for|from|with|that|which|called|named|last|on|und|et)\b)")
 _NAME_IS = re.compile(r"(?P<subj>\S.*?)(?:'s| 's)\s+name\s+is\s+(?P<name>[A-Z]\w+)")
 _EN_PRONOUN = re.compile(r"\b(?P<p>he|she|it|they|him|her|his|its|their|them|hers|theirs)\b", re.IGNORECASE)
-_DE_FR_START = re.compile(r"^(?P<p>Er|Sie|Il|Elle|Ils|Elles)\b(?!\s+(?:sind|haben|waren|werden)\b)")
+_DE_FR_START = re.compile(r"^(?P<p>Er|Sie|Il|Elle|Ils|Elles)\b(?P<plural>\s+(?:sind|haben|waren|werden|wohnen)\b)?")
 
 
 @dataclass
@@ -146,7 +146,7 @@ class Antecedents:
         if m is None:
             return sentence
         word = m["p"]
-        target = self._find(word.lower(), language)
+        target = self._find("they" if m.groupdict().get("plural") else word.lower(), language)
         if target is None:
             return None
         replacement = _form(word, target, sentence, m.end())
@@ -176,6 +176,8 @@ class Antecedents:
 def _relation_mention(owner: str, phrase: str, rel: str, name: str | None) -> Mention | None:
     """A mention for "Owner's (best) friend (Anna)": `phrase` without the name, its kind and gender by `rel`."""
     low = rel.lower()
+    if owner == "their":
+        phrase = "Owner's" + phrase[len("their"):]
     if low in _GENDER or low in _NEUTRAL.split():
         return Mention(name or phrase, "person", _GENDER.get(low) or _name_gender(name))
     if low in _GROUPS.lower().split():

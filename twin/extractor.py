@@ -71,6 +71,7 @@ _INLINE = (
 _END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+(?=\s|$)|(?<![。！？])[。！？]++[」』”’）)]*+")
 _ABBR_KEEP = _words("dr mr mrs ms prof st jr sr mt rev hon gen col capt lt sgt e.g i.e vs cf viz approx ca")
 _ABBR_NUM = _words("no nr vol fig p pp ch sec art jan feb mar apr jun jul aug sep sept oct nov dec")  # "No. 5"
+_MONTH_STARTS = _words("Jan Feb Mär Apr Mai Jun Jul Aug Sep Okt Nov Dez")
 _ABBR_CAP = _words("etc al inc ltd co corp")  # end a sentence only before a capital
 _ACRONYM = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, a.m, p.m
 
@@ -92,7 +93,11 @@ _BOILERPLATE_START = re.compile(  # at the start: greetings, sign-offs, mail/MET
     r"|(?:(?:best|kind|warm|warmest|many|with) (?:regards|wishes|thanks)|regards|cheers|sincerely"
     r"|yours (?:truly|sincerely|faithfully)|thanks|thank you|thx|xoxo)\b[\s\w,.!-]{0,25}$"
     r"|(?:thanks|thank you)(?: so much| a lot| again)? for\b"
-    r"|(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[\s\w,.'!-]{0,30}$")
+    r"|(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[\s\w,.'!-]{0,30}$"
+    r"|(?:mit (?:freundlichen|besten|herzlichen) grüßen|viele grüße|liebe grüße|beste grüße|lg|vg|gruß|cordialement"
+    r"|bien (?:à (?:toi|vous)|amicalement)|bisous|bises|amitiés|à bientôt|a\+)\b[\s\w,.!-]{0,25}$"
+    r"|(?:sehr geehrte[rs]?|liebe[rs]?|hallo|guten tag|moin|bonjour|bonsoir|salut|coucou|chère?s?|madame|monsieur)"
+    r"\b[\s\w,.'!-]{0,30}$")
 _GREETING = re.compile(r"(?i)^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b(?:\s+[\w.'-]+){0,3}"
                        r"\s*[,!:]\s*(?=\S)")  # "Hi John, I moved…" -> "I moved…"
 _CODE_START = re.compile(  # matched at the start: prompts, commands, declarations, key=value lines
@@ -376,6 +381,8 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
     following = block[match.end():match.end() + 2].lstrip()[:1]
     if punct.startswith(("..", "…")):
         return not following.isupper()
+    if token.isdigit() and (following.islower() or block[match.end():match.end() + 4].lstrip()[:3] in _MONTH_STARTS):
+        return True  # a German ordinal: "vom 14. bis 18. Dezember"
     if token in _ABBR_KEEP or (len(token) == 1 and token != "i" and block[match.start() - 1].isupper()):
         return True
     if token in _ABBR_NUM:

@@ -31,30 +31,36 @@ __all__ = ["standalone_problem"]
 _QUOTED = re.compile(r"[\"“„«][^\"“”„«»]{0,400}[\"”“»]")
 _FIRST_SECOND = re.compile(
     r"(?<![\w'’-])(?:I|(?i:me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself|i'm|im|i've|ive"
-    r"|i'd|i'll|we're|we've|you're|you've|ich|mich|mir|mein|meine[nmrs]?|wir|unser|unsere[nmrs]?|du|dich|dir"
+    r"|i'd|i'll|we're|we've|you're|you've|ich|mich|mir|mein|meine[nmrs]?|wir|unser|unsere[nmrs]?|dich|dir"
     r"|dein|deine[nmrs]?|euch|euer|eure[nmrs]?|je|moi|mon|ma|mes|nous|notre|nos|tu|toi|ton|ta|tes|vous|votre"
     r"|vos|j['’]))(?![\w-])")
+_GERMAN_DU = re.compile(r"(?i)(?<![\w'’-])du(?![\w-])")
+"""German "du" (French "du" is "of the")."""
 _OPENERS = frozenset("and but or so because then und aber oder denn weil et mais ou donc car".split())
 _EN_VERB_START = re.compile(r"^(?:[A-Z][a-z]+(?:ing|ed)|Went|Got|Had|Was|Were|Am|Is|Are|Did|Do|Does|Have|Has)\b")
 _OWNER_VERB = re.compile(r"\bOwner(?:\s+(?:really|never|always|also|still|just|often|usually|now|sometimes"
                          r"|nicht|nie|immer|auch|ne|n['’]))*\s+(?P<verb>[a-zäöüéèêß]+(?:n['’]t)?)(?![\w'’])")
 _GLUED_S = frozenset("donts cants wonts didnts isnts wasnts doesnts havents".split())
 """A contraction written without its apostrophe and given an -s (the old rewrite's "Owner donts like…")."""
-_EN_WRONG = frozenset("am are were have do don't dont donts haven't aren't weren't wanna gotta bin habe suis ai vais peux veux sommes avons".split())
+_EN_WRONG = frozenset("am are were have do don't dont donts haven't aren't weren't wanna gotta bin habe suis ai vais"
+                      " peux veux sommes avons".split())
 
 
 def standalone_problem(content: str) -> str | None:
     """What keeps `content` from being one self-contained third-person sentence (see the module docstring for
     the five reasons, e.g. "dangling pronoun: He"), or None when it passes every check."""
     plain = _QUOTED.sub(" ", content)
-    if (m := _FIRST_SECOND.search(plain)) is not None:
+    language = _language(plain)
+    for m in _FIRST_SECOND.finditer(plain):
+        if not (m.group().lower() == "im" and language == "de"):  # German "im" is "in dem"
+            return f"first or second person: {m.group()}"
+    if language == "de" and (m := _GERMAN_DU.search(plain)) is not None:
         return f"first or second person: {m.group()}"
     words = plain.split()
     if not words:
         return "no subject"
-    if words[0].lower().strip(",") in _OPENERS or _EN_VERB_START.match(plain):
+    if words[0].lower().strip(",") in _OPENERS or (language is None and _EN_VERB_START.match(plain)):
         return f"no subject: {words[0]}"
-    language = _language(plain)
     if Antecedents().resolve(plain, language) is None:
         return f"dangling pronoun: {_first_pronoun(plain)}"
     if has_relative_date(plain):

@@ -71,7 +71,7 @@ _EN_HINTS = _words(  # common English words that are not function words of es/it
     " that it of for to from but not don't i'm i've i'll i'd we're we've our ourselves you they she his will can"
     " would should very since last yesterday today tomorrow week weekend weekends every before after about because"
     " when what all some get got make know think see work day time morning night always never often usually"
-    " dont im ive cant wont didnt")
+    " dont im ive cant wont didnt at got")
 _FOREIGN_HINTS = _words(  # function words of the languages where "me", "i" or "we" are words too
     "el la los las que de del y es il di che e per sono le les des est et je tu vous nous une um uma não eu em het"
     " een ik niet zijn ho ha mi ti si lo gli miei mio mia con en por para muy pero al ao da das dos du ce ne pas"

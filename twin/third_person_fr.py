@@ -19,7 +19,7 @@ _HINTS = frozenset(
     "je j' moi me m' mon ma mes nous notre nos le la les et est suis ai pas ne n' de des une un avec pour dans"
     " chez très du au aux sur mais ou que qui depuis tous toutes tout aussi bien beaucoup aime habite travaille"
     " à où ça cette ce sont ont fait hier demain aujourd'hui semaine dernière dernier prochain prochaine s' l' d'"
-    " qu' c' y en se".split())
+    " qu' c' y en se a ans fille fils mari femme".split())
 _FIRST_PERSON = re.compile(r"(?i)(?<![\w'’-])(?:(?:je|moi|mon|ma|mes|nous|notre|nos)(?![\w-])|j['’])")
 _IRREGULAR = {
     "suis": "est", "ai": "a", "vais": "va", "fais": "fait", "peux": "peut", "veux": "veut", "dois": "doit",
@@ -48,7 +48,7 @@ _PRENOMINAL = frozenset(
 _PREPOSITIONS = frozenset("avec chez pour sans à de pour par sur sous vers contre entre comme".split())
 _CONTRACT = ((re.compile(r"\bde le\b"), "du"), (re.compile(r"\bà le\b"), "au"), (re.compile(r"\bde les\b"), "des"),
              (re.compile(r"\bà les\b"), "aux"), (re.compile(r"\bDe le\b"), "Du"), (re.compile(r"\bÀ le\b"), "Au"))
-_TOKENS = re.compile(r"[\wÀ-ÿœŒ]+['’]|[\wÀ-ÿœŒ]+|[^\w\s]|\s+")
+_TOKENS = re.compile(r"[\wÀ-ÿœŒ]+['’]|[\wÀ-ÿœŒ]+(?:-[\wÀ-ÿœŒ]+)*|[^\w\s]|\s+")
 
 
 def looks_french(sentence: str) -> bool:
@@ -59,7 +59,8 @@ def looks_french(sentence: str) -> bool:
     words = [w.lower() for w in _TOKENS.findall(sentence.replace("’", "'")) if w.strip() and w[0].isalnum()]
     french = sum(word in _HINTS for word in words)
     english = sum(word in ("the", "and", "is", "my", "i", "to", "of", "it", "with", "was") for word in words)
-    return french > english and french >= 2
+    strong = re.search(r"(?i)(?<![\w'’-])(?:je|moi|mes|nous|notre|nos)(?![\w-])|(?<![\w'’-])j['’]", sentence)
+    return french > english and (french >= 2 or strong is not None)
 
 
 def third_singular(verb: str, plural: bool = False) -> str | None:
@@ -101,6 +102,11 @@ def rewrite(sentence: str) -> str:
             _possessive(tokens, words, n)
         elif low in ("moi", "nous"):
             tokens[i] = "Owner"
+            if n and tokens[words[n - 1]].lower() == "et" and n + 1 < len(words) \
+                    and tokens[words[n + 1]].endswith("ons"):  # "Ma femme et moi adorons" -> "… et Owner adorent"
+                tokens[words[n + 1]] = tokens[words[n + 1]][:-3] + "ent"
+        elif low in ("me", "m'") and n + 1 < len(words):
+            _object(tokens, words, n)
     out = "".join(tokens)
     for pattern, repl in _CONTRACT:
         out = pattern.sub(repl, out)
@@ -140,6 +146,22 @@ def _subject(tokens: list[str], words: list[int], n: int, plural: bool) -> None:
                 and words[k] == _next_word(words, negation):
             tokens[negation] = "n'"
             tokens[negation + 1] = ""  # the blank after "ne"
+
+
+_PARTICIPLE = re.compile(r"(?i)\w+(?:é|ée|és|ées|i|ie|is|it|u|ue|ert|int)$")
+
+
+def _object(tokens: list[str], words: list[int], n: int) -> None:
+    """An object "me"/"m'" after another subject ("Julie me remplace", "Elle m'a appelé") -> the verb (and its
+    participle) then "Owner": "Julie remplace Owner", "Elle a appelé Owner"."""
+    verb_at = n + 1
+    if verb_at + 1 < len(words) and _PARTICIPLE.fullmatch(tokens[words[verb_at + 1]]) and \
+            tokens[words[verb_at]].lower() in ("a", "avait", "ont", "est", "va", "vont"):
+        verb_at += 1
+    tokens[words[n]] = ""
+    if tokens[words[n]+ 1:words[n] + 2] == [" "]:
+        tokens[words[n] + 1] = ""
+    tokens[words[verb_at]] += " Owner"
 
 
 def _next_word(words: list[int], i: int) -> int:
