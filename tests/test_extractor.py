@@ -377,13 +377,14 @@ def test_at_most_limit_candidates_in_text_order():
 # --- document mode -------------------------------------------------------------------------------------------------
 
 def test_document_mode_prefixes_title_and_writes_the_owner_in_third_person():
-    """A file's "I" is the owner (these were stored in the first person); a short unpunctuated line is a heading."""
+    """A file's "I" is the owner (these were stored in the first person); "it" is what the text named before."""
     text = ("Twin is a personal memory daemon that runs on my workstation.\n\n"
             "I wrote it in Python over a long winter.\n\nShort line here ok.")
     found = extract(text, document_title="README.md")
     assert [c.content for c in found] == [
         "README.md: Twin is a personal memory daemon that runs on Owner's workstation.",
-        "README.md: Owner wrote it in Python over a long winter."]
+        "README.md: Owner wrote Twin in Python over a long winter.",
+        "README.md: Short line here ok."]
     assert {c.kind for c in found} == {"document"}
     assert {c.importance for c in found} == {0.3}
 

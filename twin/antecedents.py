@@ -74,7 +74,8 @@ _DE_FR_START = re.compile(r"^(?P<p>Er|Sie|Il|Elle|Ils|Elles)\b(?P<plural>\s+(?:s
 @dataclass
 class Mention:
     """Something a text named: `text` how a memory names it ("Tom", "Owner's brother", "Owner's dog"), `kind`
-    "person", "animal", "group", "thing" or "place", `gender` "f", "m" or None."""
+    "person", "animal", "group", "thing", "place" or "name" (a capitalised word of unknown kind: "Twin", "Karim"),
+    `gender` "f", "m" or None."""
 
     text: str
     kind: str
@@ -134,8 +135,9 @@ class Antecedents:
                     len(words) < 2 or not words[1].group()[:1].islower()):
                 continue
             before = words[k - 1].group().lower() if k else ""
-            kind = "place" if before in _PLACE_PREPS else "person"
-            out.append((m.start(), Mention(word, kind, _name_gender(word) if kind == "person" else None)))
+            gender = _name_gender(word)
+            kind = "place" if before in _PLACE_PREPS else "person" if gender else "name"
+            out.append((m.start(), Mention(word, kind, gender)))
         return out
 
     def resolve(self, sentence: str, language: str | None = None) -> str | None:
@@ -168,8 +170,9 @@ class Antecedents:
         for mention in reversed(self.mentions):
             if mention.kind in kinds and (gender is None or mention.gender == gender):
                 return mention
-            if fallback is None and mention.kind in kinds and mention.gender is None:
-                fallback = mention  # of unknown gender: only when none of that gender was named
+            if fallback is None and (mention.kind in kinds or mention.kind == "name") and mention.gender is None \
+                    and kinds != ("group",):
+                fallback = mention  # of unknown gender, or a name of unknown kind: when nothing surer was named
         return fallback
 
 
