@@ -107,13 +107,20 @@ def test_third_person_fact_gets_capital_and_period():
     "I ragazzi giocano a calcio nel parco.",
     "I bambini giocano nel parco.",  # a tie (I / nel), but "I" is the Italian article here
     "We gaan morgen naar het strand.",
-    "Je me lève tous les jours à six heures.",
-    "Ich wohne seit drei Jahren in Berlin.",
     "私は毎朝コーヒーを飲むのが大好きです。",
     "أنا أحب القهوة العربية كثيرا في الصباح.",
 ])
 def test_non_english_is_kept_untranslated(said):
     assert contents(said) == [said]
+
+
+@pytest.mark.parametrize(("said", "memory"), [
+    ("Je me lève tous les jours à six heures.", "Owner se lève tous les jours à six heures."),
+    ("Ich wohne seit drei Jahren in Berlin.", "Owner wohnt seit drei Jahren in Berlin."),
+])
+def test_german_and_french_first_person_is_rewritten_untranslated(said, memory):
+    """Seed 000's third person in the language it was said in (these two were stored in the first person)."""
+    assert contents(said) == [memory]
 
 
 # --- splitting ---------------------------------------------------------------------------------------------------
@@ -369,13 +376,14 @@ def test_at_most_limit_candidates_in_text_order():
 
 # --- document mode -------------------------------------------------------------------------------------------------
 
-def test_document_mode_prefixes_title_and_does_not_rewrite():
+def test_document_mode_prefixes_title_and_writes_the_owner_in_third_person():
+    """A file's "I" is the owner (these were stored in the first person); "it" is what the text named before."""
     text = ("Twin is a personal memory daemon that runs on my workstation.\n\n"
             "I wrote it in Python over a long winter.\n\nShort line here ok.")
     found = extract(text, document_title="README.md")
     assert [c.content for c in found] == [
-        "README.md: Twin is a personal memory daemon that runs on my workstation.",
-        "README.md: I wrote it in Python over a long winter.",
+        "README.md: Twin is a personal memory daemon that runs on Owner's workstation.",
+        "README.md: Owner wrote Twin in Python over a long winter.",
         "README.md: Short line here ok."]
     assert {c.kind for c in found} == {"document"}
     assert {c.importance for c in found} == {0.3}

@@ -10,9 +10,9 @@ import pytest
 from conftest import diary_lines as lines
 from fake_llm import Reply
 
-from twin.extractor import first_to_third_person, second_to_third_person
 from twin.learn import learn
 from twin.sentence_contract import fit_to_contract, person_words
+from twin.third_person import first_to_third_person, second_to_third_person
 
 
 def answer(*contents: str, kind: str = "fact") -> Reply:

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from twin.extractor import MIN_CHARS
+from twin.sentence_length import too_short
 
 __all__ = ["DUPLICATE_JACCARD", "EVENT_JACCARD", "STOPWORDS", "Relation", "RelationKind", "relate", "token_jaccard",
            "tokens", "unworthy"]
@@ -135,6 +135,11 @@ _EDGE = re.compile(r"^[\W_]+|[\W_]+$")  # punctuation, emoji and spaces around t
 _REPEATS = re.compile(r"(.)\1{2,}")  # "okkk", "thanksss", "yesss" -> one letter
 
 
+_FILLER_STATE = re.compile(  # "I'm ok" rewritten: a state that answers "how are you?", not a fact
+    r"owner(?: is| was|'s)?(?: (?:all|just|totally|really|so|very|pretty))? (?:ok(?:ay)?|fine|good|great|alright"
+    r"|all right|here|back|done|ready|in|out|on it|coming|ist (?:ok|gut|da|fertig)|est (?:ok|bien|la|pret))")
+
+
 def unworthy(content: str) -> str | None:
     """Why `content` should not become a memory, or None when it passes the gate (seed 003, "The worthiness gate").
 
@@ -142,17 +147,17 @@ def unworthy(content: str) -> str | None:
     stripped of diacritics and of punctuation/emoji at both ends, with letters repeated 3+ times squeezed
     ("thanksss"), nothing but filler words (any number) in English, German, French, Spanish, Portuguese,
     Italian, Chinese or Japanese ("ok", "Thank you so much!", "ok, got it 👍", "Danke schön", "merci", "谢谢")
-    -> "filler: <words>"; then fewer than 12 characters (code points) after trimming -> "shorter than 12
+    -> "filler: <words>"; a reply about how the owner is doing ("Owner is fine.", "Owner ist ok.", from "I'm
+    fine") -> "filler: <words>"; then under 12 characters after trimming, a character counted by its script
+    (`twin.sentence_length.script_length`: "我是素食者。" is 16, "Owner is ok" 11) -> "shorter than 12
     characters". Read-only."""
     trimmed = content.strip()
     if not any(c.isalnum() for c in trimmed):
         return f"filler: {trimmed}" if trimmed else "empty"
     core = _REPEATS.sub(r"\1", _EDGE.sub("", _fold(trimmed)))
-    if _FILLER.fullmatch(core):
+    if _FILLER.fullmatch(core) or _FILLER_STATE.fullmatch(core):
         return f"filler: {core}"
-    if len(trimmed) < MIN_CHARS:
-        return f"shorter than {MIN_CHARS} characters"
-    return None
+    return too_short(trimmed)
 
 
 # --- relating a new memory to an old one -------------------------------------------------------------------------

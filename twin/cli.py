@@ -81,7 +81,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         provider = provider_for(settings, store)
         # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
         source = clean_name(args.source)
-        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider)
+        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider,
+                       force=args.force)
         if provider is not None:
             provider.close()
         if result.updated:  # the old wording of a memory updated in place leaves the database files now
@@ -98,7 +99,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced],
                      "updated": [{**m.to_dict(), "reason": result.update_reasons.get(m.id)} for m in updated],
                      "superseded": [s.to_dict() for s in result.supersessions],
-                     "rejected": [{"content": c, "reason": r} for c, r in result.rejections]})
+                     "rejected": [{"content": c, "reason": r} for c, r in result.rejections]
+                     + [{"content": None, "reason": r} for r in result.skipped]})
         return 0
     for m in created:
         show(f"learned   #{m.id} {m.kind}: {m.content}")
@@ -108,9 +110,9 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         show(f"updated   #{m.id} {m.kind}: {m.content} ({result.update_reasons.get(m.id)})")
     for s in result.supersessions:
         show(f"superseded #{s.id} by #{s.by}: {s.reason} (kept: twin memories --all)")
-    for reason in result.rejected:
+    for reason in result.rejected + result.skipped:
         show(f"not stored: {reason}")
-    if not (created or reinforced or updated or result.rejected):
+    if not (created or reinforced or updated or result.rejected or result.skipped):
         show("nothing memorable found in that text")
     if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
         show(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
@@ -790,6 +792,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--files", type=_folder, action="append", help="a folder to learn from (repeatable)")
     p = add("learn", cmd_learn, "learn from TEXT now")
     p.add_argument("text", help="what to learn, or - to read it from stdin")
+    p.add_argument("--force", action="store_true",
+                   help="store what the worthiness gate would reject (short, filler); still deduplicated")
     p.add_argument("--source", default="muse", help="where it came from (default muse); control characters are "
                    "stored escaped")
     p.add_argument("--json", action="store_true")

@@ -13,11 +13,18 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
+from twin.antecedents import Antecedents
 from twin.memory import KINDS
+from twin.relative_dates import resolve_dates
 from twin.sensitivity import contains_secret, find_secrets
+from twin.sentence_length import script_length
+from twin.standalone import standalone_problem
+from twin.third_person import agree, language_of, third_person
 
-__all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "extract", "split_sentences"]
+__all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "agree", "extract", "split_sentences", "standalone_problem",
+           "third_person"]
 
 MAX_PER_CALL = 12  # most candidates per call (seed 000: "max 12")
 MIN_CHARS, MAX_CHARS = 12, 400  # bounds of a memorable sentence and of a content, in characters (seed 000)
@@ -33,6 +40,8 @@ WRAP_MIN_CHARS, WRAP_MAX_CHARS = 60, 100  # ours: a text is hard-wrapped when 3+
 # non-blank lines are this long; there a line of 60+ characters joins the next. Elsewhere (chat) a newline ends
 # the sentence unless the line ends with ",".
 TITLE_MAX_CHARS = 120  # ours: a longer document title is cut
+BLOCK_MIN_CHARS = 5  # ours: shorter blocks are not read; "im ill" (6) becomes "Owner is ill." (13)
+HEADING_MAX_WORDS = 6  # ours: a document line this short without sentence punctuation is a heading
 _CLEAN_MAX = 4 * MAX_CHARS  # longer pieces can never be memorable: no inline cleanup (keeps the cost linear)
 
 
@@ -64,6 +73,7 @@ _ABBR_KEEP = _words("dr mr mrs ms prof st jr sr mt rev hon gen col capt lt sgt e
                     " bzw ggf evtl inkl zzgl exkl sog vgl bspw hr fr mme mlle sra srta dres min std sek tsd mio mrd")
 _ABBR_NUM = _words("no nr vol fig p pp ch sec art jan feb mar apr jun jul aug sep sept oct nov dec"  # "No. 5"
                    " tel str dez okt mo di mi do sa so")
+_MONTH_STARTS = _words("Jan Feb Mär Apr Mai Jun Jul Aug Sep Okt Nov Dez")
 _ABBR_CAP = _words("etc al inc ltd co corp usw")  # end a sentence only before a capital
 # ours: "am 15. Dezember", "der 3. Versuch", "z. B.": a day or ordinal before a month or after a German article or
 # preposition, and a one-letter abbreviation followed by another ("z. B.", "d. h.", "p. ej."), end no sentence
@@ -97,7 +107,11 @@ _BOILERPLATE_START = re.compile(  # at the start: greetings, sign-offs, mail/MET
     r"|(?:(?:best|kind|warm|warmest|many|with) (?:regards|wishes|thanks)|regards|cheers|sincerely"
     r"|yours (?:truly|sincerely|faithfully)|thanks|thank you|thx|xoxo)\b[\s\w,.!-]{0,25}$"
     r"|(?:thanks|thank you)(?: so much| a lot| again)? for\b"
-    r"|(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[\s\w,.'!-]{0,30}$")
+    r"|(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[\s\w,.'!-]{0,30}$"
+    r"|(?:mit (?:freundlichen|besten|herzlichen) grüßen|viele grüße|liebe grüße|beste grüße|lg|vg|gruß|cordialement"
+    r"|bien (?:à (?:toi|vous)|amicalement)|bisous|bises|amitiés|à bientôt|a\+)\b[\s\w,.!-]{0,25}$"
+    r"|(?:sehr geehrte[rs]?|liebe[rs]?|hallo|guten tag|moin|bonjour|bonsoir|salut|coucou|chère?s?|madame|monsieur)"
+    r"\b[\s\w,.'!-]{0,30}$")
 _GREETING = re.compile(r"(?i)^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b(?:\s+[\w.'-]+){0,3}"
                        r"\s*[,!:]\s*(?=\S)")  # "Hi John, I moved…" -> "I moved…"
 _CODE_START = re.compile(  # matched at the start: prompts, commands, declarations, key=value lines
@@ -121,51 +135,18 @@ _QUESTION = re.compile(r"[?？][!?！？.]*[\"'”’»)\]」』]*$")
 _QUESTION_START = re.compile(  # matched at the start: a wh-word or an auxiliary that opens an English question, "¿"
     r"(?i)[\"'“‘(]*(?:¿|(?:what|where|who|whom|whose|how|when|why|which|is|are|am|was|were|do|does|did|can|could"
     r"|will|would|shall|should|may|might|must|have|has|had)(?:n['’]t)?\b|won['’]t\b)")
+_MAY_BE_FIRST_PERSON = re.compile(r"(?i)(?<![\w'’])(?:(?:i|im|ive|we|my|me|our|us|mine|ours|myself|ourselves|ich"
+                                  r"|mich|mir|mein\w*|wir|uns|unser\w*|je|moi|mon|ma|mes|nous|notre|nos)(?![\w-])"
+                                  r"|j['’])")
+"""A cheap test before `language_of`: the sentence holds a word that may be the owner's first person."""
 _ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'”’»)\]」』）]*$")
 
-# --- English first person -> "Owner" ---------------------------------------------------------------------------
-FIRST_PERSON_MIN_LETTERS = 5
-"""Letters a first-person sentence needs (8 otherwise): its rewrite to "Owner" adds letters (ours)."""
-_ADVERBS = ("just|really|always|never|usually|often|sometimes|also|still|actually|totally|absolutely|truly|rarely"
-            "|seldom|generally|mostly|only|even|definitely|honestly|normally|typically|currently|already|recently"
-            "|occasionally|constantly|literally|simply|strongly|mainly|genuinely|probably|certainly|barely|hardly"
-            "|finally|personally|secretly|kinda|basically|now|then|so|kind of|sort of|no longer|no more|not yet")
-_FIRST = re.compile(
-    r"(?i)(?P<conj>\b(?:and|but|or)\s+)?(?<![\w/.'’-])(?P<subj>I|we)(?:['’](?P<contr>m|re|ve|ll|d))?"
-    rf"(?![\w/'’-]|\.\w)(?P<adv>(?:\s+(?:{_ADVERBS})\b)*)(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
-    r"|(?<![\w/'’-])(?P<obj>my|our|mine|ours|myself|ourselves|me|us)(?![\w/'’-])")
-_COMPOUND = re.compile(  # "My wife and I …" / "Jonas and I …" / "Me and Jonas …" -> "Owner and …" (plural verb)
-    r"(?:(?P<x>(?i:my|our)\s+\w+(?:\s+\w+)?|[A-Z]\w+)\s+and\s+(?i:I|me|we)"
-    r"|(?i:I|me|we)\s+and\s+(?P<y>(?i:my|our)\s+\w+(?:\s+\w+)?|[A-Z]\w+))(?![\w'’])")
-_CLAUSE_BREAK = re.compile(r"(?i)\b(?:he|she|they|who|which|that|is|are|was|were)\b|[;:]")
-_CONTRACTED = {"m": "is", "re": "is", "ve": "has", "ll": "will", "d": "would"}
-_AGREE = {"am": "is", "are": "is", "were": "was", "be": "is", "have": "has", "do": "does", "go": "goes",
-          "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}
-_VERB_AS_IS = _words(  # modals and irregular past tenses: no -s after "Owner"
-    "can could will would shall should may might must ought was did had and or but too not went got made saw took"
-    " came knew thought told found gave felt left bought ate drank ran met began wrote read put cut set hit let quit"
-    " spent sent lost won sat stood heard held kept slept woke swam flew drove rode broke chose spoke forgot became"
-    " brought caught taught fought sold built paid said meant lent led fed fell grew threw wore understood agreed"
-    " freed")
-_EN_HINTS = _words(  # common English words that are not function words of es/it/fr/pt/nl
-    "the and my mine myself with have had was were am are been just really like love hate want need went this"
-    " that it of for to from but not don't i'm i've i'll i'd we're we've our ourselves you they she his will can"
-    " would should very since last yesterday today tomorrow week weekend weekends every before after about because"
-    " when what all some get got make know think see work day time morning night always never often usually")
-_FOREIGN_HINTS = _words(  # function words of the languages where "me", "i" or "we" are words too
-    "el la los las que de del y es il di che e per sono le les des est et je tu vous nous une um uma não eu em het"
-    " een ik niet zijn ho ha mi ti si lo gli miei mio mia con en por para muy pero al ao da das dos du ce ne pas"
-    " ma anche io noi yo ella ele ela wij zij un nel nella della delle dei degli alla ai sul una uno questo questa"
-    " non più molto perché quando dove sin porque cuando donde este esta hay son está dans sur avec pour mais très"
-    " elle sont com muito mas na naar van voor maar ook hebben met op bij uit")
-_EN_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_PRONOUN_I = re.compile(r"(?i)(?<![\w'’])i(?![\w/-])")
-_EN_FIRST_PERSON = re.compile(  # English-only first-person words; "I" not before an Italian plural ("I ragazzi")
-    r"(?i:(?<![\w'])(?:my|mine|myself|our|ours|ourselves|i'(?:m|ve|ll|d)|we'(?:re|ve|ll|d))(?![\w'/-]))"
-    r"|(?<![\w'])I(?![\w/-])(?!\s+[a-z]*i\b)")
+# --- sentence ends after the rewrite -------------------------------------------------------------------------
 _TAIL_NOISE = re.compile(r"(?:\s|[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]"
                          r"|(?<!\w)[:;=]-?[)(DPp/|*]|<3)+$")  # trailing emoji and emoticons
-_TAIL_PUNCT = re.compile(r"[!.…]+$")
+_TAIL_PUNCT = re.compile(r"(?<![!.…])[!.…]+$")  # the look-behind starts a try only where a run starts: linear
+TAIL_WINDOW = 200
+"""Characters at a sentence's end that trailing emoji are looked for in (linear on a long run of anything)."""
 _MASKED = re.compile(r"\x00(\d+)\x00")  # a secret value hidden from the rewrite; control characters never reach it
 JOIN_WINDOW = 200
 """Characters of a value's line read around it to decide whether to join the line before (`_join_gap`)."""
@@ -263,31 +244,41 @@ def split_sentences(text: str) -> list[str]:
 
 
 def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PER_CALL,
-            only_secrets: bool = False) -> list[Candidate]:
+            only_secrets: bool = False, now: datetime | None = None, force: bool = False,
+            rejected: list[str] | None = None) -> list[Candidate]:
     """Turn `text` into at most `limit` memory candidates (seed 000: 12 per call), in text order. Never raises.
 
-    Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000; ours: mostly letters, 3+ words,
-    no code, command, key=value, bare URL/path, licence text, greeting/sign-off, "click here", "unsubscribe",
-    table of contents). Ours: a sentence holding a secret value (`twin.sensitivity.find_secrets`: "IBAN:
-    GB29NWBK60161331926819", "GitHub token ghp_…") is kept whatever its letters or shape, with `sensitive` set.
-    Secrets are found in the whole text before it is split, so a value is never cut into sentences: a private
-    key block or a seed phrase over several lines stays whole in one candidate, up to `MAX_SECRET_CHARS` (its
-    words around the values within 400), with the label on the line before it when that line ends with ":"
-    (`_mask_secrets`). `only_secrets` keeps only such candidates (the model path learns them locally).
-    Dropped: questions, headings without sentence punctuation, exact duplicates (case-insensitive) within the
-    call. A leading greeting ("Hi John, …") is cut off.
+    Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000, a character counted by its
+    script, `twin.sentence_length`; ours: mostly letters, 3+ words, no code, command, key=value, bare URL/path,
+    licence text, greeting/sign-off, "click here", "unsubscribe", table of contents), judged on the memory the
+    sentence becomes ("I'm vegetarian." is "Owner is vegetarian."). Ours: a sentence holding a secret value
+    (`twin.sensitivity.find_secrets`: "IBAN: GB29NWBK60161331926819", "GitHub token ghp_…") is kept whatever
+    its letters or shape, with `sensitive` set. Secrets are found in the whole text before it is split, so a
+    value is never cut into sentences: a private key block or a seed phrase over several lines stays whole in
+    one candidate, up to `MAX_SECRET_CHARS` (its words around the values within 400), with the label on the line
+    before it when that line ends with ":" (`_mask_secrets`). `only_secrets` keeps only such candidates (the
+    model path learns them locally). Dropped: questions, headings (without sentence punctuation; in a document
+    also a short unpunctuated line like an HTML heading), exact duplicates (case-insensitive) within the call,
+    and a sentence whose pronoun refers to nothing named before it (`twin.antecedents`). A leading greeting
+    ("Hi John, …") is cut off. `force` keeps what only the memorability floor would drop (`twin learn --force`).
+    `rejected`, when given, receives one reason per dropped sentence ("sentence 2: a question"), never its text.
 
-    Conversation (`document_title` None: chat, notes, "learn TEXT"): English first person becomes "Owner" with
-    the verb agreed ("I hate it" -> "Owner hates it."); other sentences (third person, other languages) are kept
-    as written. Each is capitalised and ends with a period ("!" becomes "."); secret values are never rewritten,
-    and a sentence holding one keeps its last characters (`_finish`). Kind: preference > relationship >
-    episode > fact. Importance: 0.4 (seed 000); ours: 0.5 for preference/relationship, at least 0.7 for
+    Every sentence is made to stand alone (seed 000), in conversation and in documents alike: the owner's first
+    person becomes "Owner" in English, German and French with the verb agreed (`twin.third_person`: "I hate it"
+    -> "Owner hates it.", "Ich bin Vegetarier." -> "Owner ist Vegetarier."); other languages are kept as
+    written; an opening pronoun is replaced by what it refers to ("He never listens…" -> "Tom never listens…");
+    relative dates are written as dates on `now`, the time the text was written (aware, in the owner's zone;
+    None leaves them: `twin.relative_dates`). Each is capitalised and ends with a period ("!" becomes ".");
+    secret values are never rewritten, and a sentence holding one keeps its last characters (`_finish`).
+
+    Conversation (`document_title` None: chat, notes, "learn TEXT"): kind preference > relationship > episode >
+    fact. Importance: 0.4 (seed 000); ours: 0.5 for preference/relationship, at least 0.7 for
     health/birthday/address/phone/password content, +0.1 for "!" or always/never/important/must, capped at 1.0.
 
-    Document (`document_title` given, e.g. a file name): no rewriting; each candidate is
-    `"<title>: <sentence>"`, kind "document", importance 0.3. Sentences of 6+ words are preferred over shorter
-    ones, earlier over later; the chosen keep document order. The title is whitespace-collapsed and cut to
-    `TITLE_MAX_CHARS`; a sentence that would make the content longer than 400 characters is skipped.
+    Document (`document_title` given, e.g. a file name): each candidate is `"<title>: <sentence>"`, kind
+    "document", importance 0.3. Sentences of 6+ words are preferred over shorter ones, earlier over later; the
+    chosen keep document order. The title is whitespace-collapsed and cut to `TITLE_MAX_CHARS`; a sentence that
+    would make the content longer than 400 characters is skipped.
 
     `bytes` are decoded as UTF-8 (errors replaced); other non-`str` input yields []; `limit` <= 0 yields [].
     Cost is linear in `len(text)`; reading stops once `limit` candidates are found.
@@ -295,10 +286,11 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
     if limit <= 0:
         return []
     clean = _clean_text(text)
+    reader = _Reader(now, force, rejected)
     if document_title is None:
-        return _extract_conversation(clean, limit, only_secrets)
+        return _extract_conversation(clean, limit, reader, only_secrets)
     title = _WS.sub(" ", _clean_text(str(document_title))).strip().rstrip(":").strip()[:TITLE_MAX_CHARS]
-    return _extract_document(clean, title, limit, only_secrets)
+    return _extract_document(clean, title, limit, reader, only_secrets)
 
 
 def _clean_text(text: object) -> str:
@@ -311,9 +303,10 @@ def _clean_text(text: object) -> str:
 
 
 def _iter_sentences(text: str, min_chars: int = 0) -> Iterator[tuple[str, bool]]:
-    """Yield `(sentence, is_heading)` lazily (so `extract()` can stop early); skip blocks under `min_chars`."""
+    """Yield `(sentence, is_heading)` lazily (so `extract()` can stop early); skip blocks under `min_chars`
+    characters (counted by script, `script_length`)."""
     for block, heading in _blocks(text):
-        if len(block) < min_chars:
+        if len(block) < min_chars and script_length(block) < min_chars:
             continue
         for piece in _split_block(_WS.sub(" ", block).strip()):
             if len(piece) <= _CLEAN_MAX and any(mark in piece for mark in "[*_`<&"):
@@ -404,6 +397,8 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
     following = block[match.end():match.end() + 2].lstrip()[:1]
     if punct.startswith(("..", "…")):
         return not following.isupper()
+    if token.isdigit() and (following.islower() or block[match.end():match.end() + 4].lstrip()[:3] in _MONTH_STARTS):
+        return True  # a German ordinal: "vom 14. bis 18. Dezember"
     if token in _ABBR_KEEP or (len(token) == 1 and token != "i" and block[match.start() - 1].isupper()):
         return True
     if token.isdigit() and len(token) <= 2 and punct == ".":
@@ -418,17 +413,14 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
 
 
 def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
-    """Seed 000's 12..400 characters; ours: at least half letters, 3+ words (2+ of them longer than a letter) and
-    `min_letters` letters (8; 5 for English first person, which "Owner" lengthens: "My PIN is 4821."), or 6+
-    letters of a script written without spaces; no boilerplate, code, command, key=value line or bare URL/path."""
-    if not MIN_CHARS <= len(sentence) <= MAX_CHARS or _BOILERPLATE_START.match(sentence):
+    """Seed 000's 12..400 characters (counted by script: `script_length`); ours: at least half letters, 3+ words
+    (2+ of them longer than a letter) and `min_letters` letters, or, in a script written without spaces (Chinese,
+    Japanese, Korean, Thai), letters worth 12 English ones ("我是素食者。"); no boilerplate, code, command,
+    key=value line or bare URL/path."""
+    if not (len(sentence) >= MIN_CHARS or script_length(sentence) >= MIN_CHARS) or len(sentence) > MAX_CHARS or \
+            _is_noise(sentence):
         return False
     low = sentence.lower()
-    if any(key in low for key in _BOILERPLATE_KEYS) and _BOILERPLATE.search(sentence):
-        return False
-    if _CODE_START.match(sentence) or sentence.rstrip()[-1:] in (";", "{", "}") or any(
-            op in sentence for op in _CODE_OPS) or ("(" in sentence and _CODE_CALL.search(sentence)):
-        return False
     linky = "/" in low or "@" in low or "www." in low or _FILE_EXT.search(low)
     bare = _LINK.sub(" link ", sentence) if linky else sentence
     words = _WORD.findall(bare)
@@ -437,43 +429,104 @@ def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
         return False
     if len(words) >= 3 and letters >= min_letters and sum(len(word) > 1 for word in words) >= 2:
         return True
-    return letters >= 6 and _NOSPACE_SCRIPT.search(bare) is not None
+    return _NOSPACE_SCRIPT.search(bare) is not None and script_length("".join(words)) >= MIN_CHARS
 
 
-def _keep(sentence: str, heading: bool, min_letters: int = 8, holds_secret: bool = False) -> bool:
-    """Not a question, and memorable (a heading only with sentence punctuation). Ours: a sentence that holds a
-    secret value (`holds_secret`, see `twin.sensitivity.find_secrets`) needs only the 12..400 characters of seed
-    000: "IBAN: GB29NWBK60161331926819" has too few letters to look memorable, yet it is what the owner said to
-    keep; capture infers it ``sensitive``. Such a sentence ending in "?" is a question only when it also starts
-    like one (`_QUESTION_START`: "Is my PIN 4821?", "¿…") or ends in a full-width "？": "My PIN is 7788?" states
-    the PIN, the "?" is doubt or a typo, and it is kept as written."""
-    if (end := _QUESTION.search(sentence)) and (
-            not holds_secret or "？" in end.group() or _QUESTION_START.match(sentence)):
-        return False
-    if holds_secret:
+def _is_noise(sentence: str) -> bool:
+    """Boilerplate (licence, greeting, sign-off, mail header…), code, a command or a key=value line."""
+    if _BOILERPLATE_START.match(sentence):
         return True
-    return (not heading or _ENDS_SENTENCE.search(sentence) is not None) and _is_memorable(sentence, min_letters)
+    low = sentence.lower()
+    if any(key in low for key in _BOILERPLATE_KEYS) and _BOILERPLATE.search(sentence):
+        return True
+    return bool(_CODE_START.match(sentence) or sentence.rstrip()[-1:] in (";", "{", "}") or any(
+        op in sentence for op in _CODE_OPS) or ("(" in sentence and _CODE_CALL.search(sentence)))
 
 
-def _extract_conversation(text: str, limit: int, only_secrets: bool = False) -> list[Candidate]:
+def _question(sentence: str, holds_secret: bool) -> bool:
+    """A question is no memory. Ours: a sentence holding a secret and ending in "?" is a question only when it
+    also starts like one (`_QUESTION_START`: "Is my PIN 4821?", "¿…") or ends in a full-width "？": "My PIN is
+    7788?" states the PIN, the "?" is doubt or a typo, and it is kept as written."""
+    end = _QUESTION.search(sentence)
+    return end is not None and (not holds_secret or "？" in end.group() or _QUESTION_START.match(sentence) is not None)
+
+
+def _drop_reason(sentence: str, memory: str, heading: bool, holds_secret: bool, force: bool,
+                 document: bool = False) -> str | None:
+    """Why `sentence` (its `memory` the rewritten form) is no memory, or None: "a question", "a heading", "not
+    memorable" (`_is_memorable` on the memory: boilerplate, code, too short…). A sentence holding a secret value
+    (see `twin.sensitivity.find_secrets`) needs only to be no question: "IBAN: GB29NWBK60161331926819" has too
+    few letters to look memorable, yet it is what the owner said to keep; capture infers it ``sensitive``.
+    `force` skips the memorability floor; `document` also drops a short unpunctuated line (an HTML heading)."""
+    if _question(sentence, holds_secret):
+        return "a question"
+    if holds_secret:
+        return None
+    if (heading or (document and _looks_like_heading(sentence))) and _ENDS_SENTENCE.search(sentence) is None:
+        return "a heading"
+    if not force and (not _is_memorable(memory) or (memory != sentence and _is_noise(sentence))):
+        return "not memorable"
+    return None
+
+
+def _looks_like_heading(sentence: str) -> bool:
+    """A document line of at most `HEADING_MAX_WORDS` words, with no sentence punctuation, no digit and no
+    first-person word: "Installation", "Getting started with the daemon"."""
+    words = sentence.split()
+    return len(words) <= HEADING_MAX_WORDS and not any(c.isdigit() for c in sentence) and language_of(sentence) is None
+
+
+class _Reader:
+    """What `extract()` keeps while it reads one text: the time it was written, `force`, where rejection reasons
+    go, the mentions pronouns may refer to, and the language of the last first-person sentence."""
+
+    def __init__(self, now: datetime | None, force: bool, rejected: list[str] | None) -> None:
+        self.now, self.force, self.rejected = now, force, rejected
+        self.antecedents = Antecedents()
+        self.language: str | None = None
+        self.count = 0
+
+    def reject(self, reason: str) -> None:
+        """Record why the sentence just read was dropped (its number, never its text)."""
+        if self.rejected is not None:
+            self.rejected.append(f"sentence {self.count}: {reason}")
+
+    def rewrite(self, sentence: str) -> str | None:
+        """`sentence` made to stand alone: first person -> Owner, its opening pronoun resolved, relative dates
+        written as dates; None when a pronoun refers to nothing before it. The mentions it names are kept."""
+        language = language_of(sentence) if _MAY_BE_FIRST_PERSON.search(sentence) else None
+        self.language = language or self.language
+        rewritten = third_person(sentence, language) if language else sentence
+        resolved = self.antecedents.resolve(rewritten, language or self.language)
+        self.antecedents.observe(resolved or rewritten, language or self.language)
+        if resolved is None:
+            return None
+        return resolve_dates(resolved, language or self.language, self.now)
+
+
+def _extract_conversation(text: str, limit: int, reader: _Reader, only_secrets: bool = False) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()  # casefolded contents: the duplicate rule
     read: set[str] = set()  # casefolded input sentences: a repeated one costs nothing
     masked_text, values = _mask_secrets(text)
-    for sentence, heading in _iter_sentences(masked_text, 0 if values else MIN_CHARS):
+    for sentence, heading in _iter_sentences(masked_text, 0 if values or reader.force else BLOCK_MIN_CHARS):
         sentence = _GREETING.sub("", sentence)
         if sentence.casefold() in read:
             continue
         read.add(sentence.casefold())
-        first_person = _FIRST.search(sentence) is not None
+        reader.count += 1
         inside = tuple(values[int(i)] for i in _MASKED.findall(sentence))
-        if (only_secrets and not inside) or not _keep(sentence, heading,
-                                                      FIRST_PERSON_MIN_LETTERS if first_person else 8, bool(inside)):
+        if only_secrets and not inside:
             continue
-        english = first_person and _looks_english(sentence)  # the "DE" of an IBAN is no Spanish word
-        rewritten = _third_person(sentence) if english else sentence
+        rewritten = reader.rewrite(sentence)
+        if rewritten is None:
+            reader.reject("a pronoun that refers to nothing before it")
+            continue
         content = _finish(_unmask(rewritten, values), inside)
-        if _fits(content, _MASKED.sub("", rewritten), bool(inside)) and content.casefold() not in seen:
+        if why := _drop_reason(sentence, rewritten, heading, bool(inside), reader.force):
+            reader.reject(why)
+            continue
+        if _fits(content, _MASKED.sub("", rewritten), bool(inside), reader.force) and content.casefold() not in seen:
             seen.add(content.casefold())
             out.append(_classify(sentence, content, bool(inside)))  # a secret's words say nothing of its kind
             if len(out) >= limit:
@@ -481,55 +534,42 @@ def _extract_conversation(text: str, limit: int, only_secrets: bool = False) -> 
     return out
 
 
-def _fits(content: str, words: str, holds_secret: bool) -> bool:
-    """Seed 000's 12..400 characters; ours: a content holding secret values may reach `MAX_SECRET_CHARS` as long as
-    its `words` around the values stay within 400."""
+def _fits(content: str, words: str, holds_secret: bool, force: bool = False) -> bool:
+    """Seed 000's 12..400 characters (counted by script; `force`: any length up to 400); ours: a content holding
+    secret values may reach `MAX_SECRET_CHARS` as long as its `words` around the values stay within 400."""
+    shortest = 1 if force else MIN_CHARS
+    long_enough = len(content) >= shortest or script_length(content) >= shortest
     if not holds_secret:
-        return MIN_CHARS <= len(content) <= MAX_CHARS
-    return MIN_CHARS <= len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS
+        return long_enough and len(content) <= MAX_CHARS
+    return long_enough and len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS
 
 
-def _extract_document(text: str, title: str, limit: int, only_secrets: bool = False) -> list[Candidate]:
+def _extract_document(text: str, title: str, limit: int, reader: _Reader,
+                      only_secrets: bool = False) -> list[Candidate]:
     prefix = f"{title}: " if title else ""
     strong: list[tuple[int, str]] = []  # 6+ words: preferred
     weak: list[tuple[int, str]] = []
     seen: set[str] = set()
     masked_text, values = _mask_secrets(text)
-    for position, (sentence, heading) in enumerate(_iter_sentences(masked_text, 0 if values else MIN_CHARS)):
+    for position, (sentence, heading) in enumerate(_iter_sentences(masked_text, 0 if values else BLOCK_MIN_CHARS)):
         key = sentence.casefold()
         holds = _MASKED.search(sentence) is not None
-        if key in seen or (only_secrets and not holds) or not _keep(sentence, heading, holds_secret=holds) or not _fits(
-                prefix + _unmask(sentence, values), prefix + _MASKED.sub("", sentence), holds):
+        if key in seen or (only_secrets and not holds):
             continue
         seen.add(key)
+        rewritten = reader.rewrite(sentence)
+        if rewritten is None or _drop_reason(sentence, rewritten, heading, holds, reader.force, True) \
+                or not _fits(prefix + _unmask(rewritten, values), prefix + _MASKED.sub("", rewritten), holds):
+            continue
         bucket = strong if len(_WORD.findall(_MASKED.sub(" ", sentence))) >= 6 else weak
         if len(bucket) < limit:
-            bucket.append((position, sentence))
+            bucket.append((position, rewritten))
         if len(strong) >= limit:
             break
     chosen = sorted(strong + weak[:limit - len(strong)])
     return [Candidate("document", prefix + _unmask(s, values), DOCUMENT_IMPORTANCE,
                       _tags(_TAG_WORD.findall(_MASKED.sub(" ", s).lower())), sensitive=_MASKED.search(s) is not None)
             for _, s in chosen]
-
-
-def _looks_english(sentence: str) -> bool:
-    """Ours: rewrite only English: mostly ASCII letters and more English hint words (a lone "I" counts) than
-    Spanish/Italian/French/Portuguese/Dutch ones, so "me gusta" or Italian "i miei" are never touched. On a tie
-    an ASCII sentence (’ allowed) with an English-only first-person word (`_EN_FIRST_PERSON`: "my", "I'm", a
-    capital "I" not before an Italian plural like "I ragazzi") is English: "de" and "per" are English words
-    too ("My salary is 4000 euros per month", "pastel de nata")."""
-    if not sentence.isascii():
-        letters = sum(map(len, _WORD.findall(sentence)))
-        if len(_NON_ASCII_LETTER.findall(sentence)) > 0.15 * letters:
-            return False
-    plain = sentence.replace("’", "'")
-    words = _EN_TOKEN.findall(plain.lower())
-    english = sum(word in _EN_HINTS for word in words) + len(_PRONOUN_I.findall(sentence))
-    foreign = sum(word in _FOREIGN_HINTS for word in words)
-    if english != foreign:
-        return english > foreign
-    return plain.isascii() and _EN_FIRST_PERSON.search(plain) is not None
 
 
 def _mask_secrets(text: str) -> tuple[str, list[str]]:
@@ -584,54 +624,16 @@ def _unmask(text: str, values: list[str]) -> str:
     return _MASKED.sub(lambda m: values[int(m[1])], text)
 
 
-def _third_person(sentence: str) -> str:
-    """English first person -> "Owner" (ours). I/we -> Owner with the verb agreed; "and/but/or I" after an
-    Owner clause drops the subject; my/our -> Owner's, then their; me/us -> Owner; mine/ours -> Owner's, then
-    theirs; myself/ourselves -> themselves. All-caps object words (US, ME) are left alone."""
-    if compound := _COMPOUND.match(sentence):
-        sentence = "Owner and " + (compound["x"] or compound["y"]) + sentence[compound.end():]
-    state = {"named": sentence.startswith("Owner "), "subject_end": -1}
-
-    def replace(m: re.Match) -> str:
-        if m["obj"]:
-            if len(m["obj"]) > 1 and m["obj"].isupper():
-                return m["obj"]
-            word, named = m["obj"].lower(), state["named"]
-            state["named"] = True
-            if word in ("myself", "ourselves"):
-                return "themselves"
-            if word in ("me", "us"):
-                return "Owner"
-            return ("their" if named else "Owner's") if word in ("my", "our") else ("theirs" if named else "Owner's")
-        adverbs, verb, contraction = m["adv"] or "", m["verb"], (m["contr"] or "").lower()
-        aux = " " + _CONTRACTED[contraction] if contraction else ""
-        if aux == " would" and verb and verb.lower() in ("been", "better"):
-            aux = " had"
-        verb_out = " " + (verb if contraction else agree(verb)) if verb else ""
-        conj = m["conj"] or ""
-        elide = bool(conj) and state["subject_end"] >= 0 and not _CLAUSE_BREAK.search(
-            m.string, state["subject_end"], m.start())
-        state.update(named=True, subject_end=m.end())
-        return conj + (aux + adverbs + verb_out).lstrip() if elide else conj + "Owner" + aux + adverbs + verb_out
-
-    return _FIRST.sub(replace, sentence)
-
-
-def agree(verb: str) -> str:
-    """Simple-present third-person form of a verb that followed "I"/"we"; past tenses and modals unchanged."""
-    low = verb.lower().replace("’", "'")
-    if low in _AGREE:
-        out = _AGREE[low]
-    elif low in _VERB_AS_IS or "'" in low or (low.endswith("ed") and not low.endswith("eed")) or (
-            low[-1] == "s" and low[-2:] not in ("ss", "us")):
-        return verb
-    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        out = low + "es"
-    elif low.endswith("y") and low[-2:-1] not in ("a", "e", "i", "o", "u", ""):
-        out = low[:-1] + "ies"
-    else:
-        out = low + "s"
-    return out.upper() if verb.isupper() and len(verb) > 1 else out
+def _trim_noise(sentence: str) -> str:
+    """`sentence` without its trailing emoji and emoticons (`_TAIL_NOISE`), read `TAIL_WINDOW` characters at a time
+    from the end, so a long run of them costs linear time."""
+    while sentence:
+        head, tail = sentence[:-TAIL_WINDOW], sentence[-TAIL_WINDOW:]
+        trimmed = _TAIL_NOISE.sub("", tail)
+        if trimmed or not head:
+            return head + trimmed
+        sentence = head
+    return sentence
 
 
 def _finish(sentence: str, secrets: tuple[str, ...] = ()) -> str:
@@ -643,7 +645,7 @@ def _finish(sentence: str, secrets: tuple[str, ...] = ()) -> str:
     ("Owner's IBAN is DE89…", no period glued to the value) nor with a key block's "-----END … KEY-----"; a
     secret at the start is not capitalised."""
     if sentence and not sentence[-1].isalnum() and not _ENDS_SENTENCE.search(sentence):
-        trimmed = _TAIL_NOISE.sub("", sentence)
+        trimmed = _trim_noise(sentence)
         sentence = trimmed if all(value in trimmed for value in secrets) else sentence
     if not secrets:
         sentence = _TAIL_PUNCT.sub(".", sentence)
@@ -683,66 +685,3 @@ def _tags(words: list[str]) -> tuple[str, ...]:
             if len(tags) == MAX_TAGS:
                 break
     return tuple(tags)
-
-
-# --- English second person -> "Owner" (the model's memories, `twin.sentence_contract`) ------------------------
-_CLAUSE_OPENER = ("and|but|or|nor|so|that|because|when|whenever|if|unless|while|since|although|though|where|as"
-                  "|until|once|before|after")
-_NOT_A_VERB = _words("a an the this that these those my your his her its our their some any no every each all to about"
-                     " for with from at in on of by up down out back off over again there here today tomorrow"
-                     " yesterday and or but so too as than if when how what why where who which")
-_PREPOSITION = re.compile(r"(?i)\b(?:to|with|for|about|at|from|of|by|on|in|into|without|like|than|near|behind"
-                          r"|after|before|around|against|between|among|toward|towards|upon|via|per)\s+$")
-_SECOND = re.compile(
-    rf"(?i)(?P<lead>(?:^|[,;:(\"“]\s*|\b(?:{_CLAUSE_OPENER})\s+))?(?<![\w'’-])(?P<subj>you)"
-    r"(?:['’](?P<contr>re|ve|ll|d))?(?![\w'’-])"
-    rf"(?P<adv>(?:\s+(?:{_ADVERBS})\b)*)(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
-    r"|(?<![\w'’-])(?P<obj>your|yours|yourself|yourselves)(?![\w'’-])")
-_SECOND_COMPOUND = re.compile(r"(?i:you)\s+and\s+(?P<x>(?i:your)\s+\w+|[A-Z]\w+)(?![\w'’])"
-                              r"|(?P<y>(?i:your)\s+\w+|[A-Z]\w+)\s+and\s+(?i:you)(?![\w'’])")
-
-
-def second_to_third_person(sentence: str) -> str:
-    """English second person -> "Owner" (ours, for memories a model wrote to the owner: "You have a dog called
-    Rex." -> "Owner has a dog called Rex."). "you" opening a clause (the sentence start, after a comma or
-    and/but/that/because/when/if …) is the subject: "Owner" with the verb agreed
-    (`agree`: "you are" -> "Owner is", "you don't" -> "Owner doesn't"; you're/you've/you'll/you'd -> Owner
-    is/has/will/would), and so is a "you" before a word that can be a verb, unless a preposition comes before it
-    ("said you love" -> "said Owner loves"); another "you" is an object ("gave you a book", "with you") ->
-    "Owner"; your -> Owner's, then their; yours -> Owner's,
-    then theirs; yourself -> themselves. "You and Lena …" / "Lena and you …" -> "Owner and Lena …" (the verb
-    stays plural). Text in other languages is not touched by the caller (`twin.sentence_contract`). Pure; never
-    raises; linear in `len(sentence)`."""
-    if compound := _SECOND_COMPOUND.match(sentence):
-        sentence = "Owner and " + (compound["x"] or compound["y"]) + sentence[compound.end():]
-    state = {"named": sentence.startswith("Owner ")}
-
-    def replace(m: re.Match) -> str:
-        if m["obj"]:
-            word, named = m["obj"].lower(), state["named"]
-            state["named"] = True
-            if word.startswith("yoursel"):
-                return "themselves"
-            return ("their" if named else "Owner's") if word == "your" else ("theirs" if named else "Owner's")
-        lead, adverbs, verb, contraction = m["lead"], m["adv"] or "", m["verb"], (m["contr"] or "").lower()
-        state["named"] = True
-        if contraction:
-            aux = " " + _CONTRACTED[contraction]
-            if aux == " would" and verb and verb.lower() in ("been", "better"):
-                aux = " had"
-            return (lead or "") + "Owner" + aux + adverbs + (" " + verb if verb else "")
-        subject = lead is not None or (verb is not None and verb.lower() not in _NOT_A_VERB and not verb[0].isupper()
-                                       and not _PREPOSITION.search(m.string, 0, m.start()))
-        if not subject or verb is None:
-            return (lead or "") + "Owner" + m.group(0)[len(lead or "") + 3:]
-        return lead + "Owner" + adverbs + " " + agree(verb) if lead is not None else "Owner" + adverbs + " " + agree(
-            verb)
-
-    return _SECOND.sub(replace, sentence)
-
-
-def first_to_third_person(sentence: str) -> str:
-    """English first person -> "Owner" (`_third_person`, the rule the offline extractor uses: "I'm vegetarian."
-    -> "Owner is vegetarian.") when the sentence reads as English (`_looks_english`), else `sentence` unchanged.
-    Pure; never raises."""
-    return _third_person(sentence) if _looks_english(sentence) else sentence

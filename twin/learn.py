@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from twin import ingest
+from twin import ingest, manifest
 from twin.activity import Activity
 from twin.capture import Supersession, capture, related_memories, supersession_line
 from twin.capture_judge import COMPARED_PER_MEMORY, judge
@@ -48,6 +49,7 @@ class LearnResult:
     updated: list[int] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     profile_updated: bool = False
     supersessions: list[Supersession] = field(default_factory=list)
     update_reasons: dict[int, str] = field(default_factory=dict)
@@ -79,17 +81,22 @@ class Extraction:
     profile: ProfileDelta
     confidence: float
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Why the offline extractor left sentences out ("sentence 2: a question"), never their text."""
 
 
 def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
                          provider: ModelProvider | None, *, limit: int = MAX_PER_CALL,
-                         document_title: str | None = None, offline_text: str | None = None) -> Extraction:
+                         document_title: str | None = None, offline_text: str | None = None,
+                         written_at: datetime | None = None, force: bool = False) -> Extraction:
     """The model's extraction when a provider is configured, else (and whenever the model fails) the offline
     extractor's (seed 000: "on a model failure, [it] degrades"). The offline extractor reads `offline_text`
     when given (a connector's heuristic summary of what the model reads raw, e.g. an email thread), else
     `text`. A failure writes one `model` activity line naming the source type and the reason, never the text;
     an exhausted budget says so once per UTC day; a provider resting after a failure falls back silently.
-    Never raises for model trouble.
+    Never raises for model trouble. `written_at` (aware, the owner's zone): when the text was written, on which
+    the offline extractor resolves relative dates ("yesterday"); `force` keeps what its memorability floor would
+    drop (`twin learn --force`); the reasons it left sentences out are in `skipped`.
 
     Secrets have one behaviour whatever the path (DESIGN.md invariant 8): found before any model call, the
     sentence or block holding each is learned locally by the offline extractor as a `sensitive` candidate with
@@ -125,7 +132,10 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
                 activity.record("model", f"Model extraction failed for {source_type(source)} (unexpected "
                                          f"{type(exc).__name__}); used the offline extractor.")
     offline = text if offline_text is None else offline_text
-    return Extraction(extract(offline, document_title=document_title, limit=limit), ProfileDelta(), OFFLINE_CONFIDENCE)
+    skipped: list[str] = []
+    candidates = extract(offline, document_title=document_title, limit=limit, now=written_at, force=force,
+                         rejected=skipped)
+    return Extraction(candidates, ProfileDelta(), OFFLINE_CONFIDENCE, skipped=skipped)
 
 
 def _note_budget_once(store: Store, activity: Activity | None, being: str, provider: ModelProvider,
@@ -169,12 +179,13 @@ def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[i
 
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
-                      compare: bool = True, judgements: list[dict[int, tuple[str, str]] | None] | None = None) -> None:
+                      compare: bool = True, judgements: list[dict[int, tuple[str, str]] | None] | None = None,
+                      force: bool = False) -> None:
     """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
     `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
     for n, cand in enumerate(candidates):
-        outcome = capture(store, being, cand, source, now, provenance, compare=compare,
+        outcome = capture(store, being, cand, source, now, provenance, compare=compare, force=force,
                           judged=judgements[n] if judgements is not None else None)
         if outcome.deduplicated:
             result.reinforced.append(outcome.id)
@@ -191,7 +202,7 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
           *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False,
-          ingest_id: int | None = None) -> LearnResult:
+          ingest_id: int | None = None, force: bool = False) -> LearnResult:
     """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`, with the
     profile delta merged in (seed 001's `learn()`).
 
@@ -206,10 +217,15 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     "Superseded 1 older memory: #4 by #12 (same home city)."). `ingest_id`: the staged
     item (`twin.ingest`) the text came from, deleted in the transaction that stores its memories, so a retried job
     finds nothing to redo. Never raises on odd text or model trouble; raises `sqlite3.Error` only if the store
-    itself fails (nothing is half-written).
+    itself fails (nothing is half-written). `force` (`twin learn --force`, seed 003's `force: true`) stores what
+    the worthiness gate and the extractor's memorability floor would reject, still deduplicated and checked for
+    secrets; relative dates are resolved on the moment of learning in the machine's zone. `result.skipped` says
+    why sentences were left out (their numbers, never their text).
     """
     result = LearnResult()
-    extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit)
+    extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit,
+                                      written_at=datetime.now().astimezone(), force=force)
+    result.skipped = extraction.skipped
     for content, reason in extraction.dropped:
         result.reject(content, f"the model's memory: {reason}")
     judgements = None
@@ -218,7 +234,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     now = utc_now()
     with store.transaction():
         _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
-                          judgements=judgements)
+                          judgements=judgements, force=force)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
@@ -261,7 +277,8 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider,
                                       limit=max_memories, document_title=title,
-                                      offline_text=None if offline_text is None else strip_controls(offline_text))
+                                      offline_text=None if offline_text is None else strip_controls(offline_text),
+                                      written_at=_file_time(store, being, source))
     candidates = extraction.candidates
     for content, reason in extraction.dropped:
         result.reject(content, f"the model's memory: {reason}")
@@ -284,6 +301,15 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
     return result
+
+
+def _file_time(store: Store, being: str, source: str) -> datetime:
+    """When a file was written: its modification time in the files manifest (`'file:<path>'`), in the machine's
+    zone; now when the source is no file or has no row."""
+    if source.startswith("file:") and (entry := manifest.get(store, being, source[len("file:"):])) is not None \
+            and entry.mtime_ns > 0:
+        return datetime.fromtimestamp(entry.mtime_ns / 1e9).astimezone()
+    return datetime.now().astimezone()
 
 
 def forget_source(store: Store, being: str, source: str) -> list[int]:

@@ -8,7 +8,7 @@ one item and reminders; stored as written, they come back to the owner as "thing
 - a list or several sentences in one item -> one memory per sentence (`twin.extractor.split_sentences`);
 - "Remember to X" / "Don't forget to X" -> "Owner needs to X" (a reminder about Owner, ours); "Remember that X",
   "Note that X", "Keep in mind that X" -> X;
-- English first and second person -> "Owner" (`twin.extractor.first_to_third_person`,
+- English first and second person -> "Owner" (`twin.third_person.first_to_third_person`,
   `second_to_third_person`); text inside quotation marks is someone's words and is not touched;
 - dropped: a question; an instruction (an imperative: "Call Lena tomorrow.", "Bitte …"); first or second person
   in German, French or Spanish (no mechanical rewrite of their verbs here); a sentence opening with a pronoun
@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from twin.extractor import MAX_CHARS, MIN_CHARS, first_to_third_person, second_to_third_person, split_sentences
+from twin.extractor import MAX_CHARS, MIN_CHARS, split_sentences
+from twin.third_person import first_to_third_person, second_to_third_person
 
 __all__ = ["Fitted", "fit_to_contract", "person_words"]
 
