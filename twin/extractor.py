@@ -249,7 +249,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PER_CALL,
-            only_secrets: bool = False) -> list[Candidate]:
+            only_secrets: bool = False, speaker: str | None = None) -> list[Candidate]:
     """Turn `text` into at most `limit` memory candidates (seed 000: 12 per call), in text order. Never raises.
 
     Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000; ours: mostly letters, 3+ words,
@@ -275,6 +275,11 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
     ones, earlier over later; the chosen keep document order. The title is whitespace-collapsed and cut to
     `TITLE_MAX_CHARS`; a sentence that would make the content longer than 400 characters is skipped.
 
+    `speaker` (conversation only): the text was written by that person, not the owner (a message the owner
+    forwarded or quoted): each sentence becomes what the speaker says (`_reported`: "You owe me 500 euros." from
+    Trudy -> "Trudy says that Owner owes Trudy 500 euros."; other languages and imperatives are quoted:
+    "Trudy wrote: “…”."), never the owner's own words.
+
     `bytes` are decoded as UTF-8 (errors replaced); other non-`str` input yields []; `limit` <= 0 yields [].
     Cost is linear in `len(text)`; reading stops once `limit` candidates are found.
     """
@@ -282,7 +287,7 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
         return []
     clean = _clean_text(text)
     if document_title is None:
-        return _extract_conversation(clean, limit, only_secrets)
+        return _extract_conversation(clean, limit, only_secrets, speaker)
     title = _WS.sub(" ", _clean_text(str(document_title))).strip().rstrip(":").strip()[:TITLE_MAX_CHARS]
     return _extract_document(clean, title, limit, only_secrets)
 
@@ -435,7 +440,8 @@ def _keep(sentence: str, heading: bool, min_letters: int = 8, holds_secret: bool
     return (not heading or _ENDS_SENTENCE.search(sentence) is not None) and _is_memorable(sentence, min_letters)
 
 
-def _extract_conversation(text: str, limit: int, only_secrets: bool = False) -> list[Candidate]:
+def _extract_conversation(text: str, limit: int, only_secrets: bool = False,
+                          speaker: str | None = None) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()  # casefolded contents: the duplicate rule
     read: set[str] = set()  # casefolded input sentences: a repeated one costs nothing
@@ -451,7 +457,8 @@ def _extract_conversation(text: str, limit: int, only_secrets: bool = False) -> 
                                                       FIRST_PERSON_MIN_LETTERS if first_person else 8, bool(inside)):
             continue
         english = first_person and _looks_english(sentence)  # the "DE" of an IBAN is no Spanish word
-        rewritten = _third_person(sentence) if english else sentence
+        rewritten = (_reported(sentence, speaker) if speaker else
+                     _third_person(sentence) if english else sentence)
         content = _finish(_unmask(rewritten, values), inside)
         if _fits(content, _MASKED.sub("", rewritten), bool(inside)) and content.casefold() not in seen:
             seen.add(content.casefold())
@@ -562,6 +569,13 @@ def _join_gap(text: str, pos: int, start: int, end: int) -> tuple[int, int] | No
 def _unmask(text: str, values: list[str]) -> str:
     """`text` with the placeholders of `_mask_secrets` replaced by their secret values again."""
     return _MASKED.sub(lambda m: values[int(m[1])], text)
+
+
+def _reported(sentence: str, speaker: str) -> str:
+    """`sentence` by `speaker` (not the owner) as reported speech or a quotation (`twin.reported_speech.report`)."""
+    from twin.reported_speech import report  # it imports `agree` from here
+
+    return report(sentence, speaker, _looks_english(sentence))
 
 
 def _third_person(sentence: str) -> str:
