@@ -11,9 +11,12 @@ Three parts:
   queued later; a store that refuses the write (a full disk) leaves the file for a retry.
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
-its row is not read again; same bytes under a new mtime only update the row. Every file skipped for a
-reason leaves one activity line and a `skipped` row, so a restart does not report it again. Files named
-like a `files_ignore` glob (LICENSE*, changelog*, …) are ignored silently, like an unknown suffix.
+its row is not read again; same bytes under a new mtime only update the row. Every file found is accounted
+for (`connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
+(binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
+restart does not report it again; files left out by their name (a suffix the connector does not know, a hidden
+name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
+scan's line. Once the start-up scan's items are learned and embedded, one line says so.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import os
 import re
 import sqlite3
 import stat
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +41,9 @@ import watchfiles
 from redis.exceptions import RedisError
 
 from connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
+from connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin import ingest, manifest
+from twin.embedder import model_id_of
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.manifest import ManifestEntry
@@ -53,6 +60,8 @@ log = logging.getLogger(__name__)
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 60.0
 """Backoff between retries while the store refuses writes (a full disk): doubles from 1 s, capped at 60 s."""
+BACKLOG_POLL_S = 5.0
+"""How often the start-up backlog is checked for being learned and searchable (ours)."""
 WATCH_DEBOUNCE_MS = 1600
 """watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""
 IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
@@ -96,6 +105,19 @@ class PathFilter:
             return False
         return not parts or not any(r.search(parts[-1]) for r in IGNORED_NAMES)
 
+    def left_out(self, name: str) -> str | None:
+        """Why a file called `name` is not read, or None when it may be: "hidden name" (a dotfile: configs,
+        caches and secrets such as `.netrc`, on purpose), "editor or temporary file" (watchfiles' patterns),
+        "ignored name" (a `files_ignore` glob: licence texts, changelogs, build files), "not a text file" (a
+        suffix `text_kind` does not know: photos, code, office files). No I/O."""
+        if name.startswith("."):
+            return "hidden name"
+        if any(r.search(name) for r in IGNORED_NAMES):
+            return "editor or temporary file"
+        if any(fnmatch.fnmatchcase(name, g) for g in self.ignore_files):
+            return "ignored name"
+        return "not a text file" if text_kind(Path(name)) is None else None
+
     def learns(self, path: Path) -> bool:
         """True when a file named like `path` may be learned: `text_kind` knows its suffix and its name
         matches none of the `ignore_files` globs (`debian/changelog.gz` matches `changelog*`)."""
@@ -104,10 +126,14 @@ class PathFilter:
 
 @dataclass
 class Listing:
-    """What `walk()` found: candidate files with their `lstat`, and paths skipped as a whole with a reason."""
+    """What `walk()` found: candidate files with their `lstat`, paths skipped as a whole with a reason, files
+    left out by their name (`PathFilter.left_out`: reason -> count) and folders not entered (hidden or a
+    tool's, such as .git and node_modules)."""
 
     files: list[tuple[Path, os.stat_result]] = field(default_factory=list)
     skipped: list[tuple[Path, os.stat_result | None, str]] = field(default_factory=list)
+    left_out: Counter = field(default_factory=Counter)
+    hidden_dirs: int = 0
 
 
 def _unreadable(exc: OSError, what: str = "unreadable") -> str:
@@ -137,7 +163,8 @@ def walk(top: Path, accept: PathFilter) -> Listing:
     directories, symlinks to directories (never followed, so no loops), broken or looping symlinks and
     symlinks to files outside the roots are listed as skipped; a symlink to a file inside a root is left
     out (that file is read under its own path); file names `accept.learns` refuses (an unknown suffix, a
-    `files_ignore` glob) are left out, so a row for one counts as gone.
+    `files_ignore` glob, a hidden name) are left out and counted by reason in `left_out`, so a row for one
+    counts as gone; hidden and tool folders are not entered and are counted in `hidden_dirs`.
     """
     listing = Listing()
     try:
@@ -159,9 +186,7 @@ def walk(top: Path, accept: PathFilter) -> Listing:
                 listing.files.append((path, st))
         else:
             try:
-                with os.scandir(path) as entries:  # d_type first: no stat for names never read (photos, …)
-                    found = [e for e in entries if (e.is_symlink() or e.is_dir(follow_symlinks=False)
-                                                    or accept.learns(Path(e.name))) and accept.accepts(e.path)]
+                found = _entries(path, accept, listing)
             except OSError as exc:
                 listing.skipped.append((path, st, _unreadable(exc, "unreadable directory")))
                 continue
@@ -171,6 +196,31 @@ def walk(top: Path, accept: PathFilter) -> Listing:
                 except OSError:
                     continue  # vanished meanwhile: its row, if any, is gone
     return listing
+
+
+def _entries(path: Path, accept: PathFilter, listing: Listing) -> list[os.DirEntry]:
+    """The entries of directory `path` to look at; names left out are counted in `listing` (d_type only: no stat
+    for names never read, such as photos). Raises `OSError` when the directory cannot be listed."""
+    found = []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if any(entry.path == p or entry.path.startswith(p + os.sep) for p in accept.ignore_paths):
+                continue  # twin's own directories: not the owner's files
+            if entry.is_symlink():
+                if accept.accepts(entry.path):
+                    found.append(entry)
+                else:
+                    listing.left_out["hidden name"] += 1
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") or entry.name in IGNORED_DIRS:
+                    listing.hidden_dirs += 1
+                else:
+                    found.append(entry)
+            elif (why := accept.left_out(entry.name)) is not None:
+                listing.left_out[why] += 1
+            else:
+                found.append(entry)
+    return found
 
 
 @dataclass(frozen=True)
@@ -205,7 +255,7 @@ def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: st
             if fst.st_size > max_bytes:
                 silent = text_kind(path) == "sniff" and not path.name.lower().endswith(".gz") \
                     and not sniffs_as_text(fh.read(SNIFF_BYTES))
-                return Seen(fst.st_size, fst.st_mtime_ns, "", Skip("not text", False) if silent else Skip("too large"))
+                return Seen(fst.st_size, fst.st_mtime_ns, "", Skip("binary", False) if silent else Skip("too large"))
             raw = fh.read(max_bytes + 1)
         except OSError as exc:
             return skip(_unreadable(exc), fst.st_size, fst.st_mtime_ns)
@@ -262,24 +312,6 @@ async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
 
 
 # -- the connector: compare with the manifest, push, then save the row ------------------------------------------
-@dataclass
-class Tally:
-    """What one pass did (the start-up scan, a live batch, a retry). `deferred` counts pushes left for a retry;
-    `blocked` is set once a push failed in this pass, so the rest is deferred without trying."""
-
-    new: int = 0
-    changed: int = 0
-    gone: int = 0
-    skipped: int = 0
-    deferred: int = 0
-    blocked: bool = False
-
-    @property
-    def any(self) -> bool:
-        """True when the pass changed something worth a summary line."""
-        return bool(self.new or self.changed or self.gone or self.skipped)
-
-
 class FilesConnector:
     """Learns from the text files under `settings.files_roots` for `settings.being`.
 
@@ -322,23 +354,42 @@ class FilesConnector:
         during the scan is missed. Raises only on a bug: file and Redis errors are logged and the loop goes on.
         """
         self._stop = stop
+        started_s = time.monotonic()
         watch = asyncio.create_task(self._watch(stop), name="files-watch")
-        retry = None
+        retry = backlog = None
         try:
             await asyncio.sleep(0)  # the watch task creates its inotify watches up to its first await
-            await self.scan_once()
+            tally = await self.scan_once()
             retry = asyncio.create_task(self._retry_loop(stop), name="files-retry")
+            if tally.staged_up_to:
+                backlog = asyncio.create_task(self._follow_backlog(
+                    Backlog(tally.staged_up_to, tally.handed_over, started_s, model_id_of(self.settings)), stop),
+                    name="files-backlog")
             await watch
         finally:
-            for task in (watch, retry):
-                if task is not None:
-                    task.cancel()
-            await asyncio.gather(*(t for t in (watch, retry) if t is not None), return_exceptions=True)
+            tasks = [t for t in (watch, retry, backlog) if t is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _follow_backlog(self, backlog: Backlog, stop: asyncio.Event) -> None:
+        """Write the "learned and searchable" line once the start-up backlog is (`Backlog.done_line`), checking
+        every `BACKLOG_POLL_S`; a store error is logged and checked again later."""
+        while not await _sleep_unless(stop, BACKLOG_POLL_S):
+            try:
+                line = backlog.done_line(self.store)
+            except sqlite3.Error as exc:
+                log.warning("files: could not check the start-up backlog (%s); trying again", exc)
+                continue
+            if line is not None:
+                self.activity.record("indexed_file", line)
+                return
 
     async def scan_once(self) -> Tally:
         """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
-        then write the summary line ("Files: 340 indexed (4 new, 1 changed, 0 gone, 3 skipped)."). A missing
-        root gets one activity line and its rows are kept (an unmounted disk is not a deletion)."""
+        then write the line that accounts for every file found (`files_tally.scan_line`: "Files: found 9 files:
+        2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (…), 1 failed (…); 0 gone."). A missing root gets
+        one activity line and its rows are kept (an unmounted disk is not a deletion)."""
         tally = Tally()
         async with self._lock:
             for root in self.roots:
@@ -354,6 +405,8 @@ class FilesConnector:
     async def _sync(self, top: Path, root: Path, tally: Tally) -> None:
         """Bring the rows of `top` (a file or a tree under `root`) in line with the disk."""
         listing = await asyncio.to_thread(walk, top, self.filter)
+        tally.reasons.update(listing.left_out)
+        tally.hidden_dirs += listing.hidden_dirs
         rows = manifest.paths(self.store, self.being, top)
         seen: set[str] = set()
         for path, st, reason in listing.skipped:
@@ -370,12 +423,17 @@ class FilesConnector:
                 continue
             entry = rows.get(str(path))
             if entry is not None and _unchanged(entry, st) and path not in self._retry:
+                if entry.state == "indexed":
+                    tally.unchanged += 1
+                else:
+                    tally.count_skip(entry.reason or "skipped")
                 continue
             try:
                 found = await asyncio.to_thread(read_file, path, st, self.settings.files_max_bytes,
                                                 fallback_title(path, root))
             except Exception:  # a bug for one file must not stop the scan (STYLE.md 9: loop boundary)
                 log.exception("files: reading %s failed; going on", path)
+                tally.failures["error while reading (see the journal)"] += 1
                 continue
             await self._handle(path, root, entry, found, tally)
         for key, entry in rows.items():
@@ -391,6 +449,7 @@ class FilesConnector:
             shown = escape_controls(os.fsencode(path).decode("utf-8", "backslashreplace"))  # bytes as \xe9
             self.activity.record("indexed_file", f"Files: skipped {shown} (file name is not valid UTF-8).")
             tally.skipped += 1
+            tally.count_skip("file name is not valid UTF-8")
             return False
         return True
 
@@ -400,6 +459,8 @@ class FilesConnector:
         self._retry.pop(path, None)
         try:
             result = found.result if found is not None else None
+            if isinstance(result, Skip) and not result.report:
+                tally.count_skip(result.reason)  # empty, binary, not a text file: counted, no line of its own
             if result is None or (isinstance(result, Skip) and not result.report):
                 if entry is not None:
                     await self._gone(path, root, entry, tally)
@@ -409,12 +470,14 @@ class FilesConnector:
                 await self._index(path, root, entry, found, result, tally)
         except Exception:  # loop boundary (STYLE.md 9)
             log.exception("files: handling %s failed; going on", path)
+            tally.failures["error while handling (see the journal)"] += 1
 
     async def _index(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, doc: Document,
                      tally: Tally) -> None:
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "indexed")
         if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
+            tally.unchanged += 1
             return
         item = Ingest(self.being, file_source(path), doc.text, "document",
                       extra={"title": doc.title, "max_memories": self.settings.files_max_memories})
@@ -427,6 +490,7 @@ class FilesConnector:
 
     async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
                     tally: Tally) -> None:
+        tally.count_skip(reason)
         forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason)
         if forget and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"),
@@ -471,6 +535,7 @@ class FilesConnector:
                 if self.unwritable:
                     self.unwritable = False
                     log.info("files: the store takes writes again; handing over what waited")
+                tally.staged_up_to = max(tally.staged_up_to, *ids)
                 await self._queue(ids, item.mode)
                 return True
         self._retry[path] = root
@@ -494,10 +559,12 @@ class FilesConnector:
             ingest.mark_queued(self.store, chunk, job_id)
 
     def _summary(self, tally: Tally, always: bool) -> None:
-        if always or tally.any:
-            indexed = manifest.counts(self.store, self.being)["indexed"]
-            self.activity.record("indexed_file", f"Files: {indexed} indexed ({tally.new} new, {tally.changed} changed,"
-                                                 f" {tally.gone} gone, {tally.skipped} skipped).")
+        """The scan's line (`always`: every file found, `scan_line`) or, when a batch changed something, its
+        `batch_line`."""
+        if always:
+            self.activity.record("indexed_file", scan_line(tally))
+        elif tally.any:
+            self.activity.record("indexed_file", batch_line(tally))
         if tally.deferred:
             log.info("files: %d file(s) wait for the store", len(self._retry))
 
