@@ -341,6 +341,7 @@ class FilesConnector:
         self._retry_wanted = asyncio.Event()
         self._lock = asyncio.Lock()
         self._stop: asyncio.Event | None = None
+        self.backlog_poll_s = BACKLOG_POLL_S
 
     @property
     def waiting(self) -> int:
@@ -374,8 +375,8 @@ class FilesConnector:
 
     async def _follow_backlog(self, backlog: Backlog, stop: asyncio.Event) -> None:
         """Write the "learned and searchable" line once the start-up backlog is (`Backlog.done_line`), checking
-        every `BACKLOG_POLL_S`; a store error is logged and checked again later."""
-        while not await _sleep_unless(stop, BACKLOG_POLL_S):
+        every `backlog_poll_s` (`BACKLOG_POLL_S`); a store error is logged and checked again later."""
+        while not await _sleep_unless(stop, self.backlog_poll_s):
             try:
                 line = backlog.done_line(self.store)
             except sqlite3.Error as exc:
