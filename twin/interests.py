@@ -1,7 +1,8 @@
 """Interests from browser visits: which topics the owner read several pages about (seed 001: the browser import
 learns "clustered interests"; with no model, "their own heuristic fallbacks").
 
-- `cluster_visits()` is the heuristic: pages grouped by site, sites merged when their title terms overlap.
+- `cluster_visits()` is the heuristic: pages grouped by what they are about (`topic_clusters`: shared title terms,
+  the site's kind as a guard), never by site; utility pages (`twin.page_kinds`) never form or join an interest.
 - `cluster_with_model()` asks the `cheap` model once, then checks its answer against the visits.
 - `interest_text()` turns an interest into the one third-person sentence that is learned.
 - `learn_interests()` puts them together for one browser import: cluster (model, else heuristic), `learn()`
@@ -29,6 +30,7 @@ from twin import ingest
 from twin.activity import Activity
 from twin.learn import learn
 from twin.memory import format_time, parse_time, strip_controls
+from twin.page_kinds import site_kind, utility_page
 from twin.private_sites import private_site
 from twin.provider import (
     BULK_SHARE,
@@ -44,10 +46,6 @@ from twin.store import Store
 
 MIN_PAGES = 3
 """A cluster needs this many distinct pages to be an interest (ours)."""
-MIN_SHARED_TERMS = 2
-"""Two sites merge when this many of their top terms are the same (ours)."""
-TOP_TERMS = 5
-"""Terms per site compared when merging (ours)."""
 MAX_TOPIC_TERMS = 4
 MAX_MODEL_VISITS = 300
 """Newest visits shown to the model (ours: bounds the prompt to a few thousand tokens)."""
@@ -141,6 +139,8 @@ def _terms(title: str, site: str) -> list[str]:
 
 
 def _sites(visits: Iterable[PageVisit]) -> dict[str, _Site]:
+    """The visits grouped by site, each page's title terms counted once (what the model's answer is checked
+    against)."""
     sites: dict[str, _Site] = {}
     titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
     for visit in visits:
@@ -170,10 +170,6 @@ def _count_terms(entry: _Site, terms: list[str]) -> None:
         entry.terms[word] += 1
 
 
-def _top(terms: Counter, n: int) -> list[str]:
-    return [t for t, _ in sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
-
-
 def _fold_plurals(terms: Counter, positions: dict[str, float]) -> None:
     """Count `runtime` and `runtimes` as one term, under the more frequent spelling (in place)."""
     for word in sorted(terms):
@@ -184,41 +180,122 @@ def _fold_plurals(terms: Counter, positions: dict[str, float]) -> None:
             positions[keep] = min(positions.get(keep, 1.0), positions.pop(drop, 1.0))
 
 
+@dataclass
+class _Page:
+    """One distinct page: its site, the site's kind (`twin.page_kinds.site_kind`), its title terms in title order
+    (plurals folded over the whole history) and its visit times."""
+
+    url: str
+    site: str
+    kind: str
+    terms: list[str]
+    times: list[datetime] = field(default_factory=list)
+
+
+def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
+    """The distinct pages of `visits` (by URL, in URL order) that are reading: utility pages
+    (`twin.page_kinds.utility_page`), visits without a host and visits with an unparsable time are left out."""
+    pages: dict[str, _Page] = {}
+    for visit in visits:
+        site = site_of(visit.url)
+        try:
+            when = parse_time(visit.visited_at)
+        except ValueError:
+            continue
+        if site is None or utility_page(visit.url, visit.title) is not None:
+            continue
+        page = pages.get(visit.url)
+        if page is None:
+            page = pages[visit.url] = _Page(visit.url, site, site_kind(site),
+                                            list(dict.fromkeys(_terms(visit.title, site))))
+        page.times.append(when)
+    vocabulary = {t for page in pages.values() for t in page.terms}
+    for page in pages.values():  # "runtimes" and "runtime" are one term
+        page.terms = list(dict.fromkeys(t[:-1] if t.endswith("s") and t[:-1] in vocabulary else t
+                                        for t in page.terms))
+    return [pages[url] for url in sorted(pages)]
+
+
+def _compatible(a: str, b: str) -> bool:
+    """Two site kinds may hold the same topic: equal, or either is "general" (forums, video, encyclopedias)."""
+    return a == b or "general" in (a, b)
+
+
+def _anchored(anchor: str, free: list[_Page], df: Counter) -> list[_Page]:
+    """The free pages about `anchor`: those holding the term, less those on a site of a kind foreign to the
+    pages' main kind that share nothing else with them (a treaty article on a news site among travel pages that
+    all say "Lisbon")."""
+    members = [p for p in free if anchor in p.terms]
+    kinds = Counter(p.kind for p in members if p.kind != "general")
+    if not kinds:
+        return members
+    main, count = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+    if count * 2 < sum(kinds.values()):
+        return members
+    held = Counter(t for p in members for t in set(p.terms) if df[t] >= 2 and t != anchor)
+    return [p for p in members if _compatible(p.kind, main) or any(held[t] >= 2 for t in p.terms if t != anchor)]
+
+
+def _grow(cluster: list[_Page], free: list[_Page], df: Counter) -> list[_Page]:
+    """`cluster` with the free pages that belong to it: a page joins when it shares a term the cluster owns (at
+    least two of its pages and half of all pages holding it are in the cluster) and comes from a site of a
+    compatible kind, or when it shares two terms of which the cluster holds half. Repeats until nothing joins."""
+    kinds = Counter(p.kind for p in cluster)
+    main = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    while True:
+        held = Counter(t for p in cluster for t in set(p.terms))
+        joined = [p for p in free if p not in cluster and (
+            len([t for t in p.terms if held[t] * 2 >= df[t] >= 2]) >= 2
+            or (_compatible(p.kind, main) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.terms)))]
+        if not joined:
+            return cluster
+        cluster = cluster + joined
+
+
+def topic_clusters(visits: list[PageVisit]) -> tuple[list[list[_Page]], list[_Page]]:
+    """The pages of `visits` grouped by what they are about, and the pages left over (read-only, deterministic).
+
+    Over the distinct reading pages (`_pages`; utility pages never take part), a term's `df` is how many pages
+    hold it. The free term held by the most free pages (ties: the rarer overall, then alphabetical) anchors a
+    cluster (`_anchored`) when it gathers `MIN_PAGES`, which then grows by the rare terms it owns (`_grow`); its
+    pages are taken, and the next anchor is sought among the rest. Sites play no part but through their kind.
+    Clusters come in the order they were found (most pages first, roughly)."""
+    pages = _pages(visits)
+    df = Counter(t for p in pages for t in p.terms)
+    free = list(pages)
+    clusters: list[list[_Page]] = []
+    tried: set[str] = set()
+    while True:
+        counts = Counter(t for p in free for t in p.terms if df[t] >= MIN_PAGES and t not in tried)
+        if not counts:
+            return clusters, free
+        anchor = min(counts, key=lambda t: (-counts[t], df[t], t))
+        tried.add(anchor)
+        members = _anchored(anchor, free, df)
+        if len(members) < MIN_PAGES:
+            continue
+        cluster = _grow(members, free, df)
+        clusters.append(cluster)
+        free = [p for p in free if p not in cluster]
+
+
 def cluster_visits(visits: list[PageVisit], limit: int = 5) -> list[Interest]:
     """The heuristic: up to `limit` interests from `visits`, most pages first (then latest, then topic).
 
-    Visits are grouped by site (`site_of`); each page's title gives terms (`_terms`). Sites whose `TOP_TERMS`
-    most frequent terms share at least `MIN_SHARED_TERMS` are merged (transitively). A cluster with fewer than
-    `MIN_PAGES` distinct pages is dropped. The topic is made of the most frequent terms that occur on at least
-    2 pages: the first two, and up to `MAX_TOPIC_TERMS` of those at least half as frequent as the first, in the
-    order they tend to appear in titles. A cluster with no recurring term (always a single site: merging needs
-    shared terms) is named after its site. Deterministic; visits without a host or with an unparsable time are
-    ignored.
+    Pages are clustered by topic (`topic_clusters`: shared title terms, rarer ones first, the site's kind as a
+    guard), never by site, and utility pages (`twin.page_kinds.utility_page`: sign-ins, tokens, invitations,
+    carts, calendars, redirects, search results) never form or join one. The topic is made of the most frequent
+    terms that occur on at least 2 of its pages: the first two, and up to `MAX_TOPIC_TERMS` of those at least half
+    as frequent as the first, in the order they tend to appear in titles. Pages about no shared topic that make
+    `MIN_PAGES` on one site are an interest named after the site ("Owner read a lot on news.ycombinator.com").
+    Deterministic; visits without a host or with an unparsable time are ignored.
     """
-    sites = _sites(visits)
-    names = sorted(sites)
-    parent = {name: name for name in names}
-
-    def root(name: str) -> str:
-        while parent[name] != name:
-            name = parent[name]
-        return name
-
-    holders: dict[str, list[str]] = {}
-    for name in names:
-        for term in _top(sites[name].terms, TOP_TERMS):
-            holders.setdefault(term, []).append(name)
-    shared: Counter = Counter()
-    for group in holders.values():
-        shared.update((a, b) for i, a in enumerate(group) for b in group[i + 1:])
-    for (a, b), count in sorted(shared.items()):
-        if count >= MIN_SHARED_TERMS and root(a) != root(b):
-            parent[max(root(a), root(b))] = min(root(a), root(b))
-
-    members: dict[str, list[str]] = {}
-    for name in names:
-        members.setdefault(root(name), []).append(name)
-    interests = [interest for group in members.values() if (interest := _interest(group, sites)) is not None]
+    clusters, left = topic_clusters(visits)
+    by_site: dict[str, list[_Page]] = {}
+    for page in left:
+        by_site.setdefault(page.site, []).append(page)
+    groups = clusters + [pages for _, pages in sorted(by_site.items()) if len(pages) >= MIN_PAGES]
+    interests = [_interest(group, named_by_site=n >= len(clusters)) for n, group in enumerate(groups)]
     interests.sort(key=lambda i: (-i.pages, _neg_time(i.last_at), i.topic))
     return interests[:limit]
 
@@ -227,25 +304,20 @@ def _neg_time(value: str) -> float:
     return -parse_time(value).timestamp()
 
 
-def _interest(group: list[str], sites: dict[str, _Site]) -> Interest | None:
-    pages = sum(len(sites[s].pages) for s in group)
-    if pages < MIN_PAGES:
-        return None
-    terms: Counter = Counter()
-    positions: dict[str, list[float]] = {}
-    for s in group:
-        terms.update(sites[s].terms)
-        for term, where in sites[s].positions.items():
-            positions.setdefault(term, []).append(where)
-    mean = {t: sum(p) / len(p) for t, p in positions.items()}
-    _fold_plurals(terms, mean)
+def _interest(pages: list[_Page], named_by_site: bool = False) -> Interest:
+    """One interest of `pages` (see `cluster_visits` for its topic); sites with most pages first."""
+    entry = _Site()
+    for page in pages:
+        _count_terms(entry, page.terms)
+    terms, mean = entry.terms, entry.positions
+    per_site = Counter(p.site for p in pages)
+    ordered = sorted(per_site, key=lambda s: (-per_site[s], s))
     # most frequent first; among equals the earlier in titles (a title leads with what the page is about)
     ranked = sorted((t for t in terms if terms[t] >= 2), key=lambda t: (-terms[t], mean[t], t))[:MAX_TOPIC_TERMS]
     chosen = [t for t in ranked if terms[t] * 2 >= terms[ranked[0]]]
-    ordered = sorted(group, key=lambda s: (-len(sites[s].pages), s))
-    topic = " ".join(sorted(chosen, key=lambda t: (mean[t], t))) if chosen else ordered[0]
-    times = [t for s in group for t in sites[s].times]
-    return Interest(topic, pages, ordered, format_time(min(times)), format_time(max(times)))
+    topic = ordered[0] if named_by_site or not chosen else " ".join(sorted(chosen, key=lambda t: (mean[t], t)))
+    times = [t for p in pages for t in p.times]
+    return Interest(topic, len(pages), ordered, format_time(min(times)), format_time(max(times)))
 
 
 # -- the model --------------------------------------------------------------------------------------------------
@@ -388,14 +460,16 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
     budget or a resting provider writes one `model` diary line); each interest's sentence is learned with
     source `browser` (offline: the sentence already is the memory). Visits of a private kind of site (by host
     and title, `twin.private_sites`; the reader already dropped them, this also covers visits queued before)
-    are left out first: neither clustered nor shown to the model. Writes the diary line "Browser: 212
+    are left out first, and so are utility pages (`twin.page_kinds.utility_page`): neither clustered nor shown to
+    the model. Writes the diary line "Browser: 212
     visits read from 2 profiles; learned 4 interests." (counting every visit read) and returns `(sentences, that
     line)`. `now` (aware, default the current time) dates "this week". `ingest_id`: the staged import
     (`twin.ingest`), deleted in the transaction that learns its interests. Raises only `sqlite3.Error` from the
     store."""
     now = now or datetime.now(UTC)
     read = len(visits)
-    visits = [v for v in visits if private_site(urlsplit(v.url).hostname or "", "", v.title) is None]
+    visits = [v for v in visits if private_site(urlsplit(v.url).hostname or "", "", v.title) is None
+              and utility_page(v.url, v.title) is None]
     interests: list[Interest] = []
     if provider is not None and visits:
         try:
