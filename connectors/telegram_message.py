@@ -98,7 +98,7 @@ def _replied(message: Message, owners: set[int], bot_id: int) -> Voice | None:
         text = quoted
     else:
         return None
-    if user_id is not None and user_id in owners or not text.strip():
+    if (user_id is not None and user_id in owners) or not text.strip():
         return None
     return Voice(speaker, text, f"quoted by Owner in a reply to {described}", how="replied")
 

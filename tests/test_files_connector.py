@@ -205,7 +205,8 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (3, 0, 0, 0)
-    assert lines(activity)[-1] == "Files: found 3 files: 3 to learn (3 new, 0 changed, 0 unchanged), 0 skipped, 0 failed; 0 gone."
+    assert lines(activity)[-1] == ("Files: found 3 files: 3 to learn (3 new, 0 changed, 0 unchanged), 0 skipped,"
+                                   " 0 failed; 0 gone.")
     drain()
     for path in (notes, readme, page):
         ids = memories(store, being, path)
@@ -219,7 +220,8 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     page.unlink()  # gone: its memories are forgotten
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone) == (0, 1, 1)
-    assert lines(activity)[-1] == "Files: found 2 files: 2 to learn (0 new, 1 changed, 1 unchanged), 0 skipped, 0 failed; 1 gone."
+    assert lines(activity)[-1] == ("Files: found 2 files: 2 to learn (0 new, 1 changed, 1 unchanged), 0 skipped,"
+                                   " 0 failed; 1 gone.")
     drain()
     assert not fts_hits(store, "kayaks") and fts_hits(store, "canoe")
     ids = memories(store, being, notes)
@@ -240,7 +242,8 @@ def test_restart_relearns_nothing_unchanged(twin_env, store, activity, redis, ro
     assert (tally.new, tally.changed, tally.skipped) == (0, 0, 0)
     assert learn_jobs(redis) == 5
     assert manifest.paths(store, twin_env.being, root) == before
-    assert lines(activity)[-1] == "Files: found 5 files: 5 to learn (0 new, 0 changed, 5 unchanged), 0 skipped, 0 failed; 0 gone."
+    assert lines(activity)[-1] == ("Files: found 5 files: 5 to learn (0 new, 0 changed, 5 unchanged), 0 skipped,"
+                                   " 0 failed; 0 gone.")
 
     touched = root / "n0.md"  # new mtime, same bytes: only the row moves
     os.utime(touched, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
@@ -263,8 +266,8 @@ def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activi
                                                                   ("forget", f"file:{emptied}")]
     assert manifest.get(store, twin_env.being, emptied) is None
     assert manifest.get(store, twin_env.being, binary).state == "skipped"
-    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 2 skipped (1 binary, 1 empty), 0 failed;"
-                                  " 1 gone.")
+    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 2 skipped"
+                                   " (1 binary, 1 empty), 0 failed; 1 gone.")
 
 
 def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activity, redis, root, tmp_path):
@@ -321,8 +324,8 @@ def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # the default globs
     assert (tally.new, tally.skipped) == (1, 0) and learn_jobs(redis) == 1
     assert set(manifest.paths(store, being, root)) == {str(readme)}  # no row, no activity line for the others
-    assert lines(activity) == ["Files: found 3 files: 1 to learn (1 new, 0 changed, 0 unchanged), 2 skipped (2 ignored name),"
-                              " 0 failed; 0 gone."]
+    assert lines(activity) == ["Files: found 3 files: 1 to learn (1 new, 0 changed, 0 unchanged), 2 skipped"
+                               " (2 ignored name), 0 failed; 0 gone."]
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=[]).scan_once())
     assert (tally.new, tally.changed, tally.skipped) == (2, 0, 0) and learn_jobs(redis) == 3
@@ -340,8 +343,8 @@ def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity,
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=["notes*"]).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (0, 0, 1, 0)
-    assert lines(activity)[-1] == ("Files: found 2 files: 1 to learn (0 new, 0 changed, 1 unchanged), 1 skipped (1 ignored name), 0 failed;"
-                                  " 1 gone.")
+    assert lines(activity)[-1] == ("Files: found 2 files: 1 to learn (0 new, 0 changed, 1 unchanged), 1 skipped"
+                                   " (1 ignored name), 0 failed; 1 gone.")
     assert manifest.get(store, being, notes) is None and manifest.get(store, being, keep).state == "indexed"
     drain()
     assert memories(store, being, notes) == [] and not fts_hits(store, "kayaks")
@@ -403,8 +406,8 @@ def test_permission_denied_file_and_directory():
         texts = _scan_as(nobody.pw_uid, nobody.pw_gid, root, data)
         assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
                                      f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
-        assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed (1 unreadable"
-                             " directory: permission denied, 1 unreadable: permission denied); 0 gone."]
+        assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed"
+                             " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
     finally:
         if (root / "locked").exists():
             os.chmod(root / "locked", 0o755)

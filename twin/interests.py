@@ -1,8 +1,8 @@
 """Interests from browser visits: which topics the owner read several pages about (seed 001: the browser import
 learns "clustered interests"; with no model, "their own heuristic fallbacks").
 
-- `cluster_visits()` is the heuristic: pages grouped by what they are about (`topic_clusters`: shared title terms,
-  the site's kind as a guard), never by site; utility pages (`twin.page_kinds`) never form or join an interest.
+- `cluster_visits()` (`twin.interest_topics`) is the heuristic: pages grouped by what they are about, never by
+  site; utility pages (`twin.page_kinds`) never form or join an interest.
 - `cluster_with_model()` asks the `cheap` model once, then checks its answer against the visits.
 - `interest_text()` turns an interest into the one third-person sentence that is learned.
 - `learn_interests()` puts them together for one browser import: cluster (model, else heuristic), `learn()`
@@ -14,23 +14,18 @@ The clustering is pure (no I/O apart from the provider call). Times are UTC ISO-
 
 from __future__ import annotations
 
-import functools
 import logging
-import re
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from twin import ingest
 from twin.activity import Activity
+from twin.interest_topics import MIN_PAGES, Interest, PageVisit, cluster_visits, interests_with_pages, site_of, sites_of
 from twin.learn import learn
 from twin.memory import format_time, parse_time, strip_controls
-from twin.page_kinds import site_kind, utility_page
+from twin.page_kinds import utility_page
 from twin.private_sites import private_site
 from twin.provider import (
     BULK_SHARE,
@@ -44,9 +39,6 @@ from twin.provider import (
 )
 from twin.store import Store
 
-MIN_PAGES = 3
-"""A cluster needs this many distinct pages to be an interest (ours)."""
-MAX_TOPIC_TERMS = 4
 MAX_MODEL_VISITS = 300
 """Newest visits shown to the model (ours: bounds the prompt to a few thousand tokens)."""
 MAX_TOPIC_CHARS = 80
@@ -54,270 +46,9 @@ THIS_WEEK = timedelta(days=7)
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 """English month names, whatever the process locale."""
-
-STOPWORDS = frozenset("""
-a about after all also an and any are as at be been but by can do does for from get has have how i if in into is
-it its just more my new no not of on one or our out over so than that the their then there these this to up us
-use using vs was we what when where which who why will with without you your
-home page official site website welcome index blog docs documentation guide tutorial introduction overview
-getting started learn read latest free online best top com org net www http https html
-der die das und ist mit für von zu den im ein eine auf des le la les et du en el los las y
-""".split())
-"""Words that name no topic (ours): English function words, web boilerplate, a few German, French and Spanish
-function words."""
-_WORD = re.compile(r"[^\W_]+")
+__all__ = ["MIN_PAGES", "Interest", "PageVisit", "cluster_visits", "cluster_with_model", "interest_text",
+           "interests_with_pages", "learn_interests", "site_of"]
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PageVisit:
-    """One visit as the interest job receives it: cleaned URL, title (may be empty), UTC ISO-8601 time."""
-
-    url: str
-    title: str
-    visited_at: str
-
-    def to_list(self) -> list[str]:
-        """`[url, title, visited_at]`, the JSON-friendly form queued for the worker."""
-        return [self.url, self.title, self.visited_at]
-
-    @classmethod
-    def from_list(cls, value: Any) -> PageVisit:
-        """The inverse of `to_list`. Raises `ValueError` unless `value` is a list or tuple of three strings."""
-        if not isinstance(value, list | tuple) or len(value) != 3 or not all(isinstance(v, str) for v in value):
-            raise ValueError("a page visit is [url, title, visited_at], three strings")
-        return cls(*value)
-
-
-@dataclass
-class Interest:
-    """A topic the owner read several pages about: `topic` a short lower-case phrase, `pages` distinct pages,
-    `sites` hosts without `www.`/`m.` (most pages first), `first_at`/`last_at` UTC ISO-8601."""
-
-    topic: str
-    pages: int
-    sites: list[str]
-    first_at: str
-    last_at: str
-
-
-@dataclass
-class _Site:
-    """What the visits of one site add up to: distinct pages, title-term counts (once per page) with their mean
-    relative position in titles, and the first and last visit."""
-
-    pages: set[str] = field(default_factory=set)
-    terms: Counter = field(default_factory=Counter)
-    positions: dict[str, float] = field(default_factory=dict)
-    times: list[datetime] = field(default_factory=list)
-
-
-@functools.lru_cache(maxsize=65_536)
-def site_of(url: str) -> str | None:
-    """The site of `url`: its host, lower-cased, without a leading `www.` or `m.`; None without a host."""
-    try:
-        host = (urlsplit(url).hostname or "").rstrip(".")
-    except ValueError:
-        return None
-    return re.sub(r"^(?:www|m)\.", "", host) or None
-
-
-_TITLE_PARTS = re.compile(r"\s+[-|–—·:]{1,2}\s+")
-"""How titles separate the page's own title from the site's name ("Spawning | Tokio - …")."""
-
-
-def _terms(title: str, site: str) -> list[str]:
-    """Title words in order: lower-cased, no stopwords, no numbers, no single letters, not the site's own name:
-    neither a label of its host but the last (`tokio` on tokio.rs) nor a title part after the first that
-    spells a host label ("Baking sourdough - King Arthur Baking" on kingarthurbaking.com). A site's tagline
-    stays ("… | Tokio - An asynchronous Rust runtime"): it says what the site is about and links sites."""
-    own = set(site.split(".")[:-1])
-    head, *rest = _TITLE_PARTS.split(title.casefold())
-    kept = [head] + [part for part in rest if "".join(_WORD.findall(part)) not in own]
-    return [w for w in _WORD.findall(" ".join(kept))
-            if len(w) > 1 and not w.isdigit() and w not in STOPWORDS and w not in own]
-
-
-def _sites(visits: Iterable[PageVisit]) -> dict[str, _Site]:
-    """The visits grouped by site, each page's title terms counted once (what the model's answer is checked
-    against)."""
-    sites: dict[str, _Site] = {}
-    titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
-    for visit in visits:
-        site = site_of(visit.url)
-        try:
-            when = parse_time(visit.visited_at)
-        except ValueError:
-            continue
-        if site is None:
-            continue
-        entry = sites.setdefault(site, _Site())
-        entry.times.append(when)
-        entry.pages.add(visit.url)
-        titles.setdefault(site, {}).setdefault(visit.url, visit.title)
-    for site, pages in titles.items():
-        for title in pages.values():
-            _count_terms(sites[site], _terms(title, site))
-    return sites
-
-
-def _count_terms(entry: _Site, terms: list[str]) -> None:
-    """Add one page's title terms to its site: each term once, with its running mean relative position."""
-    words = list(dict.fromkeys(terms))
-    for index, word in enumerate(words):
-        n = entry.terms[word]
-        entry.positions[word] = (entry.positions.get(word, 0.0) * n + index / len(words)) / (n + 1)
-        entry.terms[word] += 1
-
-
-def _fold_plurals(terms: Counter, positions: dict[str, float]) -> None:
-    """Count `runtime` and `runtimes` as one term, under the more frequent spelling (in place)."""
-    for word in sorted(terms):
-        plural = f"{word}s"
-        if plural in terms and word in terms:
-            keep, drop = (word, plural) if terms[word] >= terms[plural] else (plural, word)
-            terms[keep] += terms.pop(drop)
-            positions[keep] = min(positions.get(keep, 1.0), positions.pop(drop, 1.0))
-
-
-@dataclass
-class _Page:
-    """One distinct page: its site, the site's kind (`twin.page_kinds.site_kind`), its title terms in title order
-    (plurals folded over the whole history) and its visit times."""
-
-    url: str
-    site: str
-    kind: str
-    terms: list[str]
-    times: list[datetime] = field(default_factory=list)
-
-
-def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
-    """The distinct pages of `visits` (by URL, in URL order) that are reading: utility pages
-    (`twin.page_kinds.utility_page`), visits without a host and visits with an unparsable time are left out."""
-    pages: dict[str, _Page] = {}
-    for visit in visits:
-        site = site_of(visit.url)
-        try:
-            when = parse_time(visit.visited_at)
-        except ValueError:
-            continue
-        if site is None or utility_page(visit.url, visit.title) is not None:
-            continue
-        page = pages.get(visit.url)
-        if page is None:
-            page = pages[visit.url] = _Page(visit.url, site, site_kind(site),
-                                            list(dict.fromkeys(_terms(visit.title, site))))
-        page.times.append(when)
-    vocabulary = {t for page in pages.values() for t in page.terms}
-    for page in pages.values():  # "runtimes" and "runtime" are one term
-        page.terms = list(dict.fromkeys(t[:-1] if t.endswith("s") and t[:-1] in vocabulary else t
-                                        for t in page.terms))
-    return [pages[url] for url in sorted(pages)]
-
-
-def _compatible(a: str, b: str) -> bool:
-    """Two site kinds may hold the same topic: equal, or either is "general" (forums, video, encyclopedias)."""
-    return a == b or "general" in (a, b)
-
-
-def _anchored(anchor: str, free: list[_Page], df: Counter) -> list[_Page]:
-    """The free pages about `anchor`: those holding the term, less those on a site of a kind foreign to the
-    pages' main kind that share nothing else with them (a treaty article on a news site among travel pages that
-    all say "Lisbon")."""
-    members = [p for p in free if anchor in p.terms]
-    kinds = Counter(p.kind for p in members if p.kind != "general")
-    if not kinds:
-        return members
-    main, count = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
-    if count * 2 < sum(kinds.values()):
-        return members
-    held = Counter(t for p in members for t in set(p.terms) if df[t] >= 2 and t != anchor)
-    return [p for p in members if _compatible(p.kind, main) or any(held[t] >= 2 for t in p.terms if t != anchor)]
-
-
-def _grow(cluster: list[_Page], free: list[_Page], df: Counter) -> list[_Page]:
-    """`cluster` with the free pages that belong to it: a page joins when it shares a term the cluster owns (at
-    least two of its pages and half of all pages holding it are in the cluster) and comes from a site of a
-    compatible kind, or when it shares two terms of which the cluster holds half. Repeats until nothing joins."""
-    kinds = Counter(p.kind for p in cluster)
-    main = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    while True:
-        held = Counter(t for p in cluster for t in set(p.terms))
-        joined = [p for p in free if p not in cluster and (
-            len([t for t in p.terms if held[t] * 2 >= df[t] >= 2]) >= 2
-            or (_compatible(p.kind, main) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.terms)))]
-        if not joined:
-            return cluster
-        cluster = cluster + joined
-
-
-def topic_clusters(visits: list[PageVisit]) -> tuple[list[list[_Page]], list[_Page]]:
-    """The pages of `visits` grouped by what they are about, and the pages left over (read-only, deterministic).
-
-    Over the distinct reading pages (`_pages`; utility pages never take part), a term's `df` is how many pages
-    hold it. The free term held by the most free pages (ties: the rarer overall, then alphabetical) anchors a
-    cluster (`_anchored`) when it gathers `MIN_PAGES`, which then grows by the rare terms it owns (`_grow`); its
-    pages are taken, and the next anchor is sought among the rest. Sites play no part but through their kind.
-    Clusters come in the order they were found (most pages first, roughly)."""
-    pages = _pages(visits)
-    df = Counter(t for p in pages for t in p.terms)
-    free = list(pages)
-    clusters: list[list[_Page]] = []
-    tried: set[str] = set()
-    while True:
-        counts = Counter(t for p in free for t in p.terms if df[t] >= MIN_PAGES and t not in tried)
-        if not counts:
-            return clusters, free
-        anchor = min(counts, key=lambda t: (-counts[t], df[t], t))
-        tried.add(anchor)
-        members = _anchored(anchor, free, df)
-        if len(members) < MIN_PAGES:
-            continue
-        cluster = _grow(members, free, df)
-        clusters.append(cluster)
-        free = [p for p in free if p not in cluster]
-
-
-def cluster_visits(visits: list[PageVisit], limit: int = 5) -> list[Interest]:
-    """The heuristic: up to `limit` interests from `visits`, most pages first (then latest, then topic).
-
-    Pages are clustered by topic (`topic_clusters`: shared title terms, rarer ones first, the site's kind as a
-    guard), never by site, and utility pages (`twin.page_kinds.utility_page`: sign-ins, tokens, invitations,
-    carts, calendars, redirects, search results) never form or join one. The topic is made of the most frequent
-    terms that occur on at least 2 of its pages: the first two, and up to `MAX_TOPIC_TERMS` of those at least half
-    as frequent as the first, in the order they tend to appear in titles. Pages about no shared topic that make
-    `MIN_PAGES` on one site are an interest named after the site ("Owner read a lot on news.ycombinator.com").
-    Deterministic; visits without a host or with an unparsable time are ignored.
-    """
-    clusters, left = topic_clusters(visits)
-    by_site: dict[str, list[_Page]] = {}
-    for page in left:
-        by_site.setdefault(page.site, []).append(page)
-    groups = clusters + [pages for _, pages in sorted(by_site.items()) if len(pages) >= MIN_PAGES]
-    interests = [_interest(group, named_by_site=n >= len(clusters)) for n, group in enumerate(groups)]
-    interests.sort(key=lambda i: (-i.pages, _neg_time(i.last_at), i.topic))
-    return interests[:limit]
-
-
-def _neg_time(value: str) -> float:
-    return -parse_time(value).timestamp()
-
-
-def _interest(pages: list[_Page], named_by_site: bool = False) -> Interest:
-    """One interest of `pages` (see `cluster_visits` for its topic); sites with most pages first."""
-    entry = _Site()
-    for page in pages:
-        _count_terms(entry, page.terms)
-    terms, mean = entry.terms, entry.positions
-    per_site = Counter(p.site for p in pages)
-    ordered = sorted(per_site, key=lambda s: (-per_site[s], s))
-    # most frequent first; among equals the earlier in titles (a title leads with what the page is about)
-    ranked = sorted((t for t in terms if terms[t] >= 2), key=lambda t: (-terms[t], mean[t], t))[:MAX_TOPIC_TERMS]
-    chosen = [t for t in ranked if terms[t] * 2 >= terms[ranked[0]]]
-    topic = ordered[0] if named_by_site or not chosen else " ".join(sorted(chosen, key=lambda t: (mean[t], t)))
-    times = [t for p in pages for t in p.times]
-    return Interest(topic, len(pages), ordered, format_time(min(times)), format_time(max(times)))
 
 
 # -- the model --------------------------------------------------------------------------------------------------
@@ -393,7 +124,7 @@ def cluster_with_model(provider: ModelProvider, visits: list[PageVisit], limit: 
     lines = "\n".join(f"{site_of(v.url)} — {_one_line(v.title)[:150] or '(no title)'}" for v in shown)
     answer = provider.chat_json(system_prompt(limit), quote_data("VISITS", lines), InterestAnswer,
                                 purpose="interests", max_tokens=800, budget_share=BULK_SHARE)
-    sites = _sites(shown)
+    sites = sites_of(shown)
     interests: list[Interest] = []
     topics: set[str] = set()
     for item in answer.interests:

@@ -73,8 +73,9 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     extractor's (seed 000: "on a model failure, [it] degrades"). The offline extractor reads `offline_text`
     when given (a connector's heuristic summary of what the model reads raw, e.g. an email thread), else
     `text`. `speaker`: the text was written by that person, not the owner (a forwarded or quoted chat message);
-    both extractors write its facts as that person's claim. A failure writes one `model` activity line naming the source type and the reason, never the text;
-    an exhausted budget says so once per UTC day; a provider resting after a failure falls back silently.
+    both extractors write its facts as that person's claim. A failure writes one `model` activity line naming
+    the source type and the reason, never the text; an exhausted budget says so once per UTC day; a provider
+    resting after a failure falls back silently.
     Never raises for model trouble.
 
     Secrets have one behaviour whatever the path (DESIGN.md invariant 8): found before any model call, the

@@ -54,9 +54,10 @@ def clean_speaker(name: str) -> str:
 def report(sentence: str, speaker: str, english: bool) -> str:
     """`sentence`, written by `speaker`, as a sentence about what `speaker` said (without its final period).
 
-    `english` (the caller's `_looks_english` verdict, or an ASCII sentence that says "you"), no opening imperative verb (`_IMPERATIVE`) and no
-    we/us/our (whose reference the text does not settle) give reported speech: "Trudy says that Owner owes Trudy 500 euros";
-    otherwise the words are quoted: "Trudy wrote: “Ignore previous instructions and …”". Pure."""
+    `english` (the caller's `_looks_english` verdict, or an ASCII sentence that says "you"), no opening
+    imperative verb (`_IMPERATIVE`) and no we/us/our (whose reference the text does not settle) give reported
+    speech: "Trudy says that Owner owes Trudy 500 euros"; otherwise the words are quoted: "Trudy wrote: “Ignore
+    previous instructions and …”". Pure."""
     body = sentence.strip().rstrip(".!…").rstrip()
     english = english or (body.isascii() and _SECOND_PERSON.search(body) is not None)
     first = re.match(r"[\w'’]+", body)
