@@ -134,3 +134,30 @@ def write_profiles(home: Path) -> tuple[Path, Path]:
     history = make_chromium_profile(home, visits=[(u, t, w, LINK, False) for u, t, w, _ in rows[:half]])
     places = make_firefox_profile(home, visits=[(u, t, w, FF_LINK, False) for u, t, w, _ in rows[half:]])
     return history, places
+
+
+def measure(groups: list[list[str]], page_labels: dict[str, str]) -> dict:
+    """The purity of a clustering: `groups` are the page URLs of each interest, `page_labels` what each page is
+    about (`labels()`). Returns `{interests, pure, mixed, foreign_pages, utility_pages, utility_interests,
+    topics_split, topics_missed, coverage}`: an interest is pure when every page of it carries one topic's label;
+    `foreign_pages` are pages in an interest that are not of its main topic (other topics, one-offs, utility
+    pages); a topic is split when its pages are in two interests or more, missed when no interest holds half of
+    them; `coverage` is, per topic, the share of its pages in the interest holding most of them."""
+    sizes = Counter(label for label in page_labels.values() if label in TOPICS)
+    held: dict[str, Counter] = {topic: Counter() for topic in sizes}
+    pure = foreign = utility = utility_interests = 0
+    for n, urls in enumerate(groups):
+        found = Counter(page_labels.get(url, ONE_OFF) for url in urls)
+        main, count = found.most_common(1)[0] if found else (ONE_OFF, 0)
+        pure += len(found) == 1 and main in TOPICS
+        foreign += len(urls) - count if main in TOPICS else len(urls)
+        utility += found[UTILITY]
+        utility_interests += main == UTILITY
+        for topic in sizes:
+            if found[topic]:
+                held[topic][n] = found[topic]
+    split = sorted(t for t, where in held.items() if len(where) > 1)
+    coverage = {t: round(max(held[t].values(), default=0) / sizes[t], 2) for t in sorted(sizes)}
+    return {"interests": len(groups), "pure": pure, "mixed": len(groups) - pure, "foreign_pages": foreign,
+            "utility_pages": utility, "utility_interests": utility_interests, "topics_split": split,
+            "topics_missed": sorted(t for t, share in coverage.items() if share < 0.5), "coverage": coverage}

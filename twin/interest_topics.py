@@ -33,10 +33,19 @@ use using vs was we what when where which who why will with without you your
 home page official site website welcome index blog docs documentation guide tutorial introduction overview
 getting started learn read latest free online best top com org net www http https html
 der die das und ist mit für von zu den im ein eine auf des le la les et du en el los las y
+dem einem einen einer oder nicht auch aus bei nach über um vom zum zur wie was wir ich sie es
+de pour par avec sur dans un une au aux ce ces cette qui que est sont pas plus
+del al por para con una lo su sus es son como mas da do dos em um uma os ao na no il di per che
 """.split())
-"""Words that name no topic (ours): English function words, web boilerplate, a few German, French and Spanish
-function words."""
+"""Words that name no topic (ours): English function words, web boilerplate, common German, French, Spanish,
+Portuguese and Italian function words."""
 _WORD = re.compile(r"[^\W_]+")
+GENRE_WORDS = frozenset("""news world live latest breaking today daily weekly magazine politics opinion analysis
+explained explainer video videos watch review reviews update updates report story stories article articles podcast
+episode nachrichten welt actualites noticias""".split())
+"""Words that name a kind of page, not what it is about (ours): they may name an interest ("portugal election
+world news") but never link two pages, so "World news | The Guardian" does not join a treaty explainer to an
+election (issue 13: "one merged with an unrelated article")."""
 
 @dataclass(frozen=True)
 class PageVisit:
@@ -142,13 +151,15 @@ def _count_terms(entry: _Site, terms: list[str]) -> None:
 @dataclass
 class _Page:
     """One distinct page: its site, the site's kind (`twin.page_kinds.site_kind`), its title terms in title order
-    (plurals folded over the whole history) and its visit times."""
+    (plurals folded over the whole history), the terms that may link it to other pages (`links`: the terms less
+    `GENRE_WORDS`) and its visit times."""
 
     url: str
     site: str
     kind: str
     terms: list[str]
     times: list[datetime] = field(default_factory=list)
+    links: frozenset[str] = frozenset()
 
 
 def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
@@ -172,40 +183,34 @@ def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
     for page in pages.values():  # "runtimes" and "runtime" are one term
         page.terms = list(dict.fromkeys(t[:-1] if t.endswith("s") and t[:-1] in vocabulary else t
                                         for t in page.terms))
+        page.links = frozenset(page.terms) - GENRE_WORDS
     return [pages[url] for url in sorted(pages)]
 
 
-def _compatible(a: str, b: str) -> bool:
-    """Two site kinds may hold the same topic: equal, or either is "general" (forums, video, encyclopedias)."""
-    return a == b or "general" in (a, b)
+def _foreign(page: _Page, others: Iterable[_Page]) -> bool:
+    """True when `page` is on a site of a specific kind (`twin.page_kinds.site_kind`: news, travel, code, …) that
+    none of `others` shares: a news article among travel pages and forums, a sports report among flat listings."""
+    return page.kind != "general" and all(other.kind != page.kind for other in others if other is not page)
 
 
 def _anchored(anchor: str, free: list[_Page], df: Counter) -> list[_Page]:
-    """The free pages about `anchor`: those holding the term, less those on a site of a kind foreign to the
-    pages' main kind that share nothing else with them (a treaty article on a news site among travel pages that
-    all say "Lisbon")."""
-    members = [p for p in free if anchor in p.terms]
-    kinds = Counter(p.kind for p in members if p.kind != "general")
-    if not kinds:
-        return members
-    main, count = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
-    if count * 2 < sum(kinds.values()):
-        return members
-    held = Counter(t for p in members for t in set(p.terms) if df[t] >= 2 and t != anchor)
-    return [p for p in members if _compatible(p.kind, main) or any(held[t] >= 2 for t in p.terms if t != anchor)]
+    """The free pages about `anchor`: those holding the term, less each page of a foreign kind (`_foreign`) that
+    shares nothing else with them (a treaty article on a news site among travel pages that all say "Lisbon")."""
+    members = [p for p in free if anchor in p.links]
+    held = Counter(t for p in members for t in p.links if t != anchor)
+    return [p for p in members if not _foreign(p, members) or any(held[t] >= 2 for t in p.links if t != anchor)]
 
 
 def _grow(cluster: list[_Page], free: list[_Page], df: Counter) -> list[_Page]:
     """`cluster` with the free pages that belong to it: a page joins when it shares a term the cluster owns (at
-    least two of its pages and half of all pages holding it are in the cluster) and comes from a site of a
-    compatible kind, or when it shares two terms of which the cluster holds half. Repeats until nothing joins."""
-    kinds = Counter(p.kind for p in cluster)
-    main = min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    least two of its pages and half of all pages holding it are in the cluster) and its site's kind is not
+    foreign to the cluster (`_foreign`), or when it shares two terms of which the cluster holds half. Repeats
+    until nothing joins."""
     while True:
-        held = Counter(t for p in cluster for t in set(p.terms))
+        held = Counter(t for p in cluster for t in p.links)
         joined = [p for p in free if p not in cluster and (
-            len([t for t in p.terms if held[t] * 2 >= df[t] >= 2]) >= 2
-            or (_compatible(p.kind, main) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.terms)))]
+            len([t for t in p.links if held[t] * 2 >= df[t] >= 2]) >= 2
+            or (not _foreign(p, cluster) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.links)))]
         if not joined:
             return cluster
         cluster = cluster + joined
@@ -220,12 +225,12 @@ def topic_clusters(visits: list[PageVisit]) -> tuple[list[list[_Page]], list[_Pa
     pages are taken, and the next anchor is sought among the rest. Sites play no part but through their kind.
     Clusters come in the order they were found (most pages first, roughly)."""
     pages = _pages(visits)
-    df = Counter(t for p in pages for t in p.terms)
+    df = Counter(t for p in pages for t in p.links)
     free = list(pages)
     clusters: list[list[_Page]] = []
     tried: set[str] = set()
     while True:
-        counts = Counter(t for p in free for t in p.terms if df[t] >= MIN_PAGES and t not in tried)
+        counts = Counter(t for p in free for t in p.links if df[t] >= MIN_PAGES and t not in tried)
         if not counts:
             return clusters, free
         anchor = min(counts, key=lambda t: (-counts[t], df[t], t))

@@ -40,7 +40,8 @@ _UTILITY_TITLE = re.compile(
     r"|r[ée]sultats de recherche|resultados de b[uú]squeda|risultati della ricerca|- google search|- google suche"
     r"|- bing$|at duckduckgo|- suche$)", re.IGNORECASE)
 _UTILITY_PART = re.compile(r"(?:(?:google|outlook|proton|apple|icloud|zoho|fastmail) )?(?:calendar|kalender"
-                           r"|calendrier|calendario|agenda|tokens?|cart|basket|new tab|untitled)", re.IGNORECASE)
+                           r"|calendrier|calendario|agenda|tokens?|cart|basket|panier|warenkorb|carrito|carrello"
+                           r"|new tab|untitled)", re.IGNORECASE)
 """A title part that is only this is the name of a utility page ("Week of 1 Dec – Google Calendar", "Tokens")."""
 _TITLE_SEPARATORS = re.compile(r"\s+[|–—·•:»/-]\s+|\s*[|–—·•»]\s*")
 
@@ -72,7 +73,7 @@ def utility_page(url: str, title: str) -> str | None:
         host = (parts.hostname or "").rstrip(".").lower()
     except ValueError:
         return None
-    segments = {s for s in _fold(parts.path).split("/") if s}
+    segments = {s.split(".")[0] for s in _fold(parts.path).split("/") if s}  # "basket.html" is "basket"
     if _SEARCH_HOST.search(host) and (not segments or segments & {"search", "url", "webhp", "html", "images"}):
         return "search"
     if _UTILITY_HOST.search(host):
