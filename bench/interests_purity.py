@@ -50,7 +50,7 @@ def old_heuristic(revision: str):
     spec = importlib.util.spec_from_loader("interests_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:twin/interests.py", "exec"), module.__dict__)  # noqa: S102 (our own code)
+    exec(compile(source, f"{revision}:twin/interests.py", "exec"), module.__dict__)  # our own file, at a revision
     return module
 
 
@@ -69,7 +69,8 @@ def main() -> None:
     page_labels = labels()
     old = old_heuristic(args.before)
     rows, out = [], {"visits": len(visits), "pages": len({v.url for v in visits})}
-    for name, run in (("before", lambda n: before(old, visits, n)), ("after", lambda n: interests_with_pages(visits, n))):
+    runs = (("before", lambda n: before(old, visits, n)), ("after", lambda n: interests_with_pages(visits, n)))
+    for name, run in runs:
         for limit in (5, 50):
             found = run(limit)
             figures = measure([urls for _, urls in found], page_labels)

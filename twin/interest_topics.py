@@ -187,33 +187,41 @@ def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
     return [pages[url] for url in sorted(pages)]
 
 
-def _foreign(page: _Page, others: Iterable[_Page]) -> bool:
+def _foreign(page: _Page, kinds: Counter, among: bool) -> bool:
     """True when `page` is on a site of a specific kind (`twin.page_kinds.site_kind`: news, travel, code, …) that
-    none of `others` shares: a news article among travel pages and forums, a sports report among flat listings."""
-    return page.kind != "general" and all(other.kind != page.kind for other in others if other is not page)
+    no other page of a group shares (`kinds`: the group's pages by kind; `among`: `page` is one of them): a news
+    article among travel pages and forums, a sports report among flat listings."""
+    return page.kind != "general" and kinds[page.kind] - among <= 0
 
 
-def _anchored(anchor: str, free: list[_Page], df: Counter) -> list[_Page]:
+def _anchored(anchor: str, free: list[_Page]) -> list[_Page]:
     """The free pages about `anchor`: those holding the term, less each page of a foreign kind (`_foreign`) that
     shares nothing else with them (a treaty article on a news site among travel pages that all say "Lisbon")."""
     members = [p for p in free if anchor in p.links]
+    kinds = Counter(p.kind for p in members)
     held = Counter(t for p in members for t in p.links if t != anchor)
-    return [p for p in members if not _foreign(p, members) or any(held[t] >= 2 for t in p.links if t != anchor)]
+    return [p for p in members if not _foreign(p, kinds, True) or any(held[t] >= 2 for t in p.links if t != anchor)]
 
 
 def _grow(cluster: list[_Page], free: list[_Page], df: Counter) -> list[_Page]:
     """`cluster` with the free pages that belong to it: a page joins when it shares a term the cluster owns (at
     least two of its pages and half of all pages holding it are in the cluster) and its site's kind is not
     foreign to the cluster (`_foreign`), or when it shares two terms of which the cluster holds half. Repeats
-    until nothing joins."""
+    until nothing joins. Linear in the free pages' terms per round."""
+    inside = {p.url for p in cluster}
+    held = Counter(t for p in cluster for t in p.links)
+    kinds = Counter(p.kind for p in cluster)
     while True:
-        held = Counter(t for p in cluster for t in p.links)
-        joined = [p for p in free if p not in cluster and (
+        joined = [p for p in free if p.url not in inside and (
             len([t for t in p.links if held[t] * 2 >= df[t] >= 2]) >= 2
-            or (not _foreign(p, cluster) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.links)))]
+            or (not _foreign(p, kinds, False) and any(held[t] >= 2 and held[t] * 2 >= df[t] for t in p.links)))]
         if not joined:
             return cluster
         cluster = cluster + joined
+        for page in joined:
+            inside.add(page.url)
+            held.update(page.links)
+            kinds[page.kind] += 1
 
 
 def topic_clusters(visits: list[PageVisit]) -> tuple[list[list[_Page]], list[_Page]]:
@@ -228,19 +236,22 @@ def topic_clusters(visits: list[PageVisit]) -> tuple[list[list[_Page]], list[_Pa
     df = Counter(t for p in pages for t in p.links)
     free = list(pages)
     clusters: list[list[_Page]] = []
-    tried: set[str] = set()
+    counts = Counter(t for p in free for t in p.links if df[t] >= MIN_PAGES)  # free pages per untried anchor
     while True:
-        counts = Counter(t for p in free for t in p.links if df[t] >= MIN_PAGES and t not in tried)
+        counts = +counts  # drops anchors no free page holds any more
         if not counts:
             return clusters, free
         anchor = min(counts, key=lambda t: (-counts[t], df[t], t))
-        tried.add(anchor)
-        members = _anchored(anchor, free, df)
+        del counts[anchor]
+        members = _anchored(anchor, free)
         if len(members) < MIN_PAGES:
             continue
         cluster = _grow(members, free, df)
         clusters.append(cluster)
-        free = [p for p in free if p not in cluster]
+        taken = {p.url for p in cluster}
+        free = [p for p in free if p.url not in taken]
+        for page in cluster:
+            counts.subtract(t for t in page.links if t in counts)
 
 
 def cluster_visits(visits: list[PageVisit], limit: int = 5) -> list[Interest]:

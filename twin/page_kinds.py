@@ -15,6 +15,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from urllib.parse import urlsplit
@@ -67,25 +68,44 @@ def _fold(text: str) -> str:
 
 def utility_page(url: str, title: str) -> str | None:
     """Why the page at `url` titled `title` is a utility page ("host", "search", "path", "title"), or None for a
-    page that may be reading (see the module docstring)."""
+    page that may be reading (see the module docstring). URL and title verdicts are cached apart (a history holds
+    far fewer distinct ones than visits)."""
+    why = _url_verdict(url)
+    if why is not None:
+        return why
+    return "title" if title and _utility_title(title) else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _url_verdict(url: str) -> str | None:
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").rstrip(".").lower()
     except ValueError:
         return None
-    segments = {s.split(".")[0] for s in _fold(parts.path).split("/") if s}  # "basket.html" is "basket"
-    if _SEARCH_HOST.search(host) and (not segments or segments & {"search", "url", "webhp", "html", "images"}):
+    path = parts.path if parts.path.isascii() else _fold(parts.path)
+    segments = {s.split(".")[0] for s in path.lower().split("/") if s}  # "basket.html" is "basket"
+    search_host, utility_host = _host_verdict(host)
+    if search_host and (not segments or segments & {"search", "url", "webhp", "html", "images"}):
         return "search"
-    if _UTILITY_HOST.search(host):
+    if utility_host:
         return "host"
-    if segments & _UTILITY_SEGMENT:
-        return "path"
-    if title and (_UTILITY_TITLE.search(title)
-                  or any(_UTILITY_PART.fullmatch(part.strip()) for part in _TITLE_SEPARATORS.split(title))):
-        return "title"
-    return None
+    return "path" if segments & _UTILITY_SEGMENT else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _host_verdict(host: str) -> tuple[bool, bool]:
+    """`(a search engine's host, a utility host)`."""
+    return _SEARCH_HOST.search(host) is not None, _UTILITY_HOST.search(host) is not None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _utility_title(title: str) -> bool:
+    return bool(_UTILITY_TITLE.search(title)
+                or any(_UTILITY_PART.fullmatch(part.strip()) for part in _TITLE_SEPARATORS.split(title)))
+
+
+@functools.lru_cache(maxsize=65_536)
 def site_kind(site: str) -> str:
     """The kind of `site` (a host without `www.`): one of `KINDS`, else "general"."""
     return next((kind for kind, pattern in _KIND if pattern.search(site)), "general")
