@@ -4,7 +4,8 @@ or failed (issue "Sources summarise what matters"), and, once, when the start-up
 - `Tally` counts one pass (the start-up scan, a live batch, a retry); `scan_line()` and `batch_line()` are its
   diary lines: "Files: found 9 files: 2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (3 not a text
   file, 2 empty, 1 binary), 1 failed (1 unreadable: permission denied); 0 gone."
-- `Backlog` follows the items the start-up scan staged until every one is consumed by the learn worker and
+- `Backlog` follows the file items waiting at start (staged by the start-up scan, or by an earlier run that
+  stopped before they were learned) until every one is consumed by the learn worker and
   every memory of a file has a vector, then gives the line "Files: the 20,000 files queued at start are learned
   and searchable (took 14 min)." Without an embedder (keyword-only recall) "searchable" needs no vector.
 
@@ -37,8 +38,7 @@ class Tally:
     already; `reasons` counts every skipped file by reason and `failures` every failed one (reported in the diary
     before or not); `skipped` counts the skip lines written this pass (a restart writes none for a file skipped
     before). `hidden_dirs`: folders not entered (hidden, or a tool's: .git, node_modules). `deferred` counts
-    hand-overs left for a retry; `blocked` is set once a hand-over failed, so the rest is deferred at once;
-    `staged_up_to` is the highest staged item id of the pass (0: none)."""
+    hand-overs left for a retry; `blocked` is set once a hand-over failed, so the rest is deferred at once."""
 
     new: int = 0
     changed: int = 0
@@ -50,17 +50,11 @@ class Tally:
     hidden_dirs: int = 0
     deferred: int = 0
     blocked: bool = False
-    staged_up_to: int = 0
 
     @property
     def any(self) -> bool:
         """True when the pass changed something worth a line (a new, changed, gone, skipped or failed file)."""
         return bool(self.new or self.changed or self.gone or self.reasons or self.failures)
-
-    @property
-    def handed_over(self) -> int:
-        """Files staged this pass for learning or forgetting."""
-        return self.new + self.changed + self.gone
 
     def count_skip(self, reason: str) -> None:
         """Count one file skipped (or failed, `is_failure`) for `reason`."""
@@ -108,7 +102,7 @@ def _took(seconds: float) -> str:
 
 @dataclass
 class Backlog:
-    """The items the start-up scan staged (ids up to `up_to`, `files` files) and when it started (monotonic s).
+    """The file items waiting at start (ids up to `up_to`, `files` of them) and when the scan started (monotonic s).
     `model_id`: the model whose vectors make a memory searchable by meaning (None: keyword-only recall)."""
 
     up_to: int
@@ -116,9 +110,18 @@ class Backlog:
     started_s: float
     model_id: str | None
 
+    @classmethod
+    def at_start(cls, store: Store, started_s: float, model_id: str | None) -> Backlog | None:
+        """The file items waiting to be learned right after the start-up scan (those it staged and those an
+        earlier run staged and did not see learned), or None when there are none (read-only)."""
+        up_to, files = store.conn.execute(
+            "SELECT MAX(id), COUNT(*) FROM ingest_items WHERE state != 'failed' AND mode IN ('document', 'forget')"
+            " AND substr(source, 1, 5) = 'file:'").fetchone()
+        return cls(int(up_to), int(files), started_s, model_id) if files else None
+
     def waiting(self, store: Store) -> tuple[int, int, int]:
-        """`(items not yet learned, items whose job failed for good, file memories without a vector)`
-        (read-only)."""
+        """`(items not yet learned, items whose job failed for good, file memories without a vector)`; the last is
+        0, not asked, while items wait (read-only)."""
         left, failed = store.conn.execute(  # the staged items first: cheap, and while they wait nothing more is asked
             "SELECT COALESCE(SUM(state != 'failed'), 0), COALESCE(SUM(state = 'failed'), 0) FROM ingest_items"
             " WHERE id <= ? AND mode IN ('document', 'forget') AND substr(source, 1, 5) = 'file:'",
