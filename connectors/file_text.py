@@ -2,9 +2,10 @@
 `Document` (text to learn, title) or `Skip` (reason). No I/O: `connectors.files` reads the bytes and passes
 its bounds; tests call it with fixture bytes.
 
-Kinds by suffix (`.gz` meaning gzip-compressed text, decompressed in a bounded way); encodings UTF-8 or
-UTF-16 with a BOM, else strict UTF-8; HTML through the stdlib parser; titles from the first markdown, rst,
-org or LaTeX heading or the HTML <title>.
+Kinds by suffix (`.gz` meaning gzip-compressed text, decompressed in a bounded way; a `README.<anything>`
+is sniffed like an extensionless file); encodings UTF-8 or UTF-16 with a BOM, else UTF-8, with a few bad bytes
+replaced by U+FFFD (`BAD_BYTES_PER_KB`) rather than losing the file; HTML through the stdlib parser; titles from
+the first markdown, rst, org or LaTeX heading or the HTML <title>.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ SNIFF_BYTES = 8192
 """Bytes examined for NULs (binary) and, for extensionless files, for valid UTF-8."""
 TITLE_MAX_CHARS = 200
 """Longest title kept for a document's memories (characters)."""
+BAD_BYTES_PER_KB = 10
+"""Invalid UTF-8 sequences a text may hold, per 1024 bytes (and at least 1), and still be read as UTF-8 with
+U+FFFD in their place (ours: one stray byte in a note is damage, one in every few words is another encoding,
+such as Latin-1, which is then "undecodable")."""
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 
 
@@ -54,23 +59,30 @@ class Skip:
 
 
 def text_kind(path: Path) -> str | None:
-    """The kind of a text-like file name (see `KINDS_BY_SUFFIX`), or None for a name the connector ignores."""
+    """The kind of a text-like file name (see `KINDS_BY_SUFFIX`; `README.Debian`, `README.source`: "sniff"), or
+    None for a name the connector ignores."""
     name = path.name.lower().removesuffix(".gz")
     if not name or name.startswith("."):
         return None
-    return KINDS_BY_SUFFIX.get(os.path.splitext(name)[1])
+    kind = KINDS_BY_SUFFIX.get(os.path.splitext(name)[1])
+    return "sniff" if kind is None and name.startswith("readme.") else kind
+
+
+def lenient_utf8(raw: bytes, final: bool = True) -> str | None:
+    """`raw` as UTF-8 with each invalid sequence replaced by U+FFFD when there are at most `BAD_BYTES_PER_KB` of
+    them per KB (at least 1), else None. `final=False`: a character cut at the end is not counted (a file's
+    head). Pure."""
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(raw, final=final)
+    bad = text.count("\ufffd") - raw.count(b"\xef\xbf\xbd")
+    return text if bad <= max(1, len(raw) * BAD_BYTES_PER_KB // 1024) else None
 
 
 def sniffs_as_text(head: bytes) -> bool:
-    """True when `head` (the first bytes of a file) has no NUL byte and is valid UTF-8 (a cut last character
-    is allowed): the rule for extensionless files such as README."""
+    """True when `head` (the first bytes of a file) has no NUL byte and is UTF-8 (a cut last character is allowed,
+    a few bad bytes too: `lenient_utf8`): the rule for extensionless files such as README."""
     if b"\x00" in head[:SNIFF_BYTES]:
         return False
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head[:SNIFF_BYTES], final=False)
-    except UnicodeDecodeError:
-        return False
-    return True
+    return lenient_utf8(head[:SNIFF_BYTES], final=False) is not None
 
 
 def gunzip_bounded(raw: bytes, max_bytes: int) -> bytes | Skip:
@@ -111,8 +123,9 @@ def declared_charset(raw: bytes) -> str | None:
 
 def decode_text(raw: bytes, declared: str | None = None) -> str | Skip:
     """Bytes -> str: UTF-8 with BOM, UTF-16 with BOM, else strict UTF-8, else the `declared` codec (an HTML
-    file's meta charset, e.g. ISO-8859-1). `Skip("binary")` when NUL bytes appear (in the first 8 KB or after
-    decoding), `Skip("undecodable")` when none of these decodes it."""
+    file's meta charset, e.g. ISO-8859-1), else UTF-8 with a few bad bytes replaced (`lenient_utf8`).
+    `Skip("binary")` when NUL bytes appear (in the first 8 KB or after decoding), `Skip("undecodable")` when none
+    of these decodes it."""
     for bom, codec in _BOMS:
         if raw.startswith(bom):
             try:
@@ -126,12 +139,15 @@ def decode_text(raw: bytes, declared: str | None = None) -> str | Skip:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            if not declared or declared == "utf-8":
-                return Skip("undecodable")
             try:
+                if not declared or declared == "utf-8":
+                    raise
                 text = raw.decode(declared)
             except UnicodeDecodeError:
-                return Skip("undecodable")
+                lenient = lenient_utf8(raw)
+                if lenient is None:
+                    return Skip("undecodable")
+                text = lenient
     return Skip("binary") if "\x00" in text else text
 
 
@@ -274,7 +290,8 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     or HTML <title> in parentheses, so each memory says which file it is from and what the file is about
     (terminal controls, line breaks and bidi overrides dropped from both: `twin.outside_text.strip_controls`).
     Returns `Skip` with reason "binary", "too large", "undecodable" or "corrupt gzip", or a silent `Skip`
-    (report=False) for an empty file, an unknown suffix or an extensionless non-text file.
+    (report=False: counted, no diary line of its own) "empty", "not a text file" (an unknown suffix) or "binary"
+    (an extensionless file that is not text).
     """
     kind = text_kind(path)
     if kind is None:
@@ -287,7 +304,7 @@ def to_text(path: Path, raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, fallb
     if len(raw) > max_bytes:
         return Skip("too large")
     if kind == "sniff" and not sniffs_as_text(raw):
-        return Skip("not text", report=False)
+        return Skip("binary", report=False)
     # HTML that is not UTF-8 is read in its declared charset, else windows-1252 (what browsers assume)
     text = decode_text(raw, (declared_charset(raw) or "cp1252") if kind == "html" else None)
     if isinstance(text, Skip):

@@ -1,8 +1,9 @@
 """The files connector: learns from the text files under the owner's roots (DESIGN.md "Shape"; STYLE.md 3).
 
 Three parts:
-- fetch: `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows watchfiles events
-  (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
+- fetch (`connectors.file_walk`): `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows
+  watchfiles events (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are
+  unordered);
 - `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
   `connectors.file_text`;
 - hand-over: a staged `document` item (the learn job replaces that file's memories) or `forget` item (a gone
@@ -11,32 +12,33 @@ Three parts:
   queued later; a store that refuses the write (a full disk) leaves the file for a retry.
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
-its row is not read again; same bytes under a new mtime only update the row. Every file skipped for a
-reason leaves one activity line and a `skipped` row, so a restart does not report it again. Files named
-like a `files_ignore` glob (LICENSE*, changelog*, …) are ignored silently, like an unknown suffix.
+its row is not read again; same bytes under a new mtime only update the row. Every file found is accounted
+for (`connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
+(binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
+restart does not report it again; files left out by their name (a suffix the connector does not know, a hidden
+name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
+scan's line. Once the start-up scan's items are learned and embedded, one line says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import fnmatch
-import hashlib
 import logging
 import os
-import re
 import sqlite3
-import stat
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import watchfiles
 from redis.exceptions import RedisError
 
-from connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
+from connectors.file_text import Document, Skip
+from connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
+from connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin import ingest, manifest
+from twin.embedder import model_id_of
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.manifest import ManifestEntry
@@ -53,178 +55,10 @@ log = logging.getLogger(__name__)
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 60.0
 """Backoff between retries while the store refuses writes (a full disk): doubles from 1 s, capped at 60 s."""
+BACKLOG_POLL_S = 5.0
+"""How often the start-up backlog is checked for being learned and searchable (ours)."""
 WATCH_DEBOUNCE_MS = 1600
 """watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""
-IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
-IGNORED_NAMES = tuple(re.compile(p) for p in watchfiles.DefaultFilter.ignore_entity_patterns)
-"""Directory names and file-name patterns never read (watchfiles' defaults); hidden names are ignored too."""
-
-
-# -- fetch: blocking I/O, run in threads ------------------------------------------------------------------------
-class PathFilter:
-    """Which paths the connector looks at: inside a root, with no hidden (`.x`) or ignored directory (.git,
-    node_modules, … as watchfiles' DefaultFilter) between the root and the name, no ignored name pattern
-    (editor backups), and not inside twin's own directories (data, config: secrets, runtime). Also serves as
-    the watchfiles `watch_filter`. Paths are absolute strings; no I/O.
-
-    `ignore_files` (the `files_ignore` setting) are case-sensitive `fnmatch` globs on a file's name; `walk()`
-    leaves such files out like an unknown suffix (see `learns`). They do not apply to directories, so
-    `accepts` and the watch filter let those names through; an event for one finds nothing to learn."""
-
-    def __init__(self, roots: Iterable[Path], ignore_paths: Iterable[Path], ignore_files: Iterable[str] = ()):
-        self.roots = sorted({str(r) for r in roots}, key=len, reverse=True)
-        self.ignore_paths = tuple(str(p).rstrip(os.sep) for p in ignore_paths)
-        self.ignore_files = tuple(ignore_files)
-
-    def __call__(self, change: watchfiles.Change, path: str) -> bool:
-        """The watchfiles `watch_filter` hook: `accepts(path)`, whatever the change."""
-        return self.accepts(path)
-
-    def root_of(self, path: str) -> str | None:
-        """The innermost root that holds `path` (or is `path`), or None."""
-        return next((r for r in self.roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
-
-    def accepts(self, path: str) -> bool:
-        """True when the connector should look at `path` (see the class docstring)."""
-        if any(path == p or path.startswith(p + os.sep) for p in self.ignore_paths):
-            return False
-        root = self.root_of(path)
-        if root is None:
-            return False
-        parts = [p for p in path[len(root):].split(os.sep) if p]
-        if any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
-            return False
-        return not parts or not any(r.search(parts[-1]) for r in IGNORED_NAMES)
-
-    def learns(self, path: Path) -> bool:
-        """True when a file named like `path` may be learned: `text_kind` knows its suffix and its name
-        matches none of the `ignore_files` globs (`debian/changelog.gz` matches `changelog*`)."""
-        return text_kind(path) is not None and not any(fnmatch.fnmatchcase(path.name, g) for g in self.ignore_files)
-
-
-@dataclass
-class Listing:
-    """What `walk()` found: candidate files with their `lstat`, and paths skipped as a whole with a reason."""
-
-    files: list[tuple[Path, os.stat_result]] = field(default_factory=list)
-    skipped: list[tuple[Path, os.stat_result | None, str]] = field(default_factory=list)
-
-
-def _unreadable(exc: OSError, what: str = "unreadable") -> str:
-    reasons = {errno.ENOENT: "broken symlink", errno.ELOOP: "symlink loop", errno.EACCES: "permission denied",
-               errno.EPERM: "permission denied"}
-    return f"{what}: {reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()}"
-
-
-def _link(path: Path, st: os.stat_result, listing: Listing, accept: PathFilter) -> None:
-    try:
-        target = os.stat(path)
-    except OSError as exc:
-        if accept.learns(path):
-            listing.skipped.append((path, st, _unreadable(exc)))
-        return
-    if stat.S_ISDIR(target.st_mode):
-        listing.skipped.append((path, st, "symlink to a directory, not followed"))
-    elif accept.learns(path) and accept.root_of(os.path.realpath(path)) is None:
-        listing.skipped.append((path, st, "symlink to a file outside the roots"))
-    # a symlink to a file inside a root is left out: that file is read once, under its own path
-
-
-def walk(top: Path, accept: PathFilter) -> Listing:
-    """List `top` (one file, or a directory tree) without following directory symlinks; blocking.
-
-    A missing `top`, or one reached through a symlinked directory, gives an empty listing. Unreadable
-    directories, symlinks to directories (never followed, so no loops), broken or looping symlinks and
-    symlinks to files outside the roots are listed as skipped; a symlink to a file inside a root is left
-    out (that file is read under its own path); file names `accept.learns` refuses (an unknown suffix, a
-    `files_ignore` glob) are left out, so a row for one counts as gone.
-    """
-    listing = Listing()
-    try:
-        st = os.lstat(top)
-    except (FileNotFoundError, NotADirectoryError):
-        return listing
-    except OSError as exc:
-        listing.skipped.append((top, None, _unreadable(exc)))
-        return listing
-    if accept.root_of(str(top)) != str(top) and os.path.realpath(top.parent) != str(top.parent):
-        return listing
-    pending: list[tuple[Path, os.stat_result]] = [(top, st)]
-    while pending:
-        path, st = pending.pop()
-        if stat.S_ISLNK(st.st_mode):
-            _link(path, st, listing, accept)
-        elif not stat.S_ISDIR(st.st_mode):
-            if accept.learns(path):
-                listing.files.append((path, st))
-        else:
-            try:
-                with os.scandir(path) as entries:  # d_type first: no stat for names never read (photos, …)
-                    found = [e for e in entries if (e.is_symlink() or e.is_dir(follow_symlinks=False)
-                                                    or accept.learns(Path(e.name))) and accept.accepts(e.path)]
-            except OSError as exc:
-                listing.skipped.append((path, st, _unreadable(exc, "unreadable directory")))
-                continue
-            for entry in sorted(found, key=lambda e: e.name, reverse=True):
-                try:
-                    pending.append((Path(entry.path), entry.stat(follow_symlinks=False)))
-                except OSError:
-                    continue  # vanished meanwhile: its row, if any, is gone
-    return listing
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One file as read: size (bytes on disk), mtime_ns, hex SHA-256 of its bytes (`""` when not read)
-    and what `to_text` made of it."""
-
-    size: int
-    mtime_ns: int
-    sha256: str
-    result: Document | Skip
-
-
-def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str) -> Seen:
-    """Read and hash one file (at most `max_bytes` + 1 bytes, never following a symlink, never blocking on a
-    FIFO) and run `to_text`; blocking. Never raises for the file's sake: unreadable, not a regular file or
-    too large (`st_size` > `max_bytes`) come back as a `Skip`."""
-    def skip(reason: str, size: int = st.st_size, mtime_ns: int = st.st_mtime_ns) -> Seen:
-        return Seen(size, mtime_ns, "", Skip(reason))
-
-    if not stat.S_ISREG(st.st_mode):
-        return skip("unreadable: not a regular file")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        return skip(_unreadable(exc))
-    with open(fd, "rb") as fh:
-        fst = os.fstat(fh.fileno())
-        if not stat.S_ISREG(fst.st_mode):
-            return skip("unreadable: not a regular file")
-        try:
-            if fst.st_size > max_bytes:
-                silent = text_kind(path) == "sniff" and not path.name.lower().endswith(".gz") \
-                    and not sniffs_as_text(fh.read(SNIFF_BYTES))
-                return Seen(fst.st_size, fst.st_mtime_ns, "", Skip("not text", False) if silent else Skip("too large"))
-            raw = fh.read(max_bytes + 1)
-        except OSError as exc:
-            return skip(_unreadable(exc), fst.st_size, fst.st_mtime_ns)
-    digest = hashlib.sha256(raw).hexdigest()
-    result = to_text(path, raw, max_bytes=max_bytes, fallback_title=fallback_title)
-    return Seen(fst.st_size, fst.st_mtime_ns, digest, result)
-
-
-def canonical(paths: Iterable[str], accept: PathFilter) -> list[tuple[Path, Path]]:
-    """Event paths as sorted `(path, root)` pairs, each under its real parent directory, keeping those `accept`
-    takes; blocking. watchfiles follows directory symlinks and may report a file only through the link
-    (`root/up/root/x.md` for `root/x.md`, seen with watchfiles 1.3), so the real path is what is synced."""
-    found: dict[str, str] = {}
-    for raw in paths:
-        real = os.path.join(os.path.realpath(os.path.dirname(raw)), os.path.basename(raw))
-        root = accept.root_of(real)
-        if root is not None and accept.accepts(real):
-            found[real] = root
-    return sorted((Path(p), Path(r)) for p, r in found.items())
 
 
 def file_source(path: Path) -> str:
@@ -262,24 +96,6 @@ async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
 
 
 # -- the connector: compare with the manifest, push, then save the row ------------------------------------------
-@dataclass
-class Tally:
-    """What one pass did (the start-up scan, a live batch, a retry). `deferred` counts pushes left for a retry;
-    `blocked` is set once a push failed in this pass, so the rest is deferred without trying."""
-
-    new: int = 0
-    changed: int = 0
-    gone: int = 0
-    skipped: int = 0
-    deferred: int = 0
-    blocked: bool = False
-
-    @property
-    def any(self) -> bool:
-        """True when the pass changed something worth a summary line."""
-        return bool(self.new or self.changed or self.gone or self.skipped)
-
-
 class FilesConnector:
     """Learns from the text files under `settings.files_roots` for `settings.being`.
 
@@ -309,6 +125,7 @@ class FilesConnector:
         self._retry_wanted = asyncio.Event()
         self._lock = asyncio.Lock()
         self._stop: asyncio.Event | None = None
+        self.backlog_poll_s = BACKLOG_POLL_S
 
     @property
     def waiting(self) -> int:
@@ -322,23 +139,41 @@ class FilesConnector:
         during the scan is missed. Raises only on a bug: file and Redis errors are logged and the loop goes on.
         """
         self._stop = stop
+        started_s = time.monotonic()
         watch = asyncio.create_task(self._watch(stop), name="files-watch")
-        retry = None
+        retry = backlog = None
         try:
             await asyncio.sleep(0)  # the watch task creates its inotify watches up to its first await
             await self.scan_once()
             retry = asyncio.create_task(self._retry_loop(stop), name="files-retry")
+            waiting = Backlog.at_start(self.store, started_s, model_id_of(self.settings))
+            if waiting is not None:
+                backlog = asyncio.create_task(self._follow_backlog(waiting, stop), name="files-backlog")
             await watch
         finally:
-            for task in (watch, retry):
-                if task is not None:
-                    task.cancel()
-            await asyncio.gather(*(t for t in (watch, retry) if t is not None), return_exceptions=True)
+            tasks = [t for t in (watch, retry, backlog) if t is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _follow_backlog(self, backlog: Backlog, stop: asyncio.Event) -> None:
+        """Write the "learned and searchable" line once the start-up backlog is (`Backlog.done_line`), checking
+        every `backlog_poll_s` (`BACKLOG_POLL_S`); a store error is logged and checked again later."""
+        while not await _sleep_unless(stop, self.backlog_poll_s):
+            try:
+                line = backlog.done_line(self.store)
+            except sqlite3.Error as exc:
+                log.warning("files: could not check the start-up backlog (%s); trying again", exc)
+                continue
+            if line is not None:
+                self.activity.record("indexed_file", line)
+                return
 
     async def scan_once(self) -> Tally:
         """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
-        then write the summary line ("Files: 340 indexed (4 new, 1 changed, 0 gone, 3 skipped)."). A missing
-        root gets one activity line and its rows are kept (an unmounted disk is not a deletion)."""
+        then write the line that accounts for every file found (`files_tally.scan_line`: "Files: found 9 files:
+        2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (…), 1 failed (…); 0 gone."). A missing root gets
+        one activity line and its rows are kept (an unmounted disk is not a deletion)."""
         tally = Tally()
         async with self._lock:
             for root in self.roots:
@@ -354,6 +189,8 @@ class FilesConnector:
     async def _sync(self, top: Path, root: Path, tally: Tally) -> None:
         """Bring the rows of `top` (a file or a tree under `root`) in line with the disk."""
         listing = await asyncio.to_thread(walk, top, self.filter)
+        tally.reasons.update(listing.left_out)
+        tally.hidden_dirs += listing.hidden_dirs
         rows = manifest.paths(self.store, self.being, top)
         seen: set[str] = set()
         for path, st, reason in listing.skipped:
@@ -370,12 +207,17 @@ class FilesConnector:
                 continue
             entry = rows.get(str(path))
             if entry is not None and _unchanged(entry, st) and path not in self._retry:
+                if entry.state == "indexed":
+                    tally.unchanged += 1
+                else:
+                    tally.count_skip(entry.reason or "skipped")
                 continue
             try:
                 found = await asyncio.to_thread(read_file, path, st, self.settings.files_max_bytes,
                                                 fallback_title(path, root))
             except Exception:  # a bug for one file must not stop the scan (STYLE.md 9: loop boundary)
                 log.exception("files: reading %s failed; going on", path)
+                tally.failures["error while reading (see the journal)"] += 1
                 continue
             await self._handle(path, root, entry, found, tally)
         for key, entry in rows.items():
@@ -391,6 +233,7 @@ class FilesConnector:
             shown = escape_controls(os.fsencode(path).decode("utf-8", "backslashreplace"))  # bytes as \xe9
             self.activity.record("indexed_file", f"Files: skipped {shown} (file name is not valid UTF-8).")
             tally.skipped += 1
+            tally.count_skip("file name is not valid UTF-8")
             return False
         return True
 
@@ -400,6 +243,8 @@ class FilesConnector:
         self._retry.pop(path, None)
         try:
             result = found.result if found is not None else None
+            if isinstance(result, Skip) and not result.report:
+                tally.count_skip(result.reason)  # empty, binary, not a text file: counted, no line of its own
             if result is None or (isinstance(result, Skip) and not result.report):
                 if entry is not None:
                     await self._gone(path, root, entry, tally)
@@ -409,12 +254,14 @@ class FilesConnector:
                 await self._index(path, root, entry, found, result, tally)
         except Exception:  # loop boundary (STYLE.md 9)
             log.exception("files: handling %s failed; going on", path)
+            tally.failures["error while handling (see the journal)"] += 1
 
     async def _index(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, doc: Document,
                      tally: Tally) -> None:
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "indexed")
         if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
+            tally.unchanged += 1
             return
         item = Ingest(self.being, file_source(path), doc.text, "document",
                       extra={"title": doc.title, "max_memories": self.settings.files_max_memories})
@@ -427,6 +274,7 @@ class FilesConnector:
 
     async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
                     tally: Tally) -> None:
+        tally.count_skip(reason)
         forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason)
         if forget and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"),
@@ -494,10 +342,12 @@ class FilesConnector:
             ingest.mark_queued(self.store, chunk, job_id)
 
     def _summary(self, tally: Tally, always: bool) -> None:
-        if always or tally.any:
-            indexed = manifest.counts(self.store, self.being)["indexed"]
-            self.activity.record("indexed_file", f"Files: {indexed} indexed ({tally.new} new, {tally.changed} changed,"
-                                                 f" {tally.gone} gone, {tally.skipped} skipped).")
+        """The scan's line (`always`: every file found, `scan_line`) or, when a batch changed something, its
+        `batch_line`."""
+        if always:
+            self.activity.record("indexed_file", scan_line(tally))
+        elif tally.any:
+            self.activity.record("indexed_file", batch_line(tally))
         if tally.deferred:
             log.info("files: %d file(s) wait for the store", len(self._retry))
 

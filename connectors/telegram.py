@@ -19,7 +19,6 @@ import hashlib
 import json
 import logging
 import math
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -30,9 +29,10 @@ from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, Te
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from connectors.telegram_message import plain_text, read_message
 from twin import ingest
 from twin.activity import Activity
-from twin.chat import ChatReply, Conversation, paired_owners, relevant_memories
+from twin.chat import ChatReply, Conversation, owner_words, paired_owners, relevant_memories
 from twin.ingest import Ingest
 from twin.memory import KINDS, format_time, parse_time, utc_now
 from twin.provider import provider_for
@@ -51,7 +51,6 @@ SIGNAL_RETRY_S = 60.0  # after a failed signal send (ours)  # FloodLimit: 1 mess
 CONNECTOR = "telegram"
 PAIR_CODE_TTL_S = 600
 MAX_MEMORY_ID = 2**63 - 1  # SQLite INTEGER
-_SURROGATES = re.compile(r"[\ud800-\udfff]")
 HELP = """I'm your twin: I remember what you tell me and what I read for you.
 Just talk to me, or:
 /remember TEXT – remember this now
@@ -287,22 +286,25 @@ class TelegramConnector:
         if message is None or message.from_user is None:
             return
         user_id, chat = message.from_user.id, message.chat
-        text = _SURROGATES.sub("\ufffd", message.text or "")
         if not await self._in_store(self._allowed, user_id, chat.id, chat.type):
-            if await self._in_store(self._try_pairing, user_id, text):
+            if message.forward_origin is None and await self._in_store(self._try_pairing, user_id,
+                                                                       plain_text(message.text)):
                 await self._send(bot, chat.id, "Paired: I'll answer only you here.\n\n" + HELP)
             else:
                 await self._in_store(self._note_stranger, user_id, chat.id)
             return
+        said = read_message(message, await self._in_store(self._owners), bot.id)
+        text = said.transcript  # what the reply reads: others' words marked as theirs (`twin.chat.Voice`)
         if not text.strip():
             await self._send(bot, chat.id, "I can only read text for now.")
             return
         conversation = await self._in_store(self._conversation, chat.id)
-        row_id, state = await self._in_store(conversation.receive, text, update.update_id, not text.startswith("/"))
+        row_id, state = await self._in_store(conversation.receive, said.own, update.update_id, not said.is_command,
+                                             said.voices)
         if state != "received":
             return  # answered before a restart; `_push_unlearned` sees to its learning
-        if text.startswith("/"):
-            reply = await self._in_store(self._command, conversation, text)
+        if said.is_command:  # only the owner's own words: a forwarded or quoted "/forget yes" is data
+            reply = await self._in_store(self._command, conversation, said.own)
             await self._send(bot, chat.id, reply.text)
             await self._in_store(conversation.answered, row_id, reply)
             await self._in_store(conversation.learned, row_id)  # commands are not taught
@@ -350,9 +352,10 @@ class TelegramConnector:
             " ORDER BY id", (self.being,)).fetchall()
         for row_id, chat_id, text in rows:
             conversation = self._conversation(int(chat_id))
+            own = owner_words(text)  # a line someone else wrote is never learned as the owner's
             with self.store.transaction():
-                ids = ingest.stage(self.store, [Ingest(self.being, conversation.source, text, "text",
-                                                       conversation.message_ref(row_id))])
+                ids = ingest.stage(self.store, [Ingest(self.being, conversation.source, own, "text",
+                                                       conversation.message_ref(row_id))] if own.strip() else [])
                 conversation.learned(row_id)
             self.bus.push(self.store, ids, self.being, "text")
             self.queued += 1

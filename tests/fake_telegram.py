@@ -110,6 +110,7 @@ class FakeTelegram:
         self.cond = threading.Condition(self.lock)
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.sent: list[tuple[int | str, str]] = []
+        self._sent_messages: list[dict] = []
         self.send_attempts: list[tuple[float, int | str]] = []
         self.acknowledged_offset = 0
         self.on_send: Callable[[int | str, str], None] | None = None
@@ -204,14 +205,19 @@ class FakeTelegram:
     # ---- test controls -------------------------------------------------------------------------------------
 
     def send_user_message(self, text: str, user_id: int = 42, chat_id: int | None = None,
-                          first_name: str = "Owner") -> int:
+                          first_name: str = "Owner", **fields: Any) -> int:
         """Queue a private text message from `user_id` as a `message` update (waking long polls); returns its
-        update_id. A leading `/command` gets a `bot_command` entity, as Telegram adds."""
+        update_id. A leading `/command` gets a `bot_command` entity, as Telegram adds. `fields` are further
+        Message fields as the Bot API sends them: `forward_origin` (see `origin_user` and its kin, with
+        `forward_date`), `reply_to_message` (`message_by`, or a message from `sent_messages`), `quote`
+        (`text_quote`), `external_reply` (`external_reply`)."""
         chat = {"id": chat_id or user_id, "type": "private", "first_name": first_name}
         with self.cond:
             message: dict[str, Any] = {
                 "message_id": self._next_message_id, "date": int(time.time()), "chat": chat,
-                "from": {"id": user_id, "is_bot": False, "first_name": first_name}, "text": text}
+                "from": {"id": user_id, "is_bot": False, "first_name": first_name}, "text": text, **fields}
+            if "forward_origin" in fields:
+                message.setdefault("forward_date", fields["forward_origin"]["date"])
             command = COMMAND_RE.match(text)
             if command and (command.end() == len(text) or not (text[command.end()].isalnum()
                                                                  or text[command.end()] in "_@")):
@@ -223,6 +229,11 @@ class FakeTelegram:
             self._updates.append(update)
             self.cond.notify_all()
             return update["update_id"]
+
+    def sent_messages(self) -> list[dict]:
+        """The Message objects the bot sent (as the API returned them), oldest first: what a reply can point to."""
+        with self.cond:
+            return [json.loads(json.dumps(m)) for m in self._sent_messages]
 
     def script_flood(self, retry_after_s: int, times: int = 1) -> None:
         """Make the next `times` sendMessage calls fail with 429 `retry_after = retry_after_s` (not delivered)."""
@@ -330,11 +341,72 @@ class FakeTelegram:
                        "from": dict(BOT_USER), "text": text}
             self._next_message_id += 1
             self.sent.append((chat_id, text))
+            self._sent_messages.append(message)
             self.cond.notify_all()
             callback = self.on_send
         if callback is not None:
             callback(chat_id, text)
         return message
+
+
+# ---- Bot API shapes of text by someone else (forward_origin, reply_to_message, quote, external_reply) -------------
+
+def _user(user_id: int, first_name: str, last_name: str | None = None, username: str | None = None) -> dict:
+    user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
+    if last_name:
+        user["last_name"] = last_name
+    if username:
+        user["username"] = username
+    return user
+
+
+def origin_user(user_id: int, first_name: str, last_name: str | None = None, username: str | None = None,
+                date: int | None = None) -> dict:
+    """A `MessageOriginUser`: forwarded from a user who allows linking to their account."""
+    return {"type": "user", "date": date or int(time.time()) - 3600,
+            "sender_user": _user(user_id, first_name, last_name, username)}
+
+
+def origin_hidden_user(name: str, date: int | None = None) -> dict:
+    """A `MessageOriginHiddenUser`: forwarded from a user who hides their account (only a name)."""
+    return {"type": "hidden_user", "date": date or int(time.time()) - 3600, "sender_user_name": name}
+
+
+def origin_chat(chat_id: int, title: str, author_signature: str | None = None, date: int | None = None) -> dict:
+    """A `MessageOriginChat`: sent on behalf of a group chat (anonymous admin)."""
+    origin = {"type": "chat", "date": date or int(time.time()) - 3600,
+              "sender_chat": {"id": chat_id, "type": "supergroup", "title": title}}
+    return origin | ({"author_signature": author_signature} if author_signature else {})
+
+
+def origin_channel(chat_id: int, title: str, message_id: int = 7, author_signature: str | None = None,
+                   date: int | None = None) -> dict:
+    """A `MessageOriginChannel`: a post of a channel."""
+    origin = {"type": "channel", "date": date or int(time.time()) - 3600,
+              "chat": {"id": chat_id, "type": "channel", "title": title}, "message_id": message_id}
+    return origin | ({"author_signature": author_signature} if author_signature else {})
+
+
+def message_by(user_id: int, first_name: str, text: str, chat_id: int, message_id: int = 900,
+               last_name: str | None = None, **fields: Any) -> dict:
+    """A Message as it appears in `reply_to_message`: `text` written by that user in chat `chat_id`."""
+    return {"message_id": message_id, "date": int(time.time()) - 600, "chat": {"id": chat_id, "type": "private"},
+            "from": _user(user_id, first_name, last_name), "text": text, **fields}
+
+
+def text_quote(text: str, position: int = 0, is_manual: bool = True) -> dict:
+    """A `TextQuote`: the part of the replied-to message the user quoted."""
+    return {"text": text, "position": position, "is_manual": is_manual}
+
+
+def external_reply(origin: dict, chat: dict | None = None, message_id: int | None = None) -> dict:
+    """An `ExternalReplyInfo`: a reply to a message of another chat (its text comes in `quote`)."""
+    info: dict[str, Any] = {"origin": origin}
+    if chat is not None:
+        info["chat"] = chat
+    if message_id is not None:
+        info["message_id"] = message_id
+    return info
 
 
 def main() -> None:

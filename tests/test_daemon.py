@@ -89,6 +89,8 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
         with Store(db) as store:
             per_file = dict(store.conn.execute("SELECT source, COUNT(*) FROM memories GROUP BY source").fetchall())
             learned_lines = store.conn.execute("SELECT COUNT(*) FROM activity WHERE text LIKE 'Files:%'").fetchone()[0]
+        # what the first run left staged is followed too: the restart says once when it is all searchable
+        wait_for(lambda: "are learned and searchable" in log.read_text(), 30, "the backlog line")
         assert set(per_file) == {f"file:{p}" for p in paths}
         assert all(n >= 2 for n in per_file.values())
     finally:
@@ -98,7 +100,7 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
     before = len(log.read_text())  # the second run may have logged the same line: read only the third's
     proc = start(daemon_env, log)
     try:
-        wait_for(lambda: "0 new, 0 changed, 0 gone" in log.read_text()[before:].split("twin is up")[-1], 60,
+        wait_for(lambda: "to learn (0 new, 0 changed, " in log.read_text()[before:].split("twin is up")[-1], 60,
                  "the rescan line")
         time.sleep(2)
         with Store(db) as store:

@@ -144,7 +144,7 @@ def test_encodings():
     assert to_text(Path("empty.md"), b" \n\t") == Skip("empty", report=False)
     # extensionless files are read only when they sniff as text; otherwise ignored silently
     assert to_text(Path("NEWS"), b"Version 2 adds a dark theme.").title == "NEWS"
-    assert to_text(Path("prog"), b"\x7fELF\x02\x01\x00\x00") == Skip("not text", report=False)
+    assert to_text(Path("prog"), b"\x7fELF\x02\x01\x00\x00") == Skip("binary", report=False)
     assert to_text(Path("photo.jpg"), b"anything").report is False
 
 
@@ -205,7 +205,8 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (3, 0, 0, 0)
-    assert lines(activity)[-1] == "Files: 3 indexed (3 new, 0 changed, 0 gone, 0 skipped)."
+    assert lines(activity)[-1] == ("Files: found 3 files: 3 to learn (3 new, 0 changed, 0 unchanged), 0 skipped,"
+                                   " 0 failed; 0 gone.")
     drain()
     for path in (notes, readme, page):
         ids = memories(store, being, path)
@@ -219,7 +220,8 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     page.unlink()  # gone: its memories are forgotten
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone) == (0, 1, 1)
-    assert lines(activity)[-1] == "Files: 2 indexed (0 new, 1 changed, 1 gone, 0 skipped)."
+    assert lines(activity)[-1] == ("Files: found 2 files: 2 to learn (0 new, 1 changed, 1 unchanged), 0 skipped,"
+                                   " 0 failed; 1 gone.")
     drain()
     assert not fts_hits(store, "kayaks") and fts_hits(store, "canoe")
     ids = memories(store, being, notes)
@@ -240,7 +242,8 @@ def test_restart_relearns_nothing_unchanged(twin_env, store, activity, redis, ro
     assert (tally.new, tally.changed, tally.skipped) == (0, 0, 0)
     assert learn_jobs(redis) == 5
     assert manifest.paths(store, twin_env.being, root) == before
-    assert lines(activity)[-1] == "Files: 5 indexed (0 new, 0 changed, 0 gone, 0 skipped)."
+    assert lines(activity)[-1] == ("Files: found 5 files: 5 to learn (0 new, 0 changed, 5 unchanged), 0 skipped,"
+                                   " 0 failed; 0 gone.")
 
     touched = root / "n0.md"  # new mtime, same bytes: only the row moves
     os.utime(touched, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
@@ -263,7 +266,8 @@ def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activi
                                                                   ("forget", f"file:{emptied}")]
     assert manifest.get(store, twin_env.being, emptied) is None
     assert manifest.get(store, twin_env.being, binary).state == "skipped"
-    assert lines(activity)[-1] == "Files: 0 indexed (0 new, 0 changed, 1 gone, 1 skipped)."
+    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 2 skipped"
+                                   " (1 binary, 1 empty), 0 failed; 1 gone.")
 
 
 def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activity, redis, root, tmp_path):
@@ -293,7 +297,10 @@ def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activi
     skips = [t for t in lines(activity) if t.startswith("Files: skipped")]
     assert sorted(skips) == sorted(f"Files: skipped {root / name} ({why})." for name, why in expected.items())
     assert (tally.new, tally.skipped) == (2, len(expected))
-    assert lines(activity)[-1] == f"Files: 2 indexed (2 new, 0 changed, 0 gone, {len(expected)} skipped)."
+    assert lines(activity)[-1] == (  # every file is accounted for, the quiet ones (empty, photo, prog) too
+        "Files: found 12 files: 2 to learn (2 new, 0 changed, 0 unchanged), 10 skipped (2 binary, 1 empty, 1 not a"
+        " text file, 1 symlink to a directory, not followed, 1 symlink to a file outside the roots, 1 too large,"
+        " 1 undecodable, 1 unreadable: broken symlink, 1 unreadable: not a regular file), 0 failed; 0 gone.")
     indexed = {p for p, e in manifest.paths(store, twin_env.being, root).items() if e.state == "indexed"}
     assert indexed == {str(root / "ok.md"), str(root / "NEWS")}
     assert manifest.get(store, twin_env.being, root / "big.txt").reason == "too large"
@@ -317,7 +324,8 @@ def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # the default globs
     assert (tally.new, tally.skipped) == (1, 0) and learn_jobs(redis) == 1
     assert set(manifest.paths(store, being, root)) == {str(readme)}  # no row, no activity line for the others
-    assert lines(activity) == ["Files: 1 indexed (1 new, 0 changed, 0 gone, 0 skipped)."]
+    assert lines(activity) == ["Files: found 3 files: 1 to learn (1 new, 0 changed, 0 unchanged), 2 skipped"
+                               " (2 ignored name), 0 failed; 0 gone."]
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=[]).scan_once())
     assert (tally.new, tally.changed, tally.skipped) == (2, 0, 0) and learn_jobs(redis) == 3
@@ -335,7 +343,8 @@ def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity,
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=["notes*"]).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (0, 0, 1, 0)
-    assert lines(activity)[-1] == "Files: 1 indexed (0 new, 0 changed, 1 gone, 0 skipped)."
+    assert lines(activity)[-1] == ("Files: found 2 files: 1 to learn (0 new, 0 changed, 1 unchanged), 1 skipped"
+                                   " (1 ignored name), 0 failed; 1 gone.")
     assert manifest.get(store, being, notes) is None and manifest.get(store, being, keep).state == "indexed"
     drain()
     assert memories(store, being, notes) == [] and not fts_hits(store, "kayaks")
@@ -397,7 +406,8 @@ def test_permission_denied_file_and_directory():
         texts = _scan_as(nobody.pw_uid, nobody.pw_gid, root, data)
         assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
                                      f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
-        assert texts[2:] == ["Files: 0 indexed (0 new, 0 changed, 0 gone, 2 skipped)."]
+        assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed"
+                             " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
     finally:
         if (root / "locked").exists():
             os.chmod(root / "locked", 0o755)
@@ -415,7 +425,7 @@ def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, 
     async def scenario() -> None:
         stop = asyncio.Event()
         task = asyncio.create_task(conn.run(stop))
-        await wait_for(lambda: any(t.startswith("Files: 1 indexed") for t in lines(activity)))
+        await wait_for(lambda: any(t.startswith("Files: found") for t in lines(activity)))
         # no pause: the watcher was set up before the scan, so a file written right now is seen
         fresh = root / "sub" / "fresh.md"
         fresh.parent.mkdir()
@@ -429,9 +439,10 @@ def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, 
     asyncio.run(scenario())
     texts = lines(activity)
     assert f"Files: root {root.parent / 'no-such-root'} is missing; left as it was." in texts
-    assert "Files: 1 indexed (1 new, 0 changed, 0 gone, 1 skipped)." in texts
-    assert "Files: 2 indexed (1 new, 0 changed, 0 gone, 0 skipped)." in texts
-    assert texts[-1] == "Files: 1 indexed (0 new, 0 changed, 1 gone, 0 skipped)."
+    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed, 0 unchanged), 1 skipped (1 symlink to a directory,"
+            " not followed), 0 failed; 0 gone.") in texts
+    assert "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed." in texts
+    assert texts[-1] == "Files: 0 new, 0 changed, 1 gone, 0 skipped, 0 failed."
     assert learn_jobs(redis) == 3  # old.md, fresh.md, forget old.md
 
 
@@ -487,8 +498,9 @@ def test_html_in_a_legacy_charset_is_read():
     assert doc.text == "Une crème brûlée pour Zoë." and doc.title == "menu.html (Café)"
     undeclared = "<html><body><p>Fix typos (Jan Pokorný).</p></body></html>".encode("cp1252")
     assert to_text(Path("news.html"), undeclared).text == "Fix typos (Jan Pokorný)."
-    # plain text is never guessed: not UTF-8 means skipped
-    assert to_text(Path("menu.txt"), "crème".encode("latin-1")) == Skip("undecodable")
+    # plain text is never guessed: not UTF-8 means skipped, unless it is UTF-8 with a stray bad byte (replaced)
+    assert to_text(Path("menu.txt"), "crème brûlée".encode("latin-1")) == Skip("undecodable")
+    assert to_text(Path("menu.txt"), "crème".encode("latin-1")).text == "cr\ufffdme"
 
 
 def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, store, activity, redis, root):
@@ -502,7 +514,7 @@ def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, st
     async def scenario() -> None:
         stop = asyncio.Event()
         task = asyncio.create_task(conn.run(stop))
-        await wait_for(lambda: any(t.startswith("Files: 1 indexed") for t in lines(activity)))
+        await wait_for(lambda: any(t.startswith("Files: found") for t in lines(activity)))
         later = root / "later.md"
         later.write_text("The window cleaner comes every second Tuesday.")
         await wait_for(lambda: manifest.get(store, being, later) is not None, timeout_s=20)
@@ -513,7 +525,8 @@ def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, st
     asyncio.run(scenario())
     texts = lines(activity)
     assert f"Files: skipped {root}/latin1-\\xe9.txt (file name is not valid UTF-8)." in texts
-    assert "Files: 1 indexed (1 new, 0 changed, 0 gone, 1 skipped)." in texts
+    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed, 0 unchanged), 1 skipped (1 file name is not valid"
+            " UTF-8), 0 failed; 0 gone.") in texts
     drain()
     assert memories(store, being, root / "good.md") and memories(store, being, root / "later.md")
 

@@ -21,7 +21,7 @@ from twin.relative_dates import resolve_dates
 from twin.sensitivity import contains_secret, find_secrets
 from twin.sentence_length import script_length
 from twin.standalone import standalone_problem
-from twin.third_person import agree, language_of, third_person
+from twin.third_person import agree, language_of, looks_english, third_person
 
 __all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "agree", "extract", "split_sentences", "standalone_problem",
            "third_person"]
@@ -245,7 +245,7 @@ def split_sentences(text: str) -> list[str]:
 
 def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PER_CALL,
             only_secrets: bool = False, now: datetime | None = None, force: bool = False,
-            rejected: list[str] | None = None) -> list[Candidate]:
+            rejected: list[str] | None = None, speaker: str | None = None) -> list[Candidate]:
     """Turn `text` into at most `limit` memory candidates (seed 000: 12 per call), in text order. Never raises.
 
     Kept: memorable sentences (`_is_memorable`: 12..400 characters per seed 000, a character counted by its
@@ -280,13 +280,18 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
     chosen keep document order. The title is whitespace-collapsed and cut to `TITLE_MAX_CHARS`; a sentence that
     would make the content longer than 400 characters is skipped.
 
+    `speaker` (conversation only): the text was written by that person, not the owner (a message the owner
+    forwarded or quoted): each sentence becomes what the speaker says (`_reported`: "You owe me 500 euros." from
+    Trudy -> "Trudy says that Owner owes Trudy 500 euros."; other languages and imperatives are quoted:
+    "Trudy wrote: “…”."), never the owner's own words.
+
     `bytes` are decoded as UTF-8 (errors replaced); other non-`str` input yields []; `limit` <= 0 yields [].
     Cost is linear in `len(text)`; reading stops once `limit` candidates are found.
     """
     if limit <= 0:
         return []
     clean = _clean_text(text)
-    reader = _Reader(now, force, rejected)
+    reader = _Reader(now, force, rejected, speaker)
     if document_title is None:
         return _extract_conversation(clean, limit, reader, only_secrets)
     title = _WS.sub(" ", _clean_text(str(document_title))).strip().rstrip(":").strip()[:TITLE_MAX_CHARS]
@@ -478,10 +483,12 @@ def _looks_like_heading(sentence: str) -> bool:
 
 class _Reader:
     """What `extract()` keeps while it reads one text: the time it was written, `force`, where rejection reasons
-    go, the mentions pronouns may refer to, and the language of the last first-person sentence."""
+    go, who wrote it (`speaker`: someone else, whose words are reported; None: the owner), the mentions pronouns
+    may refer to, and the language of the last first-person sentence."""
 
-    def __init__(self, now: datetime | None, force: bool, rejected: list[str] | None) -> None:
-        self.now, self.force, self.rejected = now, force, rejected
+    def __init__(self, now: datetime | None, force: bool, rejected: list[str] | None,
+                 speaker: str | None = None) -> None:
+        self.now, self.force, self.rejected, self.speaker = now, force, rejected, speaker
         self.antecedents = Antecedents()
         self.language: str | None = None
         self.count = 0
@@ -518,7 +525,7 @@ def _extract_conversation(text: str, limit: int, reader: _Reader, only_secrets: 
         inside = tuple(values[int(i)] for i in _MASKED.findall(sentence))
         if only_secrets and not inside:
             continue
-        rewritten = reader.rewrite(sentence)
+        rewritten = _reported(sentence, reader.speaker) if reader.speaker else reader.rewrite(sentence)
         if rewritten is None:
             reader.reject("a pronoun that refers to nothing before it")
             continue
@@ -634,6 +641,13 @@ def _trim_noise(sentence: str) -> str:
             return head + trimmed
         sentence = head
     return sentence
+
+
+def _reported(sentence: str, speaker: str) -> str:
+    """`sentence` by `speaker` (not the owner) as reported speech or a quotation (`twin.reported_speech.report`)."""
+    from twin.reported_speech import report
+
+    return report(sentence, speaker, looks_english(sentence))
 
 
 def _finish(sentence: str, secrets: tuple[str, ...] = ()) -> str:

@@ -32,7 +32,8 @@ that is gone)."""
 class Ingest:
     """One thing to learn. `source` follows DESIGN.md (`'file:<path>'`, `'email:<threadId>'`, `'telegram:<chat>'`,
     `'browser'`); `ref` is where the text was captured from (kept in provenance, e.g.
-    `'telegram:<chat>/message/<row id>'`). `extra` holds what a mode needs besides the text: `title` and
+    `'telegram:<chat>/message/<row id>'`). `extra` holds what a mode needs besides the text: `speaker` and `origin`
+    (text written by someone other than the owner, e.g. a forwarded chat message: who wrote it, where from), `title` and
     `max_memories` (document), `summary` (email), `visits` (`[[url, title, visited_at], …]`) and `profiles`
     (interests)."""
 

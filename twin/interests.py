@@ -1,7 +1,8 @@
 """Interests from browser visits: which topics the owner read several pages about (seed 001: the browser import
 learns "clustered interests"; with no model, "their own heuristic fallbacks").
 
-- `cluster_visits()` is the heuristic: pages grouped by site, sites merged when their title terms overlap.
+- `cluster_visits()` (`twin.interest_topics`) is the heuristic: pages grouped by what they are about, never by
+  site; utility pages (`twin.page_kinds`) never form or join an interest.
 - `cluster_with_model()` asks the `cheap` model once, then checks its answer against the visits.
 - `interest_text()` turns an interest into the one third-person sentence that is learned.
 - `learn_interests()` puts them together for one browser import: cluster (model, else heuristic), `learn()`
@@ -13,22 +14,18 @@ The clustering is pure (no I/O apart from the provider call). Times are UTC ISO-
 
 from __future__ import annotations
 
-import functools
 import logging
-import re
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from twin import ingest
 from twin.activity import Activity
+from twin.interest_topics import MIN_PAGES, Interest, PageVisit, cluster_visits, interests_with_pages, site_of, sites_of
 from twin.learn import learn
 from twin.memory import format_time, parse_time, strip_controls
+from twin.page_kinds import utility_page
 from twin.private_sites import private_site
 from twin.provider import (
     BULK_SHARE,
@@ -42,210 +39,15 @@ from twin.provider import (
 )
 from twin.store import Store
 
-MIN_PAGES = 3
-"""A cluster needs this many distinct pages to be an interest (ours)."""
-MIN_SHARED_TERMS = 2
-"""Two sites merge when this many of their top terms are the same (ours)."""
-TOP_TERMS = 5
-"""Terms per site compared when merging (ours)."""
-MAX_TOPIC_TERMS = 4
 MAX_MODEL_VISITS = 300
 """Newest visits shown to the model (ours: bounds the prompt to a few thousand tokens)."""
 MAX_TOPIC_CHARS = 80
-THIS_WEEK = timedelta(days=7)
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 """English month names, whatever the process locale."""
-
-STOPWORDS = frozenset("""
-a about after all also an and any are as at be been but by can do does for from get has have how i if in into is
-it its just more my new no not of on one or our out over so than that the their then there these this to up us
-use using vs was we what when where which who why will with without you your
-home page official site website welcome index blog docs documentation guide tutorial introduction overview
-getting started learn read latest free online best top com org net www http https html
-der die das und ist mit für von zu den im ein eine auf des le la les et du en el los las y
-""".split())
-"""Words that name no topic (ours): English function words, web boilerplate, a few German, French and Spanish
-function words."""
-_WORD = re.compile(r"[^\W_]+")
+__all__ = ["MIN_PAGES", "Interest", "PageVisit", "cluster_visits", "cluster_with_model", "interest_text",
+           "interests_with_pages", "learn_interests", "site_of"]
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PageVisit:
-    """One visit as the interest job receives it: cleaned URL, title (may be empty), UTC ISO-8601 time."""
-
-    url: str
-    title: str
-    visited_at: str
-
-    def to_list(self) -> list[str]:
-        """`[url, title, visited_at]`, the JSON-friendly form queued for the worker."""
-        return [self.url, self.title, self.visited_at]
-
-    @classmethod
-    def from_list(cls, value: Any) -> PageVisit:
-        """The inverse of `to_list`. Raises `ValueError` unless `value` is a list or tuple of three strings."""
-        if not isinstance(value, list | tuple) or len(value) != 3 or not all(isinstance(v, str) for v in value):
-            raise ValueError("a page visit is [url, title, visited_at], three strings")
-        return cls(*value)
-
-
-@dataclass
-class Interest:
-    """A topic the owner read several pages about: `topic` a short lower-case phrase, `pages` distinct pages,
-    `sites` hosts without `www.`/`m.` (most pages first), `first_at`/`last_at` UTC ISO-8601."""
-
-    topic: str
-    pages: int
-    sites: list[str]
-    first_at: str
-    last_at: str
-
-
-@dataclass
-class _Site:
-    """What the visits of one site add up to: distinct pages, title-term counts (once per page) with their mean
-    relative position in titles, and the first and last visit."""
-
-    pages: set[str] = field(default_factory=set)
-    terms: Counter = field(default_factory=Counter)
-    positions: dict[str, float] = field(default_factory=dict)
-    times: list[datetime] = field(default_factory=list)
-
-
-@functools.lru_cache(maxsize=65_536)
-def site_of(url: str) -> str | None:
-    """The site of `url`: its host, lower-cased, without a leading `www.` or `m.`; None without a host."""
-    try:
-        host = (urlsplit(url).hostname or "").rstrip(".")
-    except ValueError:
-        return None
-    return re.sub(r"^(?:www|m)\.", "", host) or None
-
-
-_TITLE_PARTS = re.compile(r"\s+[-|–—·:]{1,2}\s+")
-"""How titles separate the page's own title from the site's name ("Spawning | Tokio - …")."""
-
-
-def _terms(title: str, site: str) -> list[str]:
-    """Title words in order: lower-cased, no stopwords, no numbers, no single letters, not the site's own name:
-    neither a label of its host but the last (`tokio` on tokio.rs) nor a title part after the first that
-    spells a host label ("Baking sourdough - King Arthur Baking" on kingarthurbaking.com). A site's tagline
-    stays ("… | Tokio - An asynchronous Rust runtime"): it says what the site is about and links sites."""
-    own = set(site.split(".")[:-1])
-    head, *rest = _TITLE_PARTS.split(title.casefold())
-    kept = [head] + [part for part in rest if "".join(_WORD.findall(part)) not in own]
-    return [w for w in _WORD.findall(" ".join(kept))
-            if len(w) > 1 and not w.isdigit() and w not in STOPWORDS and w not in own]
-
-
-def _sites(visits: Iterable[PageVisit]) -> dict[str, _Site]:
-    sites: dict[str, _Site] = {}
-    titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
-    for visit in visits:
-        site = site_of(visit.url)
-        try:
-            when = parse_time(visit.visited_at)
-        except ValueError:
-            continue
-        if site is None:
-            continue
-        entry = sites.setdefault(site, _Site())
-        entry.times.append(when)
-        entry.pages.add(visit.url)
-        titles.setdefault(site, {}).setdefault(visit.url, visit.title)
-    for site, pages in titles.items():
-        for title in pages.values():
-            _count_terms(sites[site], _terms(title, site))
-    return sites
-
-
-def _count_terms(entry: _Site, terms: list[str]) -> None:
-    """Add one page's title terms to its site: each term once, with its running mean relative position."""
-    words = list(dict.fromkeys(terms))
-    for index, word in enumerate(words):
-        n = entry.terms[word]
-        entry.positions[word] = (entry.positions.get(word, 0.0) * n + index / len(words)) / (n + 1)
-        entry.terms[word] += 1
-
-
-def _top(terms: Counter, n: int) -> list[str]:
-    return [t for t, _ in sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
-
-
-def _fold_plurals(terms: Counter, positions: dict[str, float]) -> None:
-    """Count `runtime` and `runtimes` as one term, under the more frequent spelling (in place)."""
-    for word in sorted(terms):
-        plural = f"{word}s"
-        if plural in terms and word in terms:
-            keep, drop = (word, plural) if terms[word] >= terms[plural] else (plural, word)
-            terms[keep] += terms.pop(drop)
-            positions[keep] = min(positions.get(keep, 1.0), positions.pop(drop, 1.0))
-
-
-def cluster_visits(visits: list[PageVisit], limit: int = 5) -> list[Interest]:
-    """The heuristic: up to `limit` interests from `visits`, most pages first (then latest, then topic).
-
-    Visits are grouped by site (`site_of`); each page's title gives terms (`_terms`). Sites whose `TOP_TERMS`
-    most frequent terms share at least `MIN_SHARED_TERMS` are merged (transitively). A cluster with fewer than
-    `MIN_PAGES` distinct pages is dropped. The topic is made of the most frequent terms that occur on at least
-    2 pages: the first two, and up to `MAX_TOPIC_TERMS` of those at least half as frequent as the first, in the
-    order they tend to appear in titles. A cluster with no recurring term (always a single site: merging needs
-    shared terms) is named after its site. Deterministic; visits without a host or with an unparsable time are
-    ignored.
-    """
-    sites = _sites(visits)
-    names = sorted(sites)
-    parent = {name: name for name in names}
-
-    def root(name: str) -> str:
-        while parent[name] != name:
-            name = parent[name]
-        return name
-
-    holders: dict[str, list[str]] = {}
-    for name in names:
-        for term in _top(sites[name].terms, TOP_TERMS):
-            holders.setdefault(term, []).append(name)
-    shared: Counter = Counter()
-    for group in holders.values():
-        shared.update((a, b) for i, a in enumerate(group) for b in group[i + 1:])
-    for (a, b), count in sorted(shared.items()):
-        if count >= MIN_SHARED_TERMS and root(a) != root(b):
-            parent[max(root(a), root(b))] = min(root(a), root(b))
-
-    members: dict[str, list[str]] = {}
-    for name in names:
-        members.setdefault(root(name), []).append(name)
-    interests = [interest for group in members.values() if (interest := _interest(group, sites)) is not None]
-    interests.sort(key=lambda i: (-i.pages, _neg_time(i.last_at), i.topic))
-    return interests[:limit]
-
-
-def _neg_time(value: str) -> float:
-    return -parse_time(value).timestamp()
-
-
-def _interest(group: list[str], sites: dict[str, _Site]) -> Interest | None:
-    pages = sum(len(sites[s].pages) for s in group)
-    if pages < MIN_PAGES:
-        return None
-    terms: Counter = Counter()
-    positions: dict[str, list[float]] = {}
-    for s in group:
-        terms.update(sites[s].terms)
-        for term, where in sites[s].positions.items():
-            positions.setdefault(term, []).append(where)
-    mean = {t: sum(p) / len(p) for t, p in positions.items()}
-    _fold_plurals(terms, mean)
-    # most frequent first; among equals the earlier in titles (a title leads with what the page is about)
-    ranked = sorted((t for t in terms if terms[t] >= 2), key=lambda t: (-terms[t], mean[t], t))[:MAX_TOPIC_TERMS]
-    chosen = [t for t in ranked if terms[t] * 2 >= terms[ranked[0]]]
-    ordered = sorted(group, key=lambda s: (-len(sites[s].pages), s))
-    topic = " ".join(sorted(chosen, key=lambda t: (mean[t], t))) if chosen else ordered[0]
-    times = [t for s in group for t in sites[s].times]
-    return Interest(topic, pages, ordered, format_time(min(times)), format_time(max(times)))
 
 
 # -- the model --------------------------------------------------------------------------------------------------
@@ -321,7 +123,7 @@ def cluster_with_model(provider: ModelProvider, visits: list[PageVisit], limit: 
     lines = "\n".join(f"{site_of(v.url)} — {_one_line(v.title)[:150] or '(no title)'}" for v in shown)
     answer = provider.chat_json(system_prompt(limit), quote_data("VISITS", lines), InterestAnswer,
                                 purpose="interests", max_tokens=800, budget_share=BULK_SHARE)
-    sites = _sites(shown)
+    sites = sites_of(shown)
     interests: list[Interest] = []
     topics: set[str] = set()
     for item in answer.interests:
@@ -349,14 +151,14 @@ def _as_site(value: str) -> str | None:
 
 # -- the sentence -----------------------------------------------------------------------------------------------
 def interest_text(interest: Interest, now: datetime) -> str:
-    """One third-person sentence for `interest`, e.g. "Owner read a lot about rust async runtimes this week (14
-    pages on docs.rs and tokio.rs)." "this week" when `last_at` is within 7 days before `now` (an aware
-    datetime) or after it, else the dates: "on 3 November 2026", "between 3 and 9 November 2026", "between 28
-    October and 3 November 2026". At most 3 sites are named ("…, c and 2 other sites"). An interest named after
-    its site reads "Owner read a lot on news.ycombinator.com this week (5 pages)." Raises `ValueError` when
-    `first_at`/`last_at` are not ISO-8601."""
+    """One third-person sentence for `interest`, e.g. "Owner read a lot about rust async runtimes between 24 and 28
+    November 2026 (14 pages on docs.rs and tokio.rs)." Always the dates, never "this week": the sentence must stand
+    alone whenever it is recalled (seed 000); `now` is kept for callers and unused. Dates read "on 3 November
+    2026", "between 3 and 9 November 2026", "between 28 October and 3 November 2026". At most 3 sites are named
+    ("…, c and 2 other sites"). An interest named after its site reads "Owner read a lot on news.ycombinator.com
+    between 27 and 29 November 2026 (5 pages)." Raises `ValueError` when `first_at`/`last_at` are not ISO-8601."""
     first, last = parse_time(interest.first_at), parse_time(interest.last_at)
-    when = "this week" if now - last <= THIS_WEEK else _date_span(first, last)
+    when = _date_span(first, last)
     named = interest.sites[:3]
     others = len(interest.sites) - len(named)
     names = named + ([f"{others} other site{'s' if others > 1 else ''}"] if others else [])
@@ -388,14 +190,16 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
     budget or a resting provider writes one `model` diary line); each interest's sentence is learned with
     source `browser` (offline: the sentence already is the memory). Visits of a private kind of site (by host
     and title, `twin.private_sites`; the reader already dropped them, this also covers visits queued before)
-    are left out first: neither clustered nor shown to the model. Writes the diary line "Browser: 212
+    are left out first, and so are utility pages (`twin.page_kinds.utility_page`): neither clustered nor shown to
+    the model. Writes the diary line "Browser: 212
     visits read from 2 profiles; learned 4 interests." (counting every visit read) and returns `(sentences, that
     line)`. `now` (aware, default the current time) dates "this week". `ingest_id`: the staged import
     (`twin.ingest`), deleted in the transaction that learns its interests. Raises only `sqlite3.Error` from the
     store."""
     now = now or datetime.now(UTC)
     read = len(visits)
-    visits = [v for v in visits if private_site(urlsplit(v.url).hostname or "", "", v.title) is None]
+    visits = [v for v in visits if private_site(urlsplit(v.url).hostname or "", "", v.title) is None
+              and utility_page(v.url, v.title) is None]
     interests: list[Interest] = []
     if provider is not None and visits:
         try:

@@ -88,15 +88,18 @@ class Extraction:
 def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
                          provider: ModelProvider | None, *, limit: int = MAX_PER_CALL,
                          document_title: str | None = None, offline_text: str | None = None,
-                         written_at: datetime | None = None, force: bool = False) -> Extraction:
+                         written_at: datetime | None = None, force: bool = False,
+                         speaker: str | None = None) -> Extraction:
     """The model's extraction when a provider is configured, else (and whenever the model fails) the offline
     extractor's (seed 000: "on a model failure, [it] degrades"). The offline extractor reads `offline_text`
     when given (a connector's heuristic summary of what the model reads raw, e.g. an email thread), else
-    `text`. A failure writes one `model` activity line naming the source type and the reason, never the text;
-    an exhausted budget says so once per UTC day; a provider resting after a failure falls back silently.
-    Never raises for model trouble. `written_at` (aware, the owner's zone): when the text was written, on which
-    the offline extractor resolves relative dates ("yesterday"); `force` keeps what its memorability floor would
-    drop (`twin learn --force`); the reasons it left sentences out are in `skipped`.
+    `text`. `speaker`: the text was written by that person, not the owner (a forwarded or quoted chat message);
+    both extractors write its facts as that person's claim. A failure writes one `model` activity line naming
+    the source type and the reason, never the text; an exhausted budget says so once per UTC day; a provider
+    resting after a failure falls back silently. Never raises for model trouble. `written_at` (aware, the
+    owner's zone): when the text was written, on which the offline extractor resolves relative dates
+    ("yesterday"); `force` keeps what its memorability floor would drop (`twin learn --force`); the reasons it
+    left sentences out are in `skipped`.
 
     Secrets have one behaviour whatever the path (DESIGN.md invariant 8): found before any model call, the
     sentence or block holding each is learned locally by the offline extractor as a `sensitive` candidate with
@@ -107,11 +110,11 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     line naming the source type and the reason ("Model memory from telegram not kept: in the second person
     ('du', German)."), never the text."""
     if provider is not None:
-        local = (extract(text, document_title=document_title, limit=limit, only_secrets=True)
+        local = (extract(text, document_title=document_title, limit=limit, only_secrets=True, speaker=speaker)
                  if contains_secret(text) else [])
         try:
             answer = extract_with_model(provider, text, source, max_chars=provider.max_input_chars,
-                                        document_title=document_title, limit=limit)
+                                        document_title=document_title, limit=limit, speaker=speaker)
             if activity is not None:
                 for _, reason in answer.dropped:
                     activity.record("model", f"Model memory from {source_type(source)} not kept: {reason}.")
@@ -134,7 +137,7 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     offline = text if offline_text is None else offline_text
     skipped: list[str] = []
     candidates = extract(offline, document_title=document_title, limit=limit, now=written_at, force=force,
-                         rejected=skipped)
+                         rejected=skipped, speaker=speaker)
     return Extraction(candidates, ProfileDelta(), OFFLINE_CONFIDENCE, skipped=skipped)
 
 
@@ -180,10 +183,12 @@ def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[i
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
                       compare: bool = True, judgements: list[dict[int, tuple[str, str]] | None] | None = None,
-                      force: bool = False) -> None:
+                      force: bool = False, said_by: dict | None = None) -> None:
     """Each candidate through `twin.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
-    `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules."""
-    provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence}
+    `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules.
+    `said_by` (`{"speaker": …, "origin": …}`) joins the provenance: who wrote the text, and where from."""
+    provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence,
+                  **(said_by or {})}
     for n, cand in enumerate(candidates):
         outcome = capture(store, being, cand, source, now, provenance, compare=compare, force=force,
                           judged=judgements[n] if judgements is not None else None)
@@ -202,9 +207,14 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
 
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
           *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False,
-          ingest_id: int | None = None, force: bool = False) -> LearnResult:
+          ingest_id: int | None = None, force: bool = False, speaker: str | None = None,
+          origin: str | None = None) -> LearnResult:
     """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`, with the
     profile delta merged in (seed 001's `learn()`).
+
+    `speaker`: someone other than the owner wrote `text` (a chat message the owner forwarded, quoted or replied
+    to); its memories say what that person says ("Trudy says that Owner owes Trudy 500 euros.") and keep
+    `speaker` and `origin` (where it came from, e.g. "forwarded from Trudy Meyer (user 777)") in provenance.
 
     `source` follows DESIGN.md (`'muse'`, `'file:<path>'`, `'email:<threadId>'`, …); `ref` is where
     the text was captured from (kept in provenance). `provider` None = offline extraction; with one, the
@@ -224,7 +234,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     """
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit,
-                                      written_at=datetime.now().astimezone(), force=force)
+                                      written_at=datetime.now().astimezone(), force=force, speaker=speaker or None)
     result.skipped = extraction.skipped
     for content, reason in extraction.dropped:
         result.reject(content, f"the model's memory: {reason}")
@@ -233,8 +243,9 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
         judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider)
     now = utc_now()
     with store.transaction():
+        said_by = {k: v for k, v in (("speaker", speaker), ("origin", origin)) if v} if speaker else None
         _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
-                          judgements=judgements, force=force)
+                          judgements=judgements, force=force, said_by=said_by)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])

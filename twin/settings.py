@@ -32,8 +32,11 @@ ENV_PREFIX = "TWIN_"
 SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
 """Settings whose values are secrets: an error about one never repeats its value."""
 DEFAULT_FILES_IGNORE = ("LICENSE*", "LICENCE*", "COPYING*", "copyright", "changelog*", "ChangeLog*", "CHANGELOG*",
-                        "*.lock")
-"""File names the files connector skips silently by default (case-sensitive `fnmatch` globs)."""
+                        "*.lock", "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Vagrantfile",
+                        "Jenkinsfile", "Rakefile", "Gemfile", "Justfile", "justfile", "Procfile")
+"""File names the files connector does not read by default (case-sensitive `fnmatch` globs): licence texts and
+changelogs are boilerplate, extensionless build files are code; each is counted as "ignored name" in the scan's
+diary line."""
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -199,7 +202,7 @@ class Settings(BaseSettings):
     files_poll_delay_ms: int = Field(2000, ge=100, description="Polling interval when inotify watches run out.")
     files_ignore: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_FILES_IGNORE),
-        description="File-name globs never learned (licence texts and changelogs are boilerplate, not memories).")
+        description="File-name globs never learned (licence texts, changelogs, build files: not memories).")
 
     # -- supervisor ------------------------------------------------------------------------
     restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")

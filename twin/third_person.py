@@ -14,8 +14,8 @@ import re
 
 from twin import third_person_de, third_person_fr
 
-__all__ = ["agree", "english_first_person", "first_to_third_person", "language_of", "second_to_third_person",
-           "third_person"]
+__all__ = ["agree", "english_first_person", "first_to_third_person", "language_of", "looks_english",
+           "second_to_third_person", "third_person"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -96,12 +96,12 @@ def english_first_person(sentence: str) -> bool:
 def language_of(sentence: str) -> str | None:
     """"de" or "fr" when `sentence` reads as German or French first person (`third_person_de.looks_german`,
     `third_person_fr.looks_french`), "en" when it holds English first person and reads as English
-    (`_looks_english`), else None (another language, or no first person: nothing to rewrite)."""
+    (`looks_english`), else None (another language, or no first person: nothing to rewrite)."""
     if third_person_de.looks_german(sentence):
         return "de"
     if third_person_fr.looks_french(sentence):
         return "fr"
-    if english_first_person(sentence) and _looks_english(sentence):
+    if english_first_person(sentence) and looks_english(sentence):
         return "en"
     return None
 
@@ -121,7 +121,7 @@ def third_person(sentence: str, language: str | None = None) -> str:
     return sentence
 
 
-def _looks_english(sentence: str) -> bool:
+def looks_english(sentence: str) -> bool:
     """Ours: rewrite only English: mostly ASCII letters and more English hint words (a lone "I" counts) than
     Spanish/Italian/French/Portuguese/Dutch ones, so "me gusta" or Italian "i miei" are never touched. On a tie
     an ASCII sentence (’ allowed) with an English-only first-person word (`_EN_FIRST_PERSON`: "my", "I'm", a
@@ -276,6 +276,6 @@ def second_to_third_person(sentence: str) -> str:
 
 def first_to_third_person(sentence: str) -> str:
     """English first person -> "Owner" (the rule the offline extractor uses: "I'm vegetarian." -> "Owner is
-    vegetarian.") when the sentence reads as English (`_looks_english`), else `sentence` unchanged. Pure; never
+    vegetarian.") when the sentence reads as English (`looks_english`), else `sentence` unchanged. Pure; never
     raises."""
-    return _english(sentence) if _looks_english(sentence) else sentence
+    return _english(sentence) if looks_english(sentence) else sentence

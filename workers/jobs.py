@@ -99,7 +99,7 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
     extra = item.extra if isinstance(item.extra, dict) else {}
     if item.mode == "text":
         result = learn(store, activity, item.being, item.text, item.source, item.ref, provider=provider, quiet=True,
-                       ingest_id=staged.id)
+                       ingest_id=staged.id, speaker=_text_field(extra, "speaker"), origin=_text_field(extra, "origin"))
         tally.add(source_type(item.source), result)
     elif item.mode == "document":
         result = _learn_document(store, item.being, item.text, item.source, extra.get("title"),
@@ -123,6 +123,12 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
         with store.transaction():
             tally.removed += len(_forget_source(store, item.being, item.source))
             ingest.consume(store, [staged.id])
+
+
+def _text_field(extra: dict, key: str) -> str | None:
+    """`extra[key]` when it is a non-empty string (a staged item's JSON is trusted only that far), else None."""
+    value = extra.get(key)
+    return value if isinstance(value, str) and value.strip() else None
 
 
 # -- jobs queued by a twin that put the text itself on Redis (before staging); run once through the same path --------

@@ -1,0 +1,127 @@
+"""Every file is accounted for: a real folder of every kind (ordinary, empty, binary, names the connector does not
+know or leaves out on purpose, one bad byte, huge, chmod 000, a tool's folder) gives one line that counts each
+as to learn, skipped with its reason, or failed; and the start-up backlog is said to be searchable only once the
+real learn and embedding workers have learned and embedded it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import shutil
+import tempfile
+from pathlib import Path
+
+from conftest import run_worker
+from test_files_connector import _scan_as, lines, make, memories, root, wait_for  # noqa: F401 (fixture)
+
+from connectors.file_text import to_text
+from connectors.files_tally import Tally, batch_line, is_failure, scan_line
+
+BIG = 2_000_001  # one byte over the default files_max_bytes
+
+
+def fill(folder: Path) -> dict[str, str]:
+    """Write one file of each kind into `folder`; returns `{name: what the scan must make of it}`."""
+    (folder / "notes.md").write_text("# Garden\n\nThe blue kayak hangs on the north wall of the shed.\n")
+    (folder / "todo.txt").write_text("Renew the bicycle insurance before the end of March.\n")
+    (folder / "README.Debian").write_text("The package keeps its settings in the etc folder of the system.\n")
+    (folder / "bad-byte.md").write_bytes(b"The spare key is under the terracotta pot \xff by the door.\n")
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "photo.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (folder / "Makefile").write_text("all:\n\tcc -o app main.c\n")
+    (folder / "LICENSE").write_text("Permission is hereby granted, free of charge, to any person.\n")
+    (folder / ".bashrc").write_text("export EDITOR=vim\n")
+    (folder / "song.mp3").write_bytes(b"ID3\x04\x00")
+    (folder / "script.py").write_text("print('hello')\n")
+    (folder / "huge.txt").write_bytes(b"word " * (BIG // 5 + 1))
+    (folder / "secret.txt").write_text("nobody may read this\n")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return {"notes.md": "learn", "todo.txt": "learn", "README.Debian": "learn", "bad-byte.md": "learn",
+            "empty.md": "empty", "photo.txt": "binary", "Makefile": "ignored name", "LICENSE": "ignored name",
+            ".bashrc": "hidden name", "song.mp3": "not a text file", "script.py": "not a text file",
+            "huge.txt": "too large", "secret.txt": "unreadable: permission denied"}
+
+
+def test_a_folder_of_every_kind_is_accounted_for():
+    """As `nobody` (chmod 000 binds only a non-root user), in a forked child like the permission test."""
+    base = Path(tempfile.mkdtemp(prefix="twin-accounting-")).resolve()
+    folder, data = base / "folder", base / "data"
+    try:
+        os.chmod(base, 0o755)
+        folder.mkdir(mode=0o755)
+        expected = fill(folder)
+        os.chmod(folder / "secret.txt", 0)
+        data.mkdir()
+        nobody = pwd.getpwnam("nobody")
+        if os.geteuid() == 0:
+            os.chown(data, nobody.pw_uid, nobody.pw_gid)
+        texts = _scan_as(nobody.pw_uid, nobody.pw_gid, folder, data)
+    finally:
+        shutil.rmtree(base)
+    learned = sum(v == "learn" for v in expected.values())
+    assert learned == 4 and len(expected) == 13
+    assert texts[-1] == ("Files: found 13 files: 4 to learn (4 new, 0 changed, 0 unchanged), 8 skipped (2 ignored"
+                         " name, 2 not a text file, 1 binary, 1 empty, 1 hidden name, 1 too large), 1 failed"
+                         " (1 unreadable: permission denied); 0 gone; 1 hidden or tool folder not read.")
+    # a line of its own only for what the owner may want to fix: the binary .txt, the huge file, the locked one
+    assert sorted(t for t in texts if t.startswith("Files: skipped")) == [
+        f"Files: skipped {folder / 'huge.txt'} (too large).", f"Files: skipped {folder / 'photo.txt'} (binary).",
+        f"Files: skipped {folder / 'secret.txt'} (unreadable: permission denied)."]
+
+
+def test_one_bad_byte_is_replaced_and_a_file_in_another_encoding_is_still_refused():
+    doc = to_text(Path("key.md"), b"The spare key is under the terracotta pot \xff by the door.\n")
+    assert doc.text == "The spare key is under the terracotta pot \ufffd by the door."
+    damaged = ("Grüße aus Köln. " * 40).encode() + b"\xc3" + ("Der Dom ist schön. " * 40).encode()
+    assert "\ufffd" in to_text(Path("köln.txt"), damaged).text and "Grüße" in to_text(Path("köln.txt"), damaged).text
+    latin = ("Grüße aus Köln, schöne Größe, süße Äpfel. " * 20).encode("latin-1")  # a bad byte every few words
+    assert to_text(Path("latin.txt"), latin).reason == "undecodable"
+    assert to_text(Path("README.source"), b"Build it with the usual tools, then install it.\n").title == "README.source"
+
+
+def test_the_lines_count_every_outcome():
+    tally = Tally(new=2, changed=1, unchanged=7, gone=1, hidden_dirs=2)
+    for reason in ("empty", "not a text file", "not a text file", "unreadable: permission denied",
+                   "unreadable: broken symlink"):
+        tally.count_skip(reason)
+    assert is_failure("unreadable directory: permission denied") and not is_failure("unreadable: symlink loop")
+    assert scan_line(tally) == ("Files: found 15 files: 10 to learn (2 new, 1 changed, 7 unchanged), 4 skipped"
+                                " (2 not a text file, 1 empty, 1 unreadable: broken symlink), 1 failed (1 unreadable:"
+                                " permission denied); 1 gone; 2 hidden or tool folders not read.")
+    assert batch_line(Tally(new=1)) == "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed."
+
+
+def test_the_backlog_is_searchable_only_once_learned_and_embedded(twin_env, store, activity, redis, root):  # noqa: F811
+    for n in range(6):
+        (root / f"note{n}.md").write_text(f"# Note {n}\n\nThe number {n} is painted on the red garden gate.\n")
+    (root / "empty.md").write_text("")
+    conn = make(twin_env, store, redis, activity, root)
+    conn.backlog_poll_s = 0.1
+
+    def searchable() -> list[str]:
+        return [t for t in lines(activity) if "learned and searchable" in t]
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(conn.run(stop))
+        await wait_for(lambda: any(t.startswith("Files: found 7 files: 6 to learn") for t in lines(activity)))
+        await asyncio.sleep(0.5)
+        assert searchable() == []  # queued is not learned
+        await asyncio.to_thread(run_worker, "learn")
+        await asyncio.sleep(0.5)
+        assert searchable() == []  # learned is not searchable until every memory has a vector
+        assert memories(store, twin_env.being, root / "note0.md")
+        await asyncio.to_thread(run_worker, "embed")
+        await wait_for(lambda: searchable(), 10)
+        await asyncio.sleep(0.3)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(scenario())
+    [line] = searchable()
+    assert line.startswith("Files: the 6 files queued at start are learned and searchable (took ") and line.endswith(
+        " s).")
+    ids = [i for n in range(6) for i in memories(store, twin_env.being, root / f"note{n}.md")]
+    assert ids and store.live_embedding_ids(ids) == set(ids)
