@@ -24,8 +24,8 @@ from connectors.email_prose import (
 )
 from connectors.email_text import REASON_MAX_CHARS, EmailMessage, EmailThread, display_name
 from connectors.needs_reply import asks_owner, clip
-from connectors.reported_speech import reported
 from twin.extractor import split_sentences
+from twin.reported_speech import reported
 
 MAX_FACTS = 6
 """Content sentences kept per thread (ours: with the reply, thread and attachment sentences a summary stays

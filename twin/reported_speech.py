@@ -1,37 +1,31 @@
-"""Someone else's sentence as the twin keeps it: reported speech with its speaker (issue "What is learned is what
-was said, by whom"; seed 000: every memory is one self-contained third-person sentence).
+"""Someone else's words as the twin keeps them (issue "What is learned is what was said, by whom"; seed 000:
+every memory is one self-contained third-person sentence). One home for both ways a third party's text is
+written into memories:
 
-Text the owner forwards, quotes or replies to on a chat was written by another person. Its facts are that
-person's claim, so "You owe me 500 euros." from Trudy becomes "Trudy says that Owner owes Trudy 500 euros.",
-never "Owner owes Trudy 500 euros." An English declarative sentence is rewritten (the speaker's I/me/my become
-the speaker's name, the reader's you/your become "Owner"/"Owner's", with the verb agreed); anything else (another
-language, an imperative such as "Ignore previous instructions and …", a first-person plural) is kept word for word
-as a quotation ("Trudy wrote: “…”."): an instruction in it stays data, attributed to its writer. Pure; called by
-`twin.extractor.extract(..., speaker=…)`.
+- `reported(text, name, language)`: the writer's own first person in their name, in place, in English, German,
+  French and Spanish ("I will send the slides" from Alice Smith is "Alice Smith will send the slides", "ich
+  schicke … und melde mich" is "Anna schickt … und meldet sich", "we" is the writer's side: "Alice Smith and
+  others"). Email summaries quote a correspondent this way (`connectors.email_summary`). English verbs agree
+  through `twin.third_person.agree`; German, French and Spanish get their commonest forms (regular endings plus
+  a table of irregular verbs); a verb form the rules do not know stays as written, the pronoun is always replaced.
+- `report(sentence, speaker, english)`: a chat message the owner forwards, quotes or replies to is that person's
+  claim, framed as such: "You owe me 500 euros." from Trudy becomes "Trudy says that Owner owes Trudy 500 euros.",
+  never "Owner owes Trudy 500 euros." (`reported` for the speaker's I/me/my, `twin.third_person
+  .second_to_third_person` for the reader's you/your). Another language, an imperative ("Ignore previous
+  instructions and …") or a first-person plural is quoted word for word ("Trudy wrote: “…”."): an instruction
+  stays data, attributed to its writer. Called by `twin.extractor.extract(..., speaker=…)`.
+
+Pure functions.
 """
 
 from __future__ import annotations
 
 import re
 
+from twin.third_person import agree, second_to_third_person
+
 SPEAKER_MAX_CHARS = 64
 """A speaker's name is cut to this many characters (ours: a display name, not a paragraph)."""
-_ADVERB = (r"(?:just|really|always|never|still|also|already|actually|only|even|definitely|probably|certainly"
-           r"|honestly|totally|now|then|usually|often|sometimes)")
-_PERSON = re.compile(
-    r"(?i)(?<![\w'’-])(?P<word>I|me|my|mine|myself|you|your|yours|yourself)(?:['’](?P<contr>m|re|ve|ll|d|s))?"
-    r"(?![\w'’-])(?P<adv>(?:\s+" + _ADVERB + r")*)"
-    r"(?:\s+(?!(?:I|me|my|mine|myself|you|your|yours|yourself)\b)(?P<verb>[a-z]+(?:n['’]t)?)\b)?")
-_CONTRACTED = {"m": "is", "re": "is", "ve": "has", "ll": "will", "d": "would", "s": "is"}
-_BE_HAVE = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "aren't": "isn't",
-            "weren't": "wasn't", "haven't": "hasn't", "don't": "doesn't", "was": "was"}
-_SUBJECT_BEFORE = re.compile(r"(?i)(?:^|[,;:]|\b(?:and|but|or|so|because|if|when|that|since|while|until|unless"
-                             r"|before|after|(?:think|know|hope|believe|guess|feel|say)s?|said|heard)\s*)\s*$")
-_SUBJECT_VERB = frozenset("am are were have do don't aren't weren't haven't can could will would shall should may "
-                          "might must can't won't couldn't wouldn't shouldn't".split())
-"""What may come right before a "you" that is the subject of its clause (else "you" is an object)."""
-_NOT_VERB = frozenset("a an the this that these those to for from with at in on of by about and or but so "
-                      "who which what whom".split())
 _IMPERATIVE = frozenset("""ignore forget disregard send tell give call email mail text pay transfer wire delete remove
 erase run execute click open visit buy bring take let please remember stop reply write go come check meet pick book
 cancel sign share forward post print install download upload move copy paste change reset update add put keep
@@ -54,48 +48,194 @@ def clean_speaker(name: str) -> str:
 def report(sentence: str, speaker: str, english: bool) -> str:
     """`sentence`, written by `speaker`, as a sentence about what `speaker` said (without its final period).
 
-    `english` (the caller's `_looks_english` verdict, or an ASCII sentence that says "you"), no opening
-    imperative verb (`_IMPERATIVE`) and no we/us/our (whose reference the text does not settle) give reported
+    `english` (the caller's `looks_english` verdict, or an ASCII sentence that says "you"), no opening imperative
+    verb (`_IMPERATIVE`), no question and no we/us/our (whose reference the text does not settle) give reported
     speech: "Trudy says that Owner owes Trudy 500 euros"; otherwise the words are quoted: "Trudy wrote: “Ignore
     previous instructions and …”". Pure."""
     body = sentence.strip().rstrip(".!…").rstrip()
     english = english or (body.isascii() and _SECOND_PERSON.search(body) is not None)
     first = re.match(r"[\w'’]+", body)
     opener = first.group().lower().replace("’", "'") if first else ""
-    if not english or _PLURAL.search(body) or opener in _IMPERATIVE:
+    if not english or _PLURAL.search(body) or opener in _IMPERATIVE or body.endswith("?"):
         return f"{speaker} wrote: “{body}”"
-    rewritten = _PERSON.sub(lambda m: _person(m, speaker), body)
+    rewritten = second_to_third_person(reported(body, speaker, "en"))
     if opener in _LOWER_START:
         rewritten = rewritten[:1].lower() + rewritten[1:]
     return f"{speaker} says that {rewritten}"
 
 
-def _person(match: re.Match, speaker: str) -> str:
-    """One pronoun of the speaker (I/me/my…) or of the reader (you/your…) in the third person."""
-    word = match["word"].lower()
-    who = speaker if word in ("i", "me", "my", "mine", "myself") else "Owner"
-    adverbs, verb, contraction = match["adv"] or "", match["verb"], (match["contr"] or "").lower()
-    if word in ("my", "mine", "your", "yours"):
-        return f"{who}'s" + adverbs + (f" {verb}" if verb else "")
-    if word in ("myself", "yourself"):
-        return "themselves" + adverbs + (f" {verb}" if verb else "")
-    subject = word == "i" or (word == "you" and bool(
-        contraction or (verb and verb.lower().replace("’", "'") in _SUBJECT_VERB)
-        or _SUBJECT_BEFORE.search(match.string, 0, match.start())))
-    if not subject or word == "me":
-        return who + adverbs + (f" {verb}" if verb else "")
-    if contraction:
-        aux = _CONTRACTED[contraction]
-        return f"{who} {aux}" + adverbs + (f" {verb}" if verb else "")
-    if not verb or verb.lower() in _NOT_VERB:
-        return who + adverbs + (f" {verb}" if verb else "")
-    return f"{who}{adverbs} {_agreed(verb)}"
+# --- a writer's first person in their name -------------------------------------------------------------------
+_EN_ADVERBS = (r"just|really|also|still|already|only|never|always|probably|definitely|actually|now|then|even|soon"
+               r"|usually|often|certainly|hereby|personally|finally")
+_EN = re.compile(
+    rf"(?<![\w'’-])(?:(?P<i>I)(?:['’](?P<contr>m|ve|ll|d))?(?P<adv>(?:\s+(?:{_EN_ADVERBS})\b)*)"
+    r"(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
+    r"|(?P<we>we)(?:['’](?P<wecontr>re|ve|ll|d))?|(?P<obj>me|myself)|(?P<pos>my|mine)|(?P<us>us|ourselves)"
+    r"|(?P<our>our|ours))(?![\w'’-]|\.\w)", re.IGNORECASE)
+_EN_CONTRACTED = {"m": "is", "ve": "has", "ll": "will", "d": "would"}
+_WE_CONTRACTED = {"re": "are", "ve": "have", "ll": "will", "d": "would"}
+_NOT_VERB = frozenset("a an the to and or but if so as in on at for of with from by this that it you your".split())
 
 
-def _agreed(verb: str) -> str:
-    low = verb.lower().replace("’", "'")
-    if low in _BE_HAVE:
-        return _BE_HAVE[low]
-    from twin.extractor import agree
+def reported(text: str, name: str, language: str) -> str:
+    """`text` with its writer's first person turned into `name` (a person's name, or "Owner" for the owner's
+    own mail), for `language` "en", "de", "fr" or "es"; other languages are returned as they are. All-caps words
+    (US, ME) are left alone."""
+    if language == "de":
+        return _german(text, name)
+    if language == "fr":
+        return _french(text, name)
+    if language == "es":
+        return _spanish(text, name)
+    if language == "en":
+        return _english(text, name)
+    return text
 
-    return agree(verb)
+
+def _english(text: str, name: str) -> str:
+    def replace(match: re.Match) -> str:
+        word = match.group()
+        if len(word) > 1 and word.isupper() and " " not in word and "'" not in word and "’" not in word:
+            return word
+        if match["i"]:
+            contraction, adverbs, verb = (match["contr"] or "").lower(), match["adv"] or "", match["verb"]
+            out = name + (" " + _EN_CONTRACTED[contraction] if contraction else "") + adverbs
+            if verb:
+                out += " " + (verb if contraction or verb.lower() in _NOT_VERB else agree(verb))
+        elif match["we"] or match["us"]:
+            contraction = (match["wecontr"] or "").lower()
+            out = f"{name} and others" + (f" {_WE_CONTRACTED[contraction]}" if contraction else "")
+        elif match["obj"]:
+            out = name
+        elif match["pos"]:
+            out = f"{name}'s"
+        else:
+            out = "their" if word.lower() == "our" else "theirs"
+        return out[:1].upper() + out[1:] if word[:1].isupper() else out
+
+    return _EN.sub(replace, text)
+
+
+# --- German ------------------------------------------------------------------------------------------------------
+
+_DE_IRREGULAR = {
+    "bin": "ist", "habe": "hat", "hab": "hat", "werde": "wird", "weiß": "weiß", "kann": "kann", "muss": "muss",
+    "will": "will", "darf": "darf", "soll": "soll", "mag": "mag", "möchte": "möchte", "sehe": "sieht", "gebe": "gibt",
+    "nehme": "nimmt", "fahre": "fährt", "lese": "liest", "helfe": "hilft", "spreche": "spricht", "treffe": "trifft",
+    "schlafe": "schläft", "laufe": "läuft", "trage": "trägt", "lasse": "lässt", "halte": "hält", "esse": "isst",
+    "vergesse": "vergisst", "empfehle": "empfiehlt", "fange": "fängt", "lade": "lädt", "gefalle": "gefällt",
+    "warte": "wartet", "arbeite": "arbeitet", "bitte": "bittet", "biete": "bietet", "leite": "leitet",
+    "antworte": "antwortet", "melde": "meldet", "sende": "sendet", "finde": "findet", "rechne": "rechnet",
+    "öffne": "öffnet", "teste": "testet", "achte": "achtet", "richte": "richtet", "kümmere": "kümmert",
+    "erinnere": "erinnert", "ändere": "ändert", "verschiebe": "verschiebt",
+}
+_DE_POSSESSIVE = re.compile(r"(?<![\w-])([Mm])ein(e[mnrs]?|es)?(?![\w-])")
+_DE_OUR = re.compile(r"(?<![\w-])([Uu])nser(e[mnrs]?|es)?(?![\w-])")
+_DE_ICH = re.compile(r"(?<![\w-])(?:(?P<before>[a-zäöüß]+)\s+)?(?P<ich>[Ii]ch)(?:\s+(?P<after>[a-zäöüß]+))?(?![\w-])")
+_DE_OBJECT = re.compile(r"(?<![\w-])(?:mich|mir)(?![\w-])")
+_DE_WIR = re.compile(r"(?<![\w-])[Ww]ir(?![\w-])")
+_DE_UNS = re.compile(r"(?<![\w-])uns(?![\w-])")
+_DE_AND_VERB = re.compile(r"(?<![\w-])((?:und|oder|aber|dann)\s+)([a-zäöüß]+e)(?![\w-])")
+_DE_NOT_VERB = frozenset("eine keine meine deine seine ihre unsere eure diese jene welche solche alle beide viele"
+                         " einige manche jede ohne gerne heute danke bitte die sie wie nie hie".split())
+
+
+def _german_verb(word: str) -> str | None:
+    """The third-person form of a first-person singular present ("schicke" -> "schickt"), None when `word` does
+    not look like one (a past "schickte" or "war" is the same in both persons)."""
+    if word in _DE_IRREGULAR:
+        return _DE_IRREGULAR[word]
+    if len(word) > 3 and word.endswith("e") and not word.endswith(("te", "ie")):
+        return word[:-1] + "t"
+    return None
+
+
+def _german(text: str, name: str) -> str:
+    def ich(match: re.Match) -> str:
+        before, after = match["before"], match["after"]
+        subject = name
+        if before is not None and (verb := _german_verb(before)):  # "Morgen schicke ich …"
+            return f"{verb} {subject}" + (f" {after}" if after else "")
+        out = (f"{before} " if before else "") + subject
+        if after is not None:
+            out += " " + (_german_verb(after) or after)
+        return out
+
+    genitive = name + ("'" if name[-1:] in "sßxz" else "s")
+    reflexive = _DE_ICH.search(text) is not None  # "ich melde mich" -> "Anna meldet sich"
+    text = _DE_ICH.sub(ich, text)
+    if reflexive:  # "ich buche das Hotel und melde mich" -> "… und meldet sich"
+        text = _DE_AND_VERB.sub(lambda m: m.group(1) + (_german_verb(m.group(2)) or m.group(2))
+                                if m.group(2) not in _DE_NOT_VERB else m.group(), text)
+    text = _DE_OBJECT.sub("sich" if reflexive else name, text)
+    text = _DE_POSSESSIVE.sub(genitive, text)
+    plural = _DE_WIR.search(text) is not None
+    text = _DE_WIR.sub(f"{name} und andere", text)
+    text = _DE_UNS.sub("sich" if plural else f"{name} und anderen", text)
+    return _DE_OUR.sub(lambda m: ("I" if m.group(1) == "U" else "i") + "hr" + (m.group(2) or ""), text)
+
+
+# --- French ------------------------------------------------------------------------------------------------------
+
+_FR_IRREGULAR = {"suis": "est", "ai": "a", "vais": "va", "peux": "peut", "veux": "veut", "dois": "doit",
+                 "sais": "sait", "fais": "fait", "viens": "vient", "prends": "prend", "mets": "met", "crois": "croit",
+                 "vois": "voit", "dis": "dit", "écris": "écrit", "lis": "lit", "pars": "part", "sors": "sort",
+                 "serai": "sera", "aurai": "aura", "ferai": "fera", "pourrai": "pourra", "enverrai": "enverra"}
+_FR_JE = re.compile(r"(?<![\w-])(?P<je>[Jj]e|[Jj]['’])\s*(?P<neg>ne\s+|n['’])?"
+                    r"(?P<obj>(?:vous|te|lui|leur|les|la|le|l['’]|en|y|me|m['’])\s*)?"
+                    r"(?P<verb>[a-zàâçéèêëîïôûùüÿœ]+)?")
+_FR_POSSESSIVE = {"mon": "son", "ma": "sa", "mes": "ses", "Mon": "Son", "Ma": "Sa", "Mes": "Ses"}
+
+
+def _french_verb(word: str) -> str:
+    if word in _FR_IRREGULAR:
+        return _FR_IRREGULAR[word]
+    if word.endswith("ai") and len(word) > 4:  # future / passé simple: enverrai -> enverra
+        return word[:-1]
+    if word.endswith("ais"):  # imparfait / conditionnel: voudrais -> voudrait
+        return word[:-1] + "t"
+    if word.endswith("ds"):
+        return word[:-1]
+    if word.endswith(("is", "ns", "ts", "x")) and len(word) > 3:
+        return word[:-1] + "t"
+    return word  # -er verbs: j'envoie -> il envoie
+
+
+def _french(text: str, name: str) -> str:
+    def je(match: re.Match) -> str:
+        neg, obj, verb = match["neg"] or "", match["obj"] or "", match["verb"] or ""
+        obj = re.sub(r"^m(?=['’])", "s", re.sub(r"^me(?=\s)", "se", obj))  # reflexive: je me réjouis -> se
+        return f"{name} {neg}{obj}{_french_verb(verb)}".rstrip() + (" " if not verb and not obj else "")
+
+    text = _FR_JE.sub(je, text)
+    text = re.sub(r"(?<![\w-])(?:moi)(?![\w-])", name, text)
+    text = re.sub(r"(?<![\w-])m['’](?=\w)", "l'", text)
+    text = re.sub(r"(?<![\w'’-])me(?=\s)", "lui", text)
+    return re.sub(r"(?<![\w-])(?:[Mm]on|[Mm]a|[Mm]es)(?![\w'’-])", lambda m: _FR_POSSESSIVE[m.group()], text)
+
+
+# --- Spanish -----------------------------------------------------------------------------------------------------
+
+_ES_IRREGULAR = {"soy": "es", "estoy": "está", "tengo": "tiene", "voy": "va", "puedo": "puede", "quiero": "quiere",
+                 "hago": "hace", "he": "ha", "sé": "sabe", "digo": "dice", "vengo": "viene", "pongo": "pone",
+                 "salgo": "sale", "doy": "da", "envío": "envía", "llamo": "llama", "mando": "manda"}
+_ES_YO = re.compile(r"(?<![\w-])(?P<yo>[Yy]o)(?:\s+(?P<clitic>(?:me|te|le|les|lo|la|los|las|nos|se)\s+)?"
+                    r"(?P<verb>[a-záéíóúñü]+))?(?![\w-])")
+
+
+def _spanish(text: str, name: str) -> str:
+    def yo(match: re.Match) -> str:
+        verb, clitic = match["verb"], (match["clitic"] or "").replace("me ", "se ")
+        if verb is None:
+            return name
+        if verb in _ES_IRREGULAR:
+            verb = _ES_IRREGULAR[verb]
+        elif verb.endswith("é") and len(verb) > 3:  # future: enviaré -> enviará
+            verb = verb[:-1] + "á"
+        return f"{name} {clitic}{verb}"
+
+    text = _ES_YO.sub(yo, text)
+    text = re.sub(r"(?<![\w-])conmigo(?![\w-])", f"con {name}", text)
+    text = re.sub(r"(?<![\w-])(?:[Mm]í)(?![\w-])", name, text)
+    return re.sub(r"(?<![\w-])([Mm])i(s?)(?![\w-])", lambda m: ("S" if m.group(1) == "M" else "s") + "u" + m.group(2),
+                  text)

@@ -231,6 +231,9 @@ _SECOND = re.compile(
     r"(?:['’](?P<contr>re|ve|ll|d))?(?![\w'’-])"
     rf"(?P<adv>(?:\s+(?:{_ADVERBS})\b)*)(?:\s+(?P<verb>[a-z]+(?:n['’]t)?)\b(?!['’]))?"
     r"|(?<![\w'’-])(?P<obj>your|yours|yourself|yourselves)(?![\w'’-])")
+_AUXILIARY_BEFORE = re.compile(r"\b(?:[Dd]o|[Dd]oes|[Dd]id|[Cc]an|[Cc]ould|[Ww]ill|[Ww]ould|[Ss]hall|[Ss]hould"
+                               r"|may|might|[Mm]ust|to)\s+$")  # "may", not the month "May"
+"""An auxiliary right before "you": the verb after it keeps its bare form ("did you get" -> "did Owner get")."""
 _SECOND_COMPOUND = re.compile(r"(?i:you)\s+and\s+(?P<x>(?i:your)\s+\w+|[A-Z]\w+)(?![\w'’])"
                               r"|(?P<y>(?i:your)\s+\w+|[A-Z]\w+)\s+and\s+(?i:you)(?![\w'’])")
 
@@ -266,6 +269,8 @@ def second_to_third_person(sentence: str) -> str:
             return (lead or "") + "Owner" + aux + adverbs + (" " + verb if verb else "")
         subject = lead is not None or (verb is not None and verb.lower() not in _NOT_A_VERB and not verb[0].isupper()
                                        and not _PREPOSITION.search(m.string, 0, m.start()))
+        if subject and verb is not None and _AUXILIARY_BEFORE.search(m.string, 0, m.start()):
+            return (lead or "") + "Owner" + adverbs + " " + verb  # "did you get" -> "did Owner get"
         if not subject or verb is None:
             return (lead or "") + "Owner" + m.group(0)[len(lead or "") + 3:]
         return lead + "Owner" + adverbs + " " + agree(verb) if lead is not None else "Owner" + adverbs + " " + agree(
