@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from twin.third_person import agree, second_to_third_person
+from twin.third_person_de import third_singular
 
 SPEAKER_MAX_CHARS = 64
 """A speaker's name is cut to this many characters (ours: a display name, not a paragraph)."""
@@ -118,17 +119,6 @@ def _english(text: str, name: str) -> str:
 
 # --- German ------------------------------------------------------------------------------------------------------
 
-_DE_IRREGULAR = {
-    "bin": "ist", "habe": "hat", "hab": "hat", "werde": "wird", "weiß": "weiß", "kann": "kann", "muss": "muss",
-    "will": "will", "darf": "darf", "soll": "soll", "mag": "mag", "möchte": "möchte", "sehe": "sieht", "gebe": "gibt",
-    "nehme": "nimmt", "fahre": "fährt", "lese": "liest", "helfe": "hilft", "spreche": "spricht", "treffe": "trifft",
-    "schlafe": "schläft", "laufe": "läuft", "trage": "trägt", "lasse": "lässt", "halte": "hält", "esse": "isst",
-    "vergesse": "vergisst", "empfehle": "empfiehlt", "fange": "fängt", "lade": "lädt", "gefalle": "gefällt",
-    "warte": "wartet", "arbeite": "arbeitet", "bitte": "bittet", "biete": "bietet", "leite": "leitet",
-    "antworte": "antwortet", "melde": "meldet", "sende": "sendet", "finde": "findet", "rechne": "rechnet",
-    "öffne": "öffnet", "teste": "testet", "achte": "achtet", "richte": "richtet", "kümmere": "kümmert",
-    "erinnere": "erinnert", "ändere": "ändert", "verschiebe": "verschiebt",
-}
 _DE_POSSESSIVE = re.compile(r"(?<![\w-])([Mm])ein(e[mnrs]?|es)?(?![\w-])")
 _DE_OUR = re.compile(r"(?<![\w-])([Uu])nser(e[mnrs]?|es)?(?![\w-])")
 _DE_ICH = re.compile(r"(?<![\w-])(?:(?P<before>[a-zäöüß]+)\s+)?(?P<ich>[Ii]ch)(?:\s+(?P<after>[a-zäöüß]+))?(?![\w-])")
@@ -141,13 +131,11 @@ _DE_NOT_VERB = frozenset("eine keine meine deine seine ihre unsere eure diese je
 
 
 def _german_verb(word: str) -> str | None:
-    """The third-person form of a first-person singular present ("schicke" -> "schickt"), None when `word` does
-    not look like one (a past "schickte" or "war" is the same in both persons)."""
-    if word in _DE_IRREGULAR:
-        return _DE_IRREGULAR[word]
-    if len(word) > 3 and word.endswith("e") and not word.endswith(("te", "ie")):
-        return word[:-1] + "t"
-    return None
+    """The third-person form of a German first-person singular present ("schicke" -> "schickt",
+    `twin.third_person_de.third_singular`, the rule the owner's own German goes through), None when `word` does not
+    look like one; a past ("schickte", "war") is the same in both persons."""
+    out = third_singular(word)
+    return None if out is None or out == word else out
 
 
 def _german(text: str, name: str) -> str:
