@@ -180,7 +180,8 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     """Forget memories for good: by id (at once, as always), a whole source (`--source file:/path`,
     `email:<thread>`, `telegram:<chat>`, `browser`; `'file:/folder/*'` for every source that starts so) or
-    everything about a person or thing (`--about "Ana Souza"`). With their rows go their full-text entries,
+    everything about a person or thing (`--about "Ana Souza"`: the whole name, and each part of it alone, "Ana"
+    or "Dr. Souza", unless `--whole`; the dry run lists those apart). With their rows go their full-text entries,
     vectors and index entries, edges, the chat transcript rows and summaries that hold them, and a source's
     email thread rows and file manifest entries. `--dry-run` lists all of it per table and changes nothing;
     `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
@@ -193,7 +194,8 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     with Store(settings.db_path) as store:
         try:
-            todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about)
+            todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about,
+                                   whole=args.whole)
         except ValueError as exc:
             print(f"twin: {exc}", file=sys.stderr)
             return 2
@@ -225,16 +227,22 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
-    """The plan per table (memories with ids and text, sensitive ones masked unless --sensitive)."""
+    """The plan per table (memories with ids and text, sensitive ones masked unless --sensitive: `Memory.shown`;
+    for --about, those that mention only a part of the name listed apart, with the part)."""
     if args.json_plan:
-        _print_json({"dry_run": dry_run, **todo.to_dict()})
+        _print_json({"dry_run": dry_run, **todo.to_dict(reveal_sensitive=args.sensitive)})
         return
     counts = todo.counts()
     show(f"{'would forget' if dry_run else 'to forget'}: {todo.line()}")
     show(f"memories: {counts['memories']}")
+    by_part = [m for m in todo.memories if m.id in todo.by_part]
     for m in todo.memories:
-        text = m.content if args.sensitive or m.sensitivity != "sensitive" else "(sensitive: --sensitive shows it)"
-        show(f"  #{m.id:<6} {m.kind:<12} {text}  [{m.source}]")
+        if m.id not in todo.by_part:
+            _plan_memory(m.shown(args.sensitive))
+    if by_part:
+        show(f"  mentioning only a part of \"{todo.about}\" (--whole leaves these out):")
+        for m in by_part:
+            _plan_memory(m.shown(args.sensitive), " (" + ", ".join(todo.by_part[m.id]) + ")")
     show(f"memories_fts: {counts['fts_rows']} row(s)")
     show(f"memory_embeddings: {counts['vectors']} vector(s); vector index: {counts['index_entries']} entr"
           f"{'y' if counts['index_entries'] == 1 else 'ies'}")
@@ -253,6 +261,11 @@ def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
     show(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
     if dry_run:
         show("nothing was changed (dry run)")
+
+
+def _plan_memory(m, note: str = "") -> None:
+    """One memory line of a forget plan (`m` already `Memory.shown`)."""
+    show(f"  #{m.id:<6} {m.kind:<12} {m.content}  [{m.source}]{note}")
 
 
 def _confirmed(todo, args: argparse.Namespace) -> bool:
@@ -820,7 +833,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", type=_memory_id, nargs="*", help="memory ids (forgotten at once)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
                    "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
-    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do")
+    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "
+                   "a name's parts count alone too ('Ana', 'Dr. Souza' for 'Ana Souza'), listed apart")
+    p.add_argument("--whole", action="store_true", help="with --about: only what names it whole")
     p.add_argument("--dry-run", "-n", action="store_true", help="list what would go, per table; change nothing")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed with --source/--about off a terminal)")
     p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from twin import chat, ingest
+from twin.about import Subject
 from twin.activity import Activity
 from twin.memory import Memory, utc_now
 from twin.outside_text import clean_name
@@ -49,6 +50,9 @@ class ForgetPlan:
     email_threads: list[str] = field(default_factory=list)
     manifest_entries: list[str] = field(default_factory=list)
     staged: list[int] = field(default_factory=list)
+    about: str | None = None
+    by_part: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """For `--about`: the memories that mention only parts of the name, with the parts they mention alone."""
 
     @property
     def empty(self) -> bool:
@@ -64,9 +68,15 @@ class ForgetPlan:
                 "summaries": len(self.summaries), "email_threads": len(self.email_threads),
                 "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged)}
 
-    def to_dict(self) -> dict:
-        """The JSON shape: the counts, the memories (`Memory.to_dict()`), and the rows, chats, threads, paths."""
-        return {"counts": self.counts(), "memories": [m.to_dict() for m in self.memories],
+    def to_dict(self, reveal_sensitive: bool = False) -> dict:
+        """The JSON shape: the counts, the memories (`Memory.shown(reveal_sensitive).to_dict()`: a sensitive one's
+        text only when `reveal_sensitive`), and the rows, chats, threads, paths; for `--about` each memory also
+        says what it `matched` (`"whole"`, or the parts of the name it mentions alone)."""
+        memories = [m.shown(reveal_sensitive).to_dict() for m in self.memories]
+        if self.about is not None:
+            for m in memories:
+                m["matched"] = list(self.by_part[m["id"]]) if m["id"] in self.by_part else "whole"
+        return {"counts": self.counts(), "memories": memories, "about": self.about,
                 "transcript_rows": [{"id": r, "chat_id": c} for r, c in sorted(self.transcript_rows.items())],
                 "summaries": self.summaries, "email_threads": self.email_threads,
                 "manifest_entries": self.manifest_entries, "staged_items": self.staged}
@@ -117,19 +127,17 @@ def _select_source(store: Store, being: str, source: str) -> list[int]:
                                              (being, source))]
 
 
-def fts_phrase(text: str) -> str:
-    """`text` as one FTS5 phrase (`"…"`, inner quotes doubled). Raises `ValueError` when it has no letter or
-    digit (it would match nothing, or everything)."""
-    if not any(ch.isalnum() for ch in text):
-        raise ValueError("--about needs a word to look for")
-    return '"' + " ".join(text.split()).replace('"', '""') + '"'
-
-
-def _select_about(store: Store, being: str, text: str) -> list[int]:
-    """Ids of `being`'s memories (any status) whose words contain `text` as a phrase (FTS5, diacritics folded)."""
-    return sorted(r[0] for r in store.conn.execute(
-        "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
-        " AND m.being_id = ?", (fts_phrase(text), being)))
+def _select_about(store: Store, being: str, subject: Subject) -> dict[int, tuple[str, ...]]:
+    """`{id: parts}` of `being`'s memories (any status) that mention `subject` (`twin.about`): `()` for the whole
+    of it, else the parts of the name they mention alone."""
+    found: dict[int, tuple[str, ...]] = {}
+    for mid, content in store.conn.execute(
+            "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
+            " AND m.being_id = ? ORDER BY m.id", (subject.fts_query(), being)):
+        mention = subject.match(content)
+        if mention is not None:
+            found[mid] = mention.parts
+    return found
 
 
 def _source_state(store: Store, being: str, source: str) -> tuple[list[str], list[str]]:
@@ -146,40 +154,47 @@ def _source_state(store: Store, being: str, source: str) -> tuple[list[str], lis
 
 
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
-         about: str | None = None) -> ForgetPlan:
+         about: str | None = None, whole: bool = False) -> ForgetPlan:
     """What forgetting `ids`, a whole `source` (`file:/path`, `email:<thread>`, `telegram:<chat>`, `browser`;
-    `file:/folder/*` for every source that starts so) or everything `about` a person or thing (an FTS5 phrase
-    match on the memories, plus the transcript rows that contain it) would remove, per table. Read-only: this
-    is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    `file:/folder/*` for every source that starts so) or everything `about` a person or thing would remove, per
+    table: the memories, transcript rows, chat summaries and staged items that mention it (`twin.about.Subject`:
+    the whole of it, or a part of the name alone unless `whole`; `ForgetPlan.by_part` lists the latter).
+    Read-only: this is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    subject = Subject(about, parts=not whole) if about is not None else None
     selected: list[int] = list(ids or [])
     if source is not None:
         selected += _select_source(store, being, source)
         if not selected and clean_name(source) != source:  # typed raw; stored as `clean_name` writes names
             source = clean_name(source)
             selected += _select_source(store, being, source)
-    if about is not None:
-        selected += _select_about(store, being, about)
-    found = store.get_many(selected)
+    about_ids = _select_about(store, being, subject) if subject is not None else {}
+    found = store.get_many(selected + list(about_ids))
     memories = [found[i] for i in sorted(found) if found[i].being_id == being]
     mids = [m.id for m in memories]
-    out = ForgetPlan(being, memories)
+    plain = set(selected)
+    out = ForgetPlan(being, memories, about=subject.text if subject is not None else None,
+                     by_part={i: about_ids[i] for i in mids if about_ids.get(i) and i not in plain})
     out.vectors = _count(store, "SELECT COUNT(*) FROM memory_embeddings WHERE memory_id IN ({marks})", mids)
     out.edges = _count(store, "SELECT COUNT(*) FROM memory_edges WHERE src IN ({marks}) OR dst IN ({marks})", mids, 2)
+    mentions = subject.mentions if subject is not None else None
     rows = chat.rows_holding(store, being, memories)
-    if about is not None:
-        rows.update(chat.rows_saying(store, being, about))
+    if mentions is not None:
+        rows.update(chat.rows_mentioning(store, being, mentions))
     if source is not None and source.startswith("telegram:"):
-        prefix = source[len("telegram:"):]
-        chats = [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
-                                                  (being,)) if (c.startswith(prefix[:-1]) if prefix.endswith("*")
-                                                                else c == prefix)]
-        rows.update(chat.rows_of_chats(store, being, chats))
+        rows.update(chat.rows_of_chats(store, being, _chats_of(store, being, source[len("telegram:"):])))
     out.transcript_rows = dict(sorted(rows.items()))
-    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, about)
+    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, mentions)
     if source is not None:
         out.email_threads, out.manifest_entries = _source_state(store, being, source)
-    out.staged = ingest.matching(store, being, source=source, about=about)
+    out.staged = ingest.matching(store, being, source=source, mentions=mentions)
     return out
+
+
+def _chats_of(store: Store, being: str, pattern: str) -> list[str]:
+    """The chat ids of `being`'s transcript that `pattern` names: exact, or every one that starts so (`…*`)."""
+    return [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
+                                             (being,))
+            if (c.startswith(pattern[:-1]) if pattern.endswith("*") else c == pattern)]
 
 
 def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> ForgetPlan:
