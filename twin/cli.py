@@ -259,6 +259,7 @@ def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
     show(f"files_manifest: {counts['manifest_entries']} entr{'y' if counts['manifest_entries'] == 1 else 'ies'}"
           + (f" ({', '.join(todo.manifest_entries)})" if todo.manifest_entries else ""))
     show(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
+    show(f"activity: {counts['diary_lines']} diary line(s) naming it, rewritten to name no source")
     if dry_run:
         show("nothing was changed (dry run)")
 

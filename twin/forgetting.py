@@ -26,20 +26,21 @@ from dataclasses import dataclass, field, replace
 
 from twin import chat, ingest
 from twin.about import Subject
-from twin.activity import Activity
+from twin.activity import Activity, naming, unname
+from twin.manifest import FORGOTTEN_FILE_REASON
 from twin.memory import Memory, utc_now
 from twin.outside_text import clean_name
 from twin.store import Store, id_chunks
 
-FORGOTTEN_FILE_REASON = "forgotten by the owner; learned again when the file changes"
-"""The `files_manifest` reason of a file whose memories were forgotten while it still exists."""
+__all__ = ["FORGOTTEN_FILE_REASON", "ForgetPlan", "carry_out", "forget", "plan"]
 
 
 @dataclass
 class ForgetPlan:
     """What a forget removes, per table (read-only until `carry_out`). `memories` in id order; `vectors` and
     `edges` are row counts (each vector is also one index entry); `transcript_rows` `{row id: chat id}`;
-    `summaries`, `email_threads`, `manifest_entries` the chat ids, thread ids and file paths touched."""
+    `summaries`, `email_threads`, `manifest_entries` the chat ids, thread ids and file paths touched; `staged` and
+    `diary_lines` the ids of staged items and of diary lines that name the source (`twin.activity.naming`)."""
 
     being: str
     memories: list[Memory] = field(default_factory=list)
@@ -50,6 +51,7 @@ class ForgetPlan:
     email_threads: list[str] = field(default_factory=list)
     manifest_entries: list[str] = field(default_factory=list)
     staged: list[int] = field(default_factory=list)
+    diary_lines: list[int] = field(default_factory=list)
     about: str | None = None
     by_part: dict[int, tuple[str, ...]] = field(default_factory=dict)
     """For `--about`: the memories that mention only parts of the name, with the parts they mention alone."""
@@ -58,15 +60,16 @@ class ForgetPlan:
     def empty(self) -> bool:
         """True when nothing would be removed."""
         return not (self.memories or self.transcript_rows or self.summaries or self.email_threads
-                    or self.manifest_entries or self.staged)
+                    or self.manifest_entries or self.staged or self.diary_lines)
 
     def counts(self) -> dict[str, int]:
         """`{memories, fts_rows, vectors, index_entries, edges, transcript_rows, summaries, email_threads,
-        manifest_entries}` counts."""
+        manifest_entries, staged_items, diary_lines}` counts."""
         return {"memories": len(self.memories), "fts_rows": len(self.memories), "vectors": self.vectors,
                 "index_entries": self.vectors, "edges": self.edges, "transcript_rows": len(self.transcript_rows),
                 "summaries": len(self.summaries), "email_threads": len(self.email_threads),
-                "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged)}
+                "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged),
+                "diary_lines": len(self.diary_lines)}
 
     def to_dict(self, reveal_sensitive: bool = False) -> dict:
         """The JSON shape: the counts, the memories (`Memory.shown(reveal_sensitive).to_dict()`: a sensitive one's
@@ -79,7 +82,8 @@ class ForgetPlan:
         return {"counts": self.counts(), "memories": memories, "about": self.about,
                 "transcript_rows": [{"id": r, "chat_id": c} for r, c in sorted(self.transcript_rows.items())],
                 "summaries": self.summaries, "email_threads": self.email_threads,
-                "manifest_entries": self.manifest_entries, "staged_items": self.staged}
+                "manifest_entries": self.manifest_entries, "staged_items": self.staged,
+                "diary_lines": self.diary_lines}
 
     def line(self) -> str:
         """What it removes in words, without any memory text: "2 memories (2 full-text rows), 2 vectors, 1 edge,
@@ -92,7 +96,8 @@ class ForgetPlan:
                                ("summaries", "chat summary", "chat summaries"),
                                ("email_threads", "email thread row", "email thread rows"),
                                ("manifest_entries", "file manifest entry", "file manifest entries"),
-                               ("staged_items", "item waiting to be learned", "items waiting to be learned")):
+                               ("staged_items", "item waiting to be learned", "items waiting to be learned"),
+                               ("diary_lines", "diary line naming it", "diary lines naming it")):
             if c[key]:
                 parts.append(f"{c[key]} {one if c[key] == 1 else many}")
         return ", ".join(parts)
@@ -187,6 +192,7 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     if source is not None:
         out.email_threads, out.manifest_entries = _source_state(store, being, source)
     out.staged = ingest.matching(store, being, source=source, mentions=mentions)
+    out.diary_lines = naming(store, being, source, mentions)
     return out
 
 
@@ -200,12 +206,14 @@ def _chats_of(store: Store, being: str, pattern: str) -> list[str]:
 def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> ForgetPlan:
     """Remove what `todo` lists in one transaction (memories, transcript rows redacted, summaries rebuilt offline,
     email thread rows cleared but for the id of their last message, manifest entries dropped or, for a file that
-    still exists, marked `skipped`), then scrub (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
+    still exists, marked `skipped`, diary lines that name the source rewritten to "a forgotten file"), then scrub
+    (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
     and counts, never text. Returns the plan of what was actually removed (memories gone meanwhile left out)."""
     forgotten = {m.id for m in todo.memories}
     with store.transaction() as conn:
         gone = set(remove_memories(store, sorted(forgotten)))
         ingest.consume(store, todo.staged)
+        unname(store, todo.diary_lines)
         chat.redact_rows(store, list(todo.transcript_rows), forgotten)
         for chat_id in todo.summaries:
             chat.rebuild_summary(store, todo.being, chat_id)
