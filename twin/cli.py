@@ -21,6 +21,7 @@ from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS, parse_time
 from twin.outside_text import clean_name, escape_controls, json_text
 from twin.settings import Settings, load_settings
+from twin.startup_checks import startup_warnings
 from twin.store import Store
 
 
@@ -896,7 +897,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting.
 
-    Files twin creates (exports included) are private: the umask is 077 (invariant 8)."""
+    Files twin creates (exports included) are private: the umask is 077, and twin's own dirs are made 0700 before
+    any command runs; what stays open, and an unknown `TWIN_…` variable, is said once on stderr
+    (`twin.startup_checks`, invariant 8)."""
     os.umask(0o077)
     args = build_parser().parse_args(argv)
     try:
@@ -904,6 +907,8 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         show(f"twin: {exc}", file=sys.stderr)
         return 2
+    for line in startup_warnings(settings):
+        show(f"twin: warning: {line}", file=sys.stderr)
     try:
         return args.func(settings, args)
     except TwinError as exc:
