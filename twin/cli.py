@@ -453,7 +453,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
-    and skipped, every good line is imported (`twin.import_lines` has the rules)."""
+    and skipped, every good line is imported (`twin.import_lines` has the rules), and a line imported otherwise
+    than it says gets a note. Exit 1 when any line was skipped (the good ones are imported all the same)."""
     from twin.import_lines import bounded_lines
     from twin.transfer import import_memories
 
@@ -462,10 +463,13 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
-    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
+    noted = f" ({len(report['notes'])} imported with a note)" if report["notes"] else ""
+    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}{noted}")
     for problem in report["problems"]:
         show(f"  {problem}", file=sys.stderr)
-    return 0
+    for note in report["notes"]:
+        show(f"  {note} (imported)", file=sys.stderr)
+    return 1 if report["skipped"] else 0
 
 
 MAX_PROFILE_BYTES = 256 * 1024
@@ -889,7 +893,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("email", cmd_email, "email threads that wait for your reply, oldest first")
     p.add_argument("action", choices=("waiting",))
     p.add_argument("--json", action="store_true")
-    p = add("import", cmd_import, "read memories from JSON lines")
+    p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
+                                  "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser
 
