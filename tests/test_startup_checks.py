@@ -3,6 +3,7 @@ subprocesses, real directories and env files. Nothing is mocked."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -100,3 +101,45 @@ def test_the_cli_warns_about_a_typo_in_a_variable_and_still_runs(twin_env, tmp_p
     typo = [line for line in proc.stderr.splitlines() if "TWIN_RECALL_LIMT" in line]
     assert len(typo) == 1 and "did you mean TWIN_" in typo[0], proc.stderr
     assert load_settings()  # the typo is not a setting error
+
+
+def test_status_says_what_is_known_when_redis_is_frozen_or_gone(twin_env, tmp_path):
+    import shutil
+    import signal
+    import time
+
+    from daemon.lifetime import InstanceLock
+
+    sock = tmp_path / "frozen.sock"
+    server = subprocess.Popen([shutil.which("redis-server"), "--port", "0", "--unixsocket", str(sock), "--save", "",
+                               "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    twin_env.data_dir.mkdir(parents=True, exist_ok=True)
+    lock = InstanceLock(twin_env.data_dir / "twin.lock")
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.send_signal(signal.SIGSTOP)
+        env = dict(os.environ, TWIN_REDIS_URL=f"unix://{sock}?db=0")
+
+        def degraded() -> list[str]:
+            proc = run("-m", "twin", "status", "--json", env=env)
+            assert proc.returncode == 0, proc.stderr
+            return [line for line in json.loads(proc.stdout)["degraded"] if "Redis" in line]
+
+        lock.acquire()
+        [line] = degraded()
+        assert "does not answer in 2 s" in line and f"pid {os.getpid()} holds its lock" in line
+        assert "is that Redis server running" not in line and "twin up" not in line
+        lock.release()
+        [line] = degraded()
+        assert "does not answer in 2 s" in line and "the daemon is not running (its lock is free)" in line
+    finally:
+        lock.release()
+        server.send_signal(signal.SIGCONT)
+        server.kill()
+        server.wait(10)
+    gone = dict(os.environ, TWIN_REDIS_URL=f"unix://{tmp_path / 'none.sock'}?db=0")
+    proc = run("-m", "twin", "status", "--json", env=gone)
+    [line] = [x for x in json.loads(proc.stdout)["degraded"] if "Redis" in x]
+    assert line.startswith("Redis not reachable at") and "its lock is free" in line

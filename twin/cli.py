@@ -39,18 +39,27 @@ def _print_json(value: object) -> None:
     show(json_text(value))
 
 
-def _bus(settings: Settings):
-    """A Bus when Redis answers within a second, else None (the daemon picks the work up when it runs)."""
+REDIS_ANSWER_S = 2.0
+"""How long the CLI waits for Redis to answer a ping (connecting: 1 s)."""
+
+
+def _probe_redis(settings: Settings):
+    """`(Bus, None)` when Redis answers a ping within `REDIS_ANSWER_S`, else `(None, the error)`."""
     from redis import Redis
 
     from workers.bus import Bus
 
-    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=2)
+    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=REDIS_ANSWER_S)
     try:
         client.ping()
-    except Exception:  # noqa: BLE001 - any failure means "not reachable"
-        return None
-    return Bus(client)
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+        return None, exc
+    return Bus(client), None
+
+
+def _bus(settings: Settings):
+    """A Bus when Redis answers within `REDIS_ANSWER_S`, else None (the daemon picks the work up when it runs)."""
+    return _probe_redis(settings)[0]
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -310,8 +319,9 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     """Counts, embedding backlog, queue depths, index state and degraded modes."""
     from twin.health import status
 
+    bus, redis_error = _probe_redis(settings)
     with Store(settings.db_path) as store:
-        report = status(settings, store, _bus(settings))
+        report = status(settings, store, bus, redis_error, REDIS_ANSWER_S)
     if args.json:
         _print_json(report)
         return 0
