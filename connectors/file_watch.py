@@ -102,7 +102,7 @@ class WatchLoop:
             try:
                 await self._follow(roots, stop, rescan)
                 return
-            except Exception as exc:  # noqa: BLE001 - sorted by watcher_error; anything else is re-raised
+            except Exception as exc:  # sorted by watcher_error; anything else is re-raised
                 problem = watcher_error(exc)
                 if problem is None:
                     raise

@@ -23,7 +23,6 @@ scan's line. Once the start-up scan's items are learned and embedded, one line s
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import os
 import sqlite3

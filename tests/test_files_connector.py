@@ -562,7 +562,7 @@ def test_a_file_name_that_is_not_utf8_touched_again_and_again_never_stops_the_wa
                     fh.write(b"The ferry to Sylt leaves at seven.\n")
             good = root / f"tide-{n}.md"
             good.write_text(f"The tide table for week {n} hangs in the hallway.")
-            await wait_for(lambda: manifest.get(store, being, good) is not None, timeout_s=20)
+            await wait_for(lambda good=good: manifest.get(store, being, good) is not None, timeout_s=20)
         assert not task.done()
         stop.set()
         await asyncio.wait_for(task, 10)

@@ -88,9 +88,9 @@ def naming(store: Store, being: str, source: str | None = None,
         subject = subject or _legacy_subject(text)
         if subject is None:
             continue
-        if source is not None and (subject.startswith(source[:-1]) if source.endswith("*") else subject == source):
-            found.append(line_id)
-        elif mentions is not None and mentions(subject.split(":", 1)[-1]):
+        by_source = source is not None and (subject.startswith(source[:-1]) if source.endswith("*")
+                                            else subject == source)
+        if by_source or (mentions is not None and mentions(subject.split(":", 1)[-1])):
             found.append(line_id)
     return found
 
@@ -111,7 +111,8 @@ def _legacy_subject(text: str) -> str | None:
 def unname(store: Store, line_ids: list[int]) -> None:
     """Rewrite the diary lines `line_ids` so they no longer name their source: "Files: skipped /home/me/x.bin
     (binary)." becomes "Files: skipped a forgotten file (binary)." (`FORGOTTEN_NAMES`; a line whose name is not
-    found in that shape is replaced whole), and the subject is cleared. Call inside the caller's transaction; the old text leaves the files at the next scrub."""
+    found in that shape is replaced whole), and the subject is cleared. Call inside the caller's transaction; the
+    old text leaves the files at the next scrub."""
     for line_id in line_ids:
         row = store.conn.execute("SELECT text, subject FROM activity WHERE id = ?", (line_id,)).fetchone()
         if row is None:

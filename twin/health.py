@@ -115,8 +115,9 @@ def redis_line(settings: Settings, error: BaseException | None, answer_s: float)
     """What is known when Redis did not answer: whether it took the connection but gave no answer in `answer_s`
     seconds (a frozen or overloaded server) or refused it, and whether the daemon's lock is held (by which pid),
     so the line never guesses "is `twin up` running?" when it is. One line, no secret (the URL is as configured)."""
-    from daemon.lifetime import InstanceLock
     from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    from daemon.lifetime import InstanceLock
 
     url = settings.effective_redis_url
     holder = InstanceLock.holder(settings.data_dir / "twin.lock")
