@@ -149,8 +149,10 @@ def walk(top: Path, accept: PathFilter) -> Listing:
             for entry in sorted(found, key=lambda e: e.name, reverse=True):
                 try:
                     pending.append((Path(entry.path), entry.stat(follow_symlinks=False)))
-                except OSError:
+                except (FileNotFoundError, NotADirectoryError):
                     continue  # vanished meanwhile: its row, if any, is gone
+                except OSError as exc:  # a path longer than PATH_MAX, an I/O error: skipped with its reason
+                    listing.skipped.append((Path(entry.path), None, _unreadable(exc)))
     return listing
 
 
@@ -190,10 +192,11 @@ class Seen:
     result: Document | Skip
 
 
-def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str) -> Seen:
+def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str) -> Seen | None:
     """Read and hash one file (at most `max_bytes` + 1 bytes, never following a symlink, never blocking on a
     FIFO) and run `to_text`; blocking. Never raises for the file's sake: unreadable, not a regular file or
-    too large (`st_size` > `max_bytes`) come back as a `Skip`."""
+    too large (`st_size` > `max_bytes`) come back as a `Skip`; a file that vanished since it was listed (deleted
+    or renamed away meanwhile) as None, so the caller treats it as gone."""
     def skip(reason: str, size: int = st.st_size, mtime_ns: int = st.st_mtime_ns) -> Seen:
         return Seen(size, mtime_ns, "", Skip(reason))
 
@@ -201,6 +204,8 @@ def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: st
         return skip("unreadable: not a regular file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
     except OSError as exc:
         return skip(_unreadable(exc))
     with open(fd, "rb") as fh:

@@ -2,8 +2,8 @@
 
 Three parts:
 - fetch (`connectors.file_walk`): `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows
-  watchfiles events (live); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are
-  unordered);
+  watchfiles events (live, `connectors.file_watch`: a watcher that fails on one file is replaced and the roots
+  rescanned); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
 - `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
   `connectors.file_text`;
 - hand-over: a staged `document` item (the learn job replaces that file's memories) or `forget` item (a gone
@@ -23,7 +23,6 @@ scan's line. Once the start-up scan's items are learned and embedded, one line s
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import os
 import sqlite3
@@ -36,12 +35,14 @@ from redis.exceptions import RedisError
 
 from connectors.file_text import Document, Skip
 from connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
+from connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
 from connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin import ingest, manifest
+from twin.activity import named as activity_named
 from twin.embedder import model_id_of
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
-from twin.manifest import ManifestEntry
+from twin.manifest import FORGOTTEN_FILE_REASON, ManifestEntry
 from twin.outside_text import clean_name, escape_controls
 from twin.settings import Settings
 
@@ -55,10 +56,10 @@ log = logging.getLogger(__name__)
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 60.0
 """Backoff between retries while the store refuses writes (a full disk): doubles from 1 s, capped at 60 s."""
+NOT_UTF8 = "file name is not valid UTF-8"
+"""The skip reason of a file whose name is not UTF-8."""
 BACKLOG_POLL_S = 5.0
 """How often the start-up backlog is checked for being learned and searchable (ours)."""
-WATCH_DEBOUNCE_MS = 1600
-"""watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""
 
 
 def file_source(path: Path) -> str:
@@ -79,11 +80,6 @@ def _unchanged(entry: ManifestEntry, st: os.stat_result) -> bool:
     """Same size and mtime as the row: not read again. Unreadable files are retried (a chmod keeps the mtime)."""
     retry = entry.state == "skipped" and (entry.reason or "").startswith("unreadable")
     return not retry and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
-
-
-def is_watch_limit(exc: OSError) -> bool:
-    """True for watchfiles' `OSError: OS file watch limit reached` (inotify `max_user_watches`; LIBRARY_NOTES §3)."""
-    return "watch limit" in str(exc).lower() or exc.errno == errno.ENOSPC
 
 
 async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
@@ -140,7 +136,9 @@ class FilesConnector:
         """
         self._stop = stop
         started_s = time.monotonic()
-        watch = asyncio.create_task(self._watch(stop), name="files-watch")
+        self.watcher = WatchLoop(self.roots, self.filter, self.settings.files_poll_delay_ms, self._on_changes,
+                                 lambda: self.scan_once(quiet=True), self.activity)
+        watch = asyncio.create_task(self.watcher.run(stop), name="files-watch")
         retry = backlog = None
         try:
             await asyncio.sleep(0)  # the watch task creates its inotify watches up to its first await
@@ -169,20 +167,25 @@ class FilesConnector:
                 self.activity.record("indexed_file", line)
                 return
 
-    async def scan_once(self) -> Tally:
+    async def scan_once(self, quiet: bool = False) -> Tally:
         """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
         then write the line that accounts for every file found (`files_tally.scan_line`: "Files: found 9 files:
         2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (…), 1 failed (…); 0 gone."). A missing root gets
-        one activity line and its rows are kept (an unmounted disk is not a deletion)."""
+        one activity line and its rows are kept (an unmounted disk is not a deletion). `quiet` (the rescan after
+        a watcher restart) writes only a batch line, and only when a file was handed over, gone or newly skipped."""
         tally = Tally()
         async with self._lock:
             for root in self.roots:
                 if not await asyncio.to_thread(root.is_dir):
-                    shown = clean_name(str(root))
-                    self.activity.record("degraded", f"Files: root {shown} is missing; left as it was.")
+                    if not quiet:
+                        self.activity.record("degraded", f"Files: root {clean_name(str(root))} is missing; left as "
+                                                         "it was.", subject=file_source(root))
                     continue
                 await self._sync(root, root, tally)
-        self._summary(tally, always=True)
+        if not quiet:
+            self._summary(tally, always=True)
+        elif tally.new or tally.changed or tally.gone or tally.skipped:
+            self.activity.record("indexed_file", batch_line(tally))
         return tally
 
     # -- one pass over a path ------------------------------------------------------------------------------------
@@ -219,21 +222,28 @@ class FilesConnector:
                 log.exception("files: reading %s failed; going on", path)
                 tally.failures["error while reading (see the journal)"] += 1
                 continue
+            if found is None:  # vanished since it was listed: gone, if it was known
+                if entry is not None:
+                    await self._handle(path, root, entry, None, tally)
+                continue
             await self._handle(path, root, entry, found, tally)
         for key, entry in rows.items():
             if key not in seen:
                 await self._handle(Path(key), root, entry, None, tally)
 
     def _utf8_name(self, path: Path, tally: Tally) -> bool:
-        """False (with one activity line per scan; no manifest row, which could not hold the name) for a
-        path that is not valid UTF-8: SQLite, Redis and watchfiles all need text paths."""
+        """False for a path that is not valid UTF-8 (SQLite, Redis and watchfiles all need text paths): counted in
+        `tally`, with one diary line naming it the first time (no manifest row could hold the name, so the line's
+        subject is what says it was reported: a rescan or a restart does not repeat it)."""
         try:
             str(path).encode("utf-8")
         except UnicodeEncodeError:
+            tally.count_skip(NOT_UTF8)
             shown = escape_controls(os.fsencode(path).decode("utf-8", "backslashreplace"))  # bytes as \xe9
-            self.activity.record("indexed_file", f"Files: skipped {shown} (file name is not valid UTF-8).")
+            if activity_named(self.store, self.being, f"file:{shown}"):
+                return False
+            self.activity.record("indexed_file", f"Files: skipped {shown} ({NOT_UTF8}).", subject=f"file:{shown}")
             tally.skipped += 1
-            tally.count_skip("file name is not valid UTF-8")
             return False
         return True
 
@@ -274,16 +284,20 @@ class FilesConnector:
 
     async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
                     tally: Tally) -> None:
+        """Record a file skipped for what it holds: its row `skipped` with `reason` (its memories forgotten first if
+        it had some) and one diary line, written once until the reason changes (a growing file that stays too
+        large does not repeat it). A file the owner forgot stays quiet until it can be learned again."""
         tally.count_skip(reason)
         forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
-        row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped", reason)
+        forgotten = entry is not None and entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
+        row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped",
+                            FORGOTTEN_FILE_REASON if forgotten else reason)
         if forget and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"),
                                                 row):
             return
-        same_file = (entry is not None and entry.sha256 == found.sha256 if found.sha256
-                     else entry is not None and (entry.size, entry.mtime_ns) == (found.size, found.mtime_ns))
-        if not (entry is not None and entry.state == "skipped" and entry.reason == reason and same_file):
-            self.activity.record("indexed_file", f"Files: skipped {clean_name(str(path))} ({reason}).")
+        if not (forgotten or (entry is not None and entry.state == "skipped" and entry.reason == reason)):
+            self.activity.record("indexed_file", f"Files: skipped {clean_name(str(path))} ({reason}).",
+                                 subject=file_source(path))
             tally.skipped += 1
         if not forget:
             manifest.upsert(self.store, self.being, row)
@@ -360,45 +374,6 @@ class FilesConnector:
             for path, root in paths:
                 await self._sync(path, root, tally)
         self._summary(tally, always=False)
-
-    async def _watch(self, stop: asyncio.Event) -> None:
-        """Follow changes until `stop`; on the inotify watch limit switch to polling once (LIBRARY_NOTES §3);
-        on another watch error wait (capped backoff), rescan and watch again."""
-        polling = False
-        delay_s = RETRY_MIN_S
-        while not stop.is_set():
-            roots = [r for r in self.roots if r.is_dir()]  # no await before awatch: see run()
-            if not roots:
-                log.info("files: no root to watch")
-                await stop.wait()
-                return
-            try:
-                async for changes in watchfiles.awatch(
-                        *roots, watch_filter=self.filter, stop_event=stop, debounce=WATCH_DEBOUNCE_MS,
-                        force_polling=polling or None, poll_delay_ms=self.settings.files_poll_delay_ms,
-                        ignore_permission_denied=True):
-                    delay_s = RETRY_MIN_S
-                    try:
-                        await self._on_changes(changes)
-                    except Exception:  # loop boundary (STYLE.md 9): the next batch or scan catches up
-                        log.exception("files: a batch of %d change(s) failed; going on", len(changes))
-                return
-            except OSError as exc:
-                if not polling and is_watch_limit(exc):
-                    log.warning("files: OS file watch limit reached; polling every %d ms instead",
-                                self.settings.files_poll_delay_ms)
-                    polling = True
-                    continue
-                log.warning("files: watching stopped (%s); rescanning in %.0f s", exc, delay_s)
-            except RuntimeError as exc:  # watchfiles' internal errors, e.g. a file name that is not UTF-8
-                if delay_s == RETRY_MIN_S:
-                    self.activity.record("degraded", f"Files: live watching stopped ({exc}); rescanning "
-                                                     f"the folders every {RETRY_MAX_S:.0f} s at most instead.")
-                log.warning("files: watching stopped (%s); rescanning in %.0f s", exc, delay_s)
-            if await _sleep_unless(stop, delay_s):
-                return
-            delay_s = min(delay_s * 2, RETRY_MAX_S)
-            await self.scan_once()
 
     async def _retry_loop(self, stop: asyncio.Event) -> None:
         """Hand over the files that waited for the store: after 1 s, doubling to at most 60 s while it refuses."""

@@ -275,7 +275,8 @@ class TelegramConnector:
             self.store.set_cursor(CONNECTOR, self.being, key, today)
             if user_id in self._owners():
                 self.activity.record("system", f"Telegram: ignored your message in chat {chat_id}: the twin answers "
-                                               "in private chats unless TWIN_TELEGRAM_ALLOWED_CHATS lists the chat.")
+                                               "in private chats unless TWIN_TELEGRAM_ALLOWED_CHATS lists the chat.",
+                                     subject=f"telegram:{chat_id}")
             else:
                 self.activity.record("system", f"Telegram: ignored a message from a stranger (user {user_id}); "
                                                "the twin answers only its owner.")

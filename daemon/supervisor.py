@@ -31,7 +31,8 @@ from twin.activity import Activity
 from twin.embedder import model_id_of
 from twin.lifecycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
-from twin.settings import Settings, exposed_secret_files
+from twin.settings import Settings
+from twin.startup_checks import startup_warnings
 from twin.store import Store, secure_dir
 from workers.bus import Bus
 from workers.main import connect_redis
@@ -324,8 +325,8 @@ class Supervisor:
         lock.acquire()  # raises AlreadyRunning before anything is started
         self.store = Store(self.settings.db_path).open()
         self.activity = Activity(self.store, self.settings.being)
-        for exposed in exposed_secret_files():
-            self.activity.record("degraded", f"{exposed} is readable by other users; run chmod 600 on it.")
+        for line in startup_warnings(self.settings):  # the config and runtime dirs 0700 too; what stays open
+            self.activity.record("degraded", line)
         connector_tasks: list[asyncio.Task] = []
         try:
             await self._start_redis()

@@ -308,9 +308,13 @@ def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activi
     count = len(lines(activity))
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
     assert tally.skipped == 0 and len(lines(activity)) == count + 1  # a restart reports nothing again
-    (root / "binary.txt").write_bytes(b"\x00changed binary")  # a changed file is reported again
+    (root / "binary.txt").write_bytes(b"\x00changed binary")  # changed, still binary: not reported again
+    count = len(lines(activity))
     asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
-    assert lines(activity)[-2] == f"Files: skipped {root / 'binary.txt'} (binary)."
+    assert len(lines(activity)) == count + 1 and lines(activity)[-1].startswith("Files: found")
+    (root / "binary.txt").write_bytes(b"x" * 2000)  # a new reason is reported
+    asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert lines(activity)[-2] == f"Files: skipped {root / 'binary.txt'} (too large)."
 
 
 def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity, redis, root):
@@ -537,3 +541,75 @@ def test_json_files_give_their_prose():
     doc = to_text(Path("contacts.json"), raw)
     assert doc.text == "Ana prefers tea over coffee in the evening."
     assert to_text(Path("broken.json"), b"not json, just a sentence about the garden.").text.startswith("not json")
+
+
+def test_a_file_name_that_is_not_utf8_touched_again_and_again_never_stops_the_watcher(twin_env, store, activity,
+                                                                                      redis, root):
+    """watchfiles' watcher dies on such a name each time it changes; the connector keeps following every other
+    file, says which file and why once, and never reports itself failed."""
+    being = twin_env.being
+    names = [b"k\xf6ln-\xff\xfe.md", b"sub/\xe0\xe8\xec.txt"]  # latin-1 bytes and bytes no text encoding has
+    (root / "sub").mkdir()
+    conn = make(twin_env, store, redis, activity, root)
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(conn.run(stop))
+        await wait_for(lambda: any(t.startswith("Files: found") for t in lines(activity)))
+        for n in range(4):
+            for name in names:
+                with open(os.path.join(os.fsencode(root), name), "ab") as fh:  # a new bad name, then touched
+                    fh.write(b"The ferry to Sylt leaves at seven.\n")
+            good = root / f"tide-{n}.md"
+            good.write_text(f"The tide table for week {n} hangs in the hallway.")
+            await wait_for(lambda good=good: manifest.get(store, being, good) is not None, timeout_s=20)
+        assert not task.done()
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        assert task.exception() is None
+
+    asyncio.run(scenario())
+    assert conn.watcher.restarts >= 1  # it did break watchfiles' watcher, and a new one took over
+    texts = lines(activity)
+    shown = [f"{root}/k\\xf6ln-\\xff\\xfe.md", f"{root}/sub/\\xe0\\xe8\\xec.txt"]
+    for name in shown:
+        assert texts.count(f"Files: skipped {name} (file name is not valid UTF-8).") == 1, texts
+    assert not [t for t in texts if "stopped" in t or "failed" in t.lower().replace(" 0 failed", "")], texts
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # a restart repeats nothing
+    assert tally.reasons["file name is not valid UTF-8"] == 2 and tally.skipped == 0
+
+
+def test_a_file_that_vanishes_while_it_is_read_counts_as_gone(twin_env, store, activity, redis, root):
+    from connectors.file_walk import read_file
+
+    path = root / "brief.md"
+    path.write_text("The skylight leaks when the wind is from the west.")
+    st = os.lstat(path)
+    path.unlink()  # listed, then gone before it was opened
+    assert read_file(path, st, 10_000, "brief.md") is None
+    (root / "stays.md").write_text("The skylight was fixed in June.")
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert tally.new == 1 and manifest.get(store, twin_env.being, path) is None
+
+
+def test_a_path_longer_than_path_max_is_skipped_once_with_its_reason(twin_env, store, activity, redis, root):
+    deep = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(17):  # 17 levels of 250-byte names: past PATH_MAX (4096), reachable only step by step
+            os.mkdir("d" * 250, dir_fd=deep)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+        fd = os.open("far.md", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=deep)
+        os.write(fd, b"The far shelf holds the winter tyres.")
+        os.close(fd)
+    finally:
+        os.close(deep)
+    (root / "near.md").write_text("The near shelf holds the paint.")
+    conn = make(twin_env, store, redis, activity, root)
+    tally = asyncio.run(conn.scan_once())
+    assert tally.new == 1
+    long_lines = [t for t in lines(activity) if t.startswith("Files: skipped") and "too long" in t]
+    assert len(long_lines) == 1, lines(activity)
+    asyncio.run(conn.scan_once())
+    assert [t for t in lines(activity) if t.startswith("Files: skipped") and "too long" in t] == long_lines

@@ -147,7 +147,7 @@ def test_twin_import_prints_every_problem_and_imports_the_rest(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "twin", "import", str(tmp_path / "hostile.jsonl")], cwd=ROOT,
                           capture_output=True, timeout=120, env=env, check=False)
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
-    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert proc.returncode == 1 and "Traceback" not in err, err  # lines were skipped: exit 1, the rest imported
     assert out == f"imported {len(expected)} new, 0 already known, skipped {len(problems)}\n"
     printed = err.splitlines()
     assert sorted(int(line.split(":")[0].strip().removeprefix("line ")) for line in printed) == sorted(problems)
@@ -165,3 +165,40 @@ def test_a_line_longer_than_the_bound_is_read_past_with_bounded_memory(tmp_path)
         lines = list(bounded_lines(source))
     assert [len(line) for line in lines] == [len(good(1)) + 1, MAX_LINE_BYTES + 1, len(good(2)) + 1, 5000]
     assert lines[2] == good(2) + b"\n"
+
+
+def test_a_line_imported_otherwise_than_it_says_gets_a_note_and_a_clean_file_exits_0(tmp_path):
+    from twin.transfer import import_memories
+
+    lines = [json.dumps({"content": "Owner keeps bees on the roof.", "kind": None}),
+             json.dumps({"content": "Owner's sister Mirela lives in Cluj.", "being_id": "mirela", "tier": None}),
+             json.dumps({"content": "Owner tunes the cello on Sundays.", "being_id": "owner", "kind": "episode"}),
+             json.dumps({"content": "Owner bought a kayak.", "sensitivity": None, "status": None})]
+    with Store(tmp_path / "twin.db") as store:
+        report = import_memories(store, None, "owner", lines)
+        kinds = {m.content: (m.kind, m.being_id, m.tier) for m in store.list_memories("owner")}
+    assert report["created"] == 4 and report["skipped"] == 0
+    assert report["notes"] == ["line 1: kind null: imported as fact",
+                               "line 2: tier null: imported as warm",
+                               "line 2: being_id 'mirela' is not this twin's (owner): imported as owner's",
+                               "line 4: sensitivity null: imported as private",
+                               "line 4: status null: imported as active"]
+    assert kinds["Owner keeps bees on the roof."] == ("fact", "owner", "warm")
+    assert kinds["Owner's sister Mirela lives in Cluj."][1] == "owner"
+
+    dump = tmp_path / "noted.jsonl"
+    dump.write_text("\n".join(lines) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")}
+    env.update({"TWIN_DATA_DIR": str(tmp_path / "data"), "TWIN_CONFIG_DIR": str(tmp_path / "config"),
+                "TWIN_RUNTIME_DIR": str(tmp_path / "run"), "TWIN_REDIS_URL": "unix:///nonexistent/redis.sock",
+                "TWIN_ENV_FILE": str(tmp_path / "config" / "env"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+                "HOME": str(tmp_path)})
+    proc = subprocess.run([sys.executable, "-m", "twin", "import", str(dump)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr  # nothing skipped: notes are no failure
+    assert proc.stdout == "imported 4 new, 0 already known, skipped 0 (5 imported with a note)\n"
+    assert "  line 1: kind null: imported as fact (imported)" in proc.stderr.splitlines()
+    assert "being_id 'mirela'" in proc.stderr
+    helped = subprocess.run([sys.executable, "-m", "twin", "import", "--help"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, env=env, check=False)
+    assert "Exit 1 when any line was skipped" in " ".join(helped.stdout.split())

@@ -232,3 +232,32 @@ def test_every_other_command_prints_outside_text_escaped(twin_env, hostile_store
     raw = export.read_text(encoding="utf-8")
     assert _safe(raw, newlines=True) and raw.count("\n") == len(hostile_store)
     assert any(json.loads(line)["content"].endswith("\x1b[2J\x1b[H end.") for line in raw.splitlines())
+
+
+@pytest.mark.parametrize(("raw", "kept"), [
+    ("Cape Wrath in\x1bP+q544e\x1b\\ May.", "Cape Wrath in May."),  # DCS (XTGETTCAP), ended by ST
+    ("a\x1bP1$r0m\x1b\\b", "ab"),  # DCS, DECRQSS reply
+    ("a\x1bXhidden start of string\x1b\\b", "ab"),  # SOS
+    ("a\x1b^privacy message\x07b", "ab"),  # PM ended by BEL
+    ("a\x1b_Gf=100;AAAA\x1b\\b", "ab"),  # APC (the kitty graphics protocol)
+    ("a\x90q#0;2;0;0;0\x9cb", "ab"),  # C1 DCS (sixel) ended by C1 ST
+    ("a\x9f apc \x9cb\x9e pm \x07c\x98sos\x9cd", "abcd"),  # C1 APC, PM, SOS
+    ("a\x9d52;c;aGk=\x07b", "ab"),  # C1 OSC 52
+    ("left \x1bP unterminated", "left  unterminated"),  # no ST: only the introducer goes, the text stays
+])
+def test_control_strings_are_removed_whole(raw, kept):
+    assert strip_controls(raw) == kept
+
+
+def test_the_profile_cleans_with_the_rule_of_memory_content(store):
+    from twin.profile import Profile, ProfileDelta, load_profile, merge_into_profile
+
+    hostile = ProfileDelta(facts=["Owner \x1b[2Jlikes \x1b]52;c;aGk=\x07tea.", "Owner\x1bP+q\x1b\\ rows.",
+                                  "Family 👨\u200d👩\u200d👧 trip\u202e.\nSecond line"],
+                           tone="dry\x1b_apc\x1b\\ and \x9b31mbrief")
+    assert hostile.facts == ["Owner likes tea.", "Owner rows.", "Family 👨\u200d👩\u200d👧 trip. Second line"]
+    assert hostile.tone == "dry and brief"
+    assert merge_into_profile(store, "owner", hostile, "2026-03-01T10:00:00Z")
+    assert load_profile(store, "owner").facts == hostile.facts
+    edited = Profile(goals=["Run \x1b[5mthe\x1b[0m marathon\x1bP$q\"p\x1b\\."])  # a hand edit: the same rule
+    assert edited.goals == ["Run the marathon."]

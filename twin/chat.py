@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from twin import ingest
@@ -398,13 +399,12 @@ def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, 
     return found
 
 
-def rows_saying(store: Store, being: str, phrase: str) -> dict[int, str]:
-    """`{row id: chat id}` of the transcript rows of `being` whose text contains `phrase` (case and spacing
-    ignored; read-only)."""
-    needle = " ".join(phrase.casefold().split())
+def rows_mentioning(store: Store, being: str, mentions: Callable[[str], bool]) -> dict[int, str]:
+    """`{row id: chat id}` of the transcript rows of `being` whose text `mentions` says mentions the subject of a
+    forget (`twin.about.Subject.mentions`; read-only). Rows already redacted are left out."""
     return {row_id: chat_id for row_id, chat_id, text in store.conn.execute(
         "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND text != ?", (being, REDACTED))
-        if needle and needle in " ".join(text.casefold().split())}
+        if mentions(text)}
 
 
 def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, str]:
@@ -414,17 +414,16 @@ def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, st
 
 
 def summaries_holding(store: Store, being: str, rows: dict[int, str], memories: list[Memory],
-                      phrase: str | None = None) -> list[str]:
+                      mentions: Callable[[str], bool] | None = None) -> list[str]:
     """Chat ids whose summary must be rebuilt (read-only): one of `rows` was folded into it, or it holds a
-    secret value of `memories`, mentions one of them, or contains `phrase`."""
+    secret value of `memories`, mentions one of them, or `mentions` says it mentions the subject of a forget."""
     secrets = _secret_values(memories)
-    needle = " ".join(phrase.casefold().split()) if phrase else None
     out = []
     for chat_id, summary, upto in store.conn.execute(
             "SELECT chat_id, summary, summarised_up_to FROM chat_sessions WHERE being_id = ?", (being,)):
         if (any(r <= upto for r, c in rows.items() if c == chat_id) or any(v in summary for v in secrets)
                 or any(mentions(summary, m.content) for m in memories)
-                or (needle and needle in " ".join(summary.casefold().split()))):
+                or (mentions is not None and mentions(summary))):
             out.append(chat_id)
     return sorted(out)
 

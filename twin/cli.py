@@ -21,6 +21,7 @@ from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS, parse_time
 from twin.outside_text import clean_name, escape_controls, json_text
 from twin.settings import Settings, load_settings
+from twin.startup_checks import startup_warnings
 from twin.store import Store
 
 
@@ -38,18 +39,27 @@ def _print_json(value: object) -> None:
     show(json_text(value))
 
 
-def _bus(settings: Settings):
-    """A Bus when Redis answers within a second, else None (the daemon picks the work up when it runs)."""
+REDIS_ANSWER_S = 2.0
+"""How long the CLI waits for Redis to answer a ping (connecting: 1 s)."""
+
+
+def _probe_redis(settings: Settings):
+    """`(Bus, None)` when Redis answers a ping within `REDIS_ANSWER_S`, else `(None, the error)`."""
     from redis import Redis
 
     from workers.bus import Bus
 
-    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=2)
+    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=REDIS_ANSWER_S)
     try:
         client.ping()
-    except Exception:  # noqa: BLE001 - any failure means "not reachable"
-        return None
-    return Bus(client)
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+        return None, exc
+    return Bus(client), None
+
+
+def _bus(settings: Settings):
+    """A Bus when Redis answers within `REDIS_ANSWER_S`, else None (the daemon picks the work up when it runs)."""
+    return _probe_redis(settings)[0]
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -180,7 +190,8 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     """Forget memories for good: by id (at once, as always), a whole source (`--source file:/path`,
     `email:<thread>`, `telegram:<chat>`, `browser`; `'file:/folder/*'` for every source that starts so) or
-    everything about a person or thing (`--about "Ana Souza"`). With their rows go their full-text entries,
+    everything about a person or thing (`--about "Ana Souza"`: the whole name, and each part of it alone, "Ana"
+    or "Dr. Souza", unless `--whole`; the dry run lists those apart). With their rows go their full-text entries,
     vectors and index entries, edges, the chat transcript rows and summaries that hold them, and a source's
     email thread rows and file manifest entries. `--dry-run` lists all of it per table and changes nothing;
     `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
@@ -193,7 +204,8 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     with Store(settings.db_path) as store:
         try:
-            todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about)
+            todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about,
+                                   whole=args.whole)
         except ValueError as exc:
             print(f"twin: {exc}", file=sys.stderr)
             return 2
@@ -225,16 +237,22 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
-    """The plan per table (memories with ids and text, sensitive ones masked unless --sensitive)."""
+    """The plan per table (memories with ids and text, sensitive ones masked unless --sensitive: `Memory.shown`;
+    for --about, those that mention only a part of the name listed apart, with the part)."""
     if args.json_plan:
-        _print_json({"dry_run": dry_run, **todo.to_dict()})
+        _print_json({"dry_run": dry_run, **todo.to_dict(reveal_sensitive=args.sensitive)})
         return
     counts = todo.counts()
     show(f"{'would forget' if dry_run else 'to forget'}: {todo.line()}")
     show(f"memories: {counts['memories']}")
+    by_part = [m for m in todo.memories if m.id in todo.by_part]
     for m in todo.memories:
-        text = m.content if args.sensitive or m.sensitivity != "sensitive" else "(sensitive: --sensitive shows it)"
-        show(f"  #{m.id:<6} {m.kind:<12} {text}  [{m.source}]")
+        if m.id not in todo.by_part:
+            _plan_memory(m.shown(args.sensitive))
+    if by_part:
+        show(f"  mentioning only a part of \"{todo.about}\" (--whole leaves these out):")
+        for m in by_part:
+            _plan_memory(m.shown(args.sensitive), " (" + ", ".join(todo.by_part[m.id]) + ")")
     show(f"memories_fts: {counts['fts_rows']} row(s)")
     show(f"memory_embeddings: {counts['vectors']} vector(s); vector index: {counts['index_entries']} entr"
           f"{'y' if counts['index_entries'] == 1 else 'ies'}")
@@ -251,8 +269,14 @@ def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:
     show(f"files_manifest: {counts['manifest_entries']} entr{'y' if counts['manifest_entries'] == 1 else 'ies'}"
           + (f" ({', '.join(todo.manifest_entries)})" if todo.manifest_entries else ""))
     show(f"ingest_items: {counts['staged_items']} item(s) waiting to be learned")
+    show(f"activity: {counts['diary_lines']} diary line(s) naming it, rewritten to name no source")
     if dry_run:
         show("nothing was changed (dry run)")
+
+
+def _plan_memory(m, note: str = "") -> None:
+    """One memory line of a forget plan (`m` already `Memory.shown`)."""
+    show(f"  #{m.id:<6} {m.kind:<12} {m.content}  [{m.source}]{note}")
 
 
 def _confirmed(todo, args: argparse.Namespace) -> bool:
@@ -295,8 +319,9 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     """Counts, embedding backlog, queue depths, index state and degraded modes."""
     from twin.health import status
 
+    bus, redis_error = _probe_redis(settings)
     with Store(settings.db_path) as store:
-        report = status(settings, store, _bus(settings))
+        report = status(settings, store, bus, redis_error, REDIS_ANSWER_S)
     if args.json:
         _print_json(report)
         return 0
@@ -438,7 +463,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
-    and skipped, every good line is imported (`twin.import_lines` has the rules)."""
+    and skipped, every good line is imported (`twin.import_lines` has the rules), and a line imported otherwise
+    than it says gets a note. Exit 1 when any line was skipped (the good ones are imported all the same)."""
     from twin.import_lines import bounded_lines
     from twin.transfer import import_memories
 
@@ -447,10 +473,13 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     bus = _bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
-    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}")
+    noted = f" ({len(report['notes'])} imported with a note)" if report["notes"] else ""
+    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}{noted}")
     for problem in report["problems"]:
         show(f"  {problem}", file=sys.stderr)
-    return 0
+    for note in report["notes"]:
+        show(f"  {note} (imported)", file=sys.stderr)
+    return 1 if report["skipped"] else 0
 
 
 MAX_PROFILE_BYTES = 256 * 1024
@@ -820,7 +849,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", type=_memory_id, nargs="*", help="memory ids (forgotten at once)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
                    "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
-    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do")
+    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "
+                   "a name's parts count alone too ('Ana', 'Dr. Souza' for 'Ana Souza'), listed apart")
+    p.add_argument("--whole", action="store_true", help="with --about: only what names it whole")
     p.add_argument("--dry-run", "-n", action="store_true", help="list what would go, per table; change nothing")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed with --source/--about off a terminal)")
     p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")
@@ -872,7 +903,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("email", cmd_email, "email threads that wait for your reply, oldest first")
     p.add_argument("action", choices=("waiting",))
     p.add_argument("--json", action="store_true")
-    p = add("import", cmd_import, "read memories from JSON lines")
+    p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
+                                  "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     return parser
 
@@ -880,7 +912,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting.
 
-    Files twin creates (exports included) are private: the umask is 077 (invariant 8)."""
+    Files twin creates (exports included) are private: the umask is 077, and twin's own dirs are made 0700 before
+    any command runs; what stays open, and an unknown `TWIN_…` variable, is said once on stderr
+    (`twin.startup_checks`, invariant 8)."""
     os.umask(0o077)
     args = build_parser().parse_args(argv)
     try:
@@ -888,6 +922,8 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         show(f"twin: {exc}", file=sys.stderr)
         return 2
+    for line in startup_warnings(settings):
+        show(f"twin: warning: {line}", file=sys.stderr)
     try:
         return args.func(settings, args)
     except TwinError as exc:

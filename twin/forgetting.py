@@ -25,20 +25,22 @@ import os
 from dataclasses import dataclass, field, replace
 
 from twin import chat, ingest
-from twin.activity import Activity
+from twin.about import Subject
+from twin.activity import Activity, naming, unname
+from twin.manifest import FORGOTTEN_FILE_REASON
 from twin.memory import Memory, utc_now
 from twin.outside_text import clean_name
 from twin.store import Store, id_chunks
 
-FORGOTTEN_FILE_REASON = "forgotten by the owner; learned again when the file changes"
-"""The `files_manifest` reason of a file whose memories were forgotten while it still exists."""
+__all__ = ["FORGOTTEN_FILE_REASON", "ForgetPlan", "carry_out", "forget", "plan"]
 
 
 @dataclass
 class ForgetPlan:
     """What a forget removes, per table (read-only until `carry_out`). `memories` in id order; `vectors` and
     `edges` are row counts (each vector is also one index entry); `transcript_rows` `{row id: chat id}`;
-    `summaries`, `email_threads`, `manifest_entries` the chat ids, thread ids and file paths touched."""
+    `summaries`, `email_threads`, `manifest_entries` the chat ids, thread ids and file paths touched; `staged` and
+    `diary_lines` the ids of staged items and of diary lines that name the source (`twin.activity.naming`)."""
 
     being: str
     memories: list[Memory] = field(default_factory=list)
@@ -49,27 +51,39 @@ class ForgetPlan:
     email_threads: list[str] = field(default_factory=list)
     manifest_entries: list[str] = field(default_factory=list)
     staged: list[int] = field(default_factory=list)
+    diary_lines: list[int] = field(default_factory=list)
+    about: str | None = None
+    by_part: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """For `--about`: the memories that mention only parts of the name, with the parts they mention alone."""
 
     @property
     def empty(self) -> bool:
         """True when nothing would be removed."""
         return not (self.memories or self.transcript_rows or self.summaries or self.email_threads
-                    or self.manifest_entries or self.staged)
+                    or self.manifest_entries or self.staged or self.diary_lines)
 
     def counts(self) -> dict[str, int]:
         """`{memories, fts_rows, vectors, index_entries, edges, transcript_rows, summaries, email_threads,
-        manifest_entries}` counts."""
+        manifest_entries, staged_items, diary_lines}` counts."""
         return {"memories": len(self.memories), "fts_rows": len(self.memories), "vectors": self.vectors,
                 "index_entries": self.vectors, "edges": self.edges, "transcript_rows": len(self.transcript_rows),
                 "summaries": len(self.summaries), "email_threads": len(self.email_threads),
-                "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged)}
+                "manifest_entries": len(self.manifest_entries), "staged_items": len(self.staged),
+                "diary_lines": len(self.diary_lines)}
 
-    def to_dict(self) -> dict:
-        """The JSON shape: the counts, the memories (`Memory.to_dict()`), and the rows, chats, threads, paths."""
-        return {"counts": self.counts(), "memories": [m.to_dict() for m in self.memories],
+    def to_dict(self, reveal_sensitive: bool = False) -> dict:
+        """The JSON shape: the counts, the memories (`Memory.shown(reveal_sensitive).to_dict()`: a sensitive one's
+        text only when `reveal_sensitive`), and the rows, chats, threads, paths; for `--about` each memory also
+        says what it `matched` (`"whole"`, or the parts of the name it mentions alone)."""
+        memories = [m.shown(reveal_sensitive).to_dict() for m in self.memories]
+        if self.about is not None:
+            for m in memories:
+                m["matched"] = list(self.by_part[m["id"]]) if m["id"] in self.by_part else "whole"
+        return {"counts": self.counts(), "memories": memories, "about": self.about,
                 "transcript_rows": [{"id": r, "chat_id": c} for r, c in sorted(self.transcript_rows.items())],
                 "summaries": self.summaries, "email_threads": self.email_threads,
-                "manifest_entries": self.manifest_entries, "staged_items": self.staged}
+                "manifest_entries": self.manifest_entries, "staged_items": self.staged,
+                "diary_lines": self.diary_lines}
 
     def line(self) -> str:
         """What it removes in words, without any memory text: "2 memories (2 full-text rows), 2 vectors, 1 edge,
@@ -82,7 +96,8 @@ class ForgetPlan:
                                ("summaries", "chat summary", "chat summaries"),
                                ("email_threads", "email thread row", "email thread rows"),
                                ("manifest_entries", "file manifest entry", "file manifest entries"),
-                               ("staged_items", "item waiting to be learned", "items waiting to be learned")):
+                               ("staged_items", "item waiting to be learned", "items waiting to be learned"),
+                               ("diary_lines", "diary line naming it", "diary lines naming it")):
             if c[key]:
                 parts.append(f"{c[key]} {one if c[key] == 1 else many}")
         return ", ".join(parts)
@@ -117,19 +132,17 @@ def _select_source(store: Store, being: str, source: str) -> list[int]:
                                              (being, source))]
 
 
-def fts_phrase(text: str) -> str:
-    """`text` as one FTS5 phrase (`"…"`, inner quotes doubled). Raises `ValueError` when it has no letter or
-    digit (it would match nothing, or everything)."""
-    if not any(ch.isalnum() for ch in text):
-        raise ValueError("--about needs a word to look for")
-    return '"' + " ".join(text.split()).replace('"', '""') + '"'
-
-
-def _select_about(store: Store, being: str, text: str) -> list[int]:
-    """Ids of `being`'s memories (any status) whose words contain `text` as a phrase (FTS5, diacritics folded)."""
-    return sorted(r[0] for r in store.conn.execute(
-        "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
-        " AND m.being_id = ?", (fts_phrase(text), being)))
+def _select_about(store: Store, being: str, subject: Subject) -> dict[int, tuple[str, ...]]:
+    """`{id: parts}` of `being`'s memories (any status) that mention `subject` (`twin.about`): `()` for the whole
+    of it, else the parts of the name they mention alone."""
+    found: dict[int, tuple[str, ...]] = {}
+    for mid, content in store.conn.execute(
+            "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
+            " AND m.being_id = ? ORDER BY m.id", (subject.fts_query(), being)):
+        mention = subject.match(content)
+        if mention is not None:
+            found[mid] = mention.parts
+    return found
 
 
 def _source_state(store: Store, being: str, source: str) -> tuple[list[str], list[str]]:
@@ -146,51 +159,61 @@ def _source_state(store: Store, being: str, source: str) -> tuple[list[str], lis
 
 
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
-         about: str | None = None) -> ForgetPlan:
+         about: str | None = None, whole: bool = False) -> ForgetPlan:
     """What forgetting `ids`, a whole `source` (`file:/path`, `email:<thread>`, `telegram:<chat>`, `browser`;
-    `file:/folder/*` for every source that starts so) or everything `about` a person or thing (an FTS5 phrase
-    match on the memories, plus the transcript rows that contain it) would remove, per table. Read-only: this
-    is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    `file:/folder/*` for every source that starts so) or everything `about` a person or thing would remove, per
+    table: the memories, transcript rows, chat summaries and staged items that mention it (`twin.about.Subject`:
+    the whole of it, or a part of the name alone unless `whole`; `ForgetPlan.by_part` lists the latter).
+    Read-only: this is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    subject = Subject(about, parts=not whole) if about is not None else None
     selected: list[int] = list(ids or [])
     if source is not None:
         selected += _select_source(store, being, source)
         if not selected and clean_name(source) != source:  # typed raw; stored as `clean_name` writes names
             source = clean_name(source)
             selected += _select_source(store, being, source)
-    if about is not None:
-        selected += _select_about(store, being, about)
-    found = store.get_many(selected)
+    about_ids = _select_about(store, being, subject) if subject is not None else {}
+    found = store.get_many(selected + list(about_ids))
     memories = [found[i] for i in sorted(found) if found[i].being_id == being]
     mids = [m.id for m in memories]
-    out = ForgetPlan(being, memories)
+    plain = set(selected)
+    out = ForgetPlan(being, memories, about=subject.text if subject is not None else None,
+                     by_part={i: about_ids[i] for i in mids if about_ids.get(i) and i not in plain})
     out.vectors = _count(store, "SELECT COUNT(*) FROM memory_embeddings WHERE memory_id IN ({marks})", mids)
     out.edges = _count(store, "SELECT COUNT(*) FROM memory_edges WHERE src IN ({marks}) OR dst IN ({marks})", mids, 2)
+    mentions = subject.mentions if subject is not None else None
     rows = chat.rows_holding(store, being, memories)
-    if about is not None:
-        rows.update(chat.rows_saying(store, being, about))
+    if mentions is not None:
+        rows.update(chat.rows_mentioning(store, being, mentions))
     if source is not None and source.startswith("telegram:"):
-        prefix = source[len("telegram:"):]
-        chats = [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
-                                                  (being,)) if (c.startswith(prefix[:-1]) if prefix.endswith("*")
-                                                                else c == prefix)]
-        rows.update(chat.rows_of_chats(store, being, chats))
+        rows.update(chat.rows_of_chats(store, being, _chats_of(store, being, source[len("telegram:"):])))
     out.transcript_rows = dict(sorted(rows.items()))
-    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, about)
+    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, mentions)
     if source is not None:
         out.email_threads, out.manifest_entries = _source_state(store, being, source)
-    out.staged = ingest.matching(store, being, source=source, about=about)
+    out.staged = ingest.matching(store, being, source=source, mentions=mentions)
+    out.diary_lines = naming(store, being, source, mentions)
     return out
+
+
+def _chats_of(store: Store, being: str, pattern: str) -> list[str]:
+    """The chat ids of `being`'s transcript that `pattern` names: exact, or every one that starts so (`…*`)."""
+    return [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
+                                             (being,))
+            if (c.startswith(pattern[:-1]) if pattern.endswith("*") else c == pattern)]
 
 
 def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> ForgetPlan:
     """Remove what `todo` lists in one transaction (memories, transcript rows redacted, summaries rebuilt offline,
     email thread rows cleared but for the id of their last message, manifest entries dropped or, for a file that
-    still exists, marked `skipped`), then scrub (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
+    still exists, marked `skipped`, diary lines that name the source rewritten to "a forgotten file"), then scrub
+    (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
     and counts, never text. Returns the plan of what was actually removed (memories gone meanwhile left out)."""
     forgotten = {m.id for m in todo.memories}
     with store.transaction() as conn:
         gone = set(remove_memories(store, sorted(forgotten)))
         ingest.consume(store, todo.staged)
+        unname(store, todo.diary_lines)
         chat.redact_rows(store, list(todo.transcript_rows), forgotten)
         for chat_id in todo.summaries:
             chat.rebuild_summary(store, todo.being, chat_id)

@@ -40,11 +40,13 @@ def index_state(settings: Settings) -> dict:
             "age_s": round(time.time() - meta_path.stat().st_mtime)}
 
 
-def status(settings: Settings, store: Store, bus) -> dict:
+def status(settings: Settings, store: Store, bus, redis_error: BaseException | None = None,
+           answer_s: float = 2.0) -> dict:
     """Counts, embedding backlog, queue depths, index state, manifest counts, seed 003's lifecycle (tiers, edges,
     last decay and dream) and degraded modes (read-only).
 
-    `bus` is a `workers.bus.Bus` or None when Redis is not reachable.
+    `bus` is a `workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
+    and `answer_s` (how long it waited, seconds) say why (`redis_line`).
     """
     counts = store.counts(settings.being)
     report: dict = {"being": settings.being, "memories": counts["memories"], "active": counts["active"],
@@ -60,8 +62,7 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
                         "embedding worker rebuilds it")
     if bus is None:
-        degraded.append(f"Redis not reachable at {settings.effective_redis_url}: "
-                        + ("is that Redis server running?" if settings.redis_url else "is `twin up` running?"))
+        degraded.append(redis_line(settings, redis_error, answer_s))
     else:
         report["queues"] = bus.depths()
     from twin import ingest, manifest
@@ -108,6 +109,27 @@ def status(settings: Settings, store: Store, bus) -> dict:
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
     report["degraded"] = degraded
     return report
+
+
+def redis_line(settings: Settings, error: BaseException | None, answer_s: float) -> str:
+    """What is known when Redis did not answer: whether it took the connection but gave no answer in `answer_s`
+    seconds (a frozen or overloaded server) or refused it, and whether the daemon's lock is held (by which pid),
+    so the line never guesses "is `twin up` running?" when it is. One line, no secret (the URL is as configured)."""
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    from daemon.lifetime import InstanceLock
+
+    url = settings.effective_redis_url
+    holder = InstanceLock.holder(settings.data_dir / "twin.lock")
+    if isinstance(error, (RedisTimeoutError, TimeoutError)):
+        what = f"Redis at {url} takes connections but does not answer in {answer_s:g} s"
+    else:
+        what = f"Redis not reachable at {url}"
+    if holder is not None:
+        return f"{what}; the daemon is running (pid {holder} holds its lock): Redis may be stopped or overloaded"
+    if settings.redis_url:
+        return f"{what}; the daemon is not running (its lock is free): is that Redis server running?"
+    return f"{what}; the daemon is not running (its lock is free): is `twin up` running?"
 
 
 def model_state(settings: Settings, store: Store) -> dict:

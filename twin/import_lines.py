@@ -9,8 +9,10 @@ resolved by `twin.transfer` once the whole file is read):
   decoder's recursion limit; blank lines (CRLF or whitespace only) are neither good nor bad;
 - `content`: a string; terminal controls dropped as on the learn path (`strip_controls`: ESC sequences, OSC 52,
   NUL, bidi overrides, lone surrogates), then 1..`MAX_CONTENT_CHARS` characters;
-- `kind`, `sensitivity`, `status`, `tier`: one of their values (default fact, private, active, warm); the legacy
-  `"sensitive": true` means sensitive; content holding a secret is sensitive whatever the line says;
+- `kind`, `sensitivity`, `status`, `tier`: one of their values (default fact, private, active, warm; null is the
+  default too, with a note: `line_notes`); the legacy `"sensitive": true` means sensitive; content holding a
+  secret is sensitive whatever the line says;
+- `being_id`: ignored, every line goes to the importing twin's being; another one is imported with a note;
 - `importance`: a number 0..1 (default 0.4), not a string or a boolean; `hits`: a whole number 0..`MAX_HITS`;
 - `created_at`, `last_accessed`, `updated_at`: an ISO-8601 string (`Z`, an offset, or none: UTC; a date alone
   is its midnight UTC) or a number of seconds since 1970-01-01 UTC (what other tools export; milliseconds read
@@ -140,6 +142,23 @@ def checked_row(raw: dict) -> dict:
             "sensitivity": "sensitive" if infer_sensitivity(content) == "sensitive" else sensitivity,
             "provenance": _provenance(raw.get("provenance")), "status": _choice(raw, "status", STATUSES, "active"),
             "tier": _choice(raw, "tier", ("warm", "cold"), "warm"), "updated_at": times["updated_at"]}
+
+
+NULL_DEFAULTED = ("kind", "sensitivity", "status", "tier")
+"""Fields a line may give as null: imported as their default, with a note (`line_notes`)."""
+
+
+def line_notes(raw: dict, row: dict, being: str) -> list[str]:
+    """What importing `raw` (as `checked_row` made it `row`) into `being` did that the line did not say, one short
+    note each, never the memory's text: a field of `NULL_DEFAULTED` given as null and imported as its default
+    ("kind null: imported as fact"), and a `being_id` other than `being` ("being_id 'alice' is not this twin's
+    (owner): imported as owner's"). Empty for a line imported as it says. Pure."""
+    notes = [f"{key} null: imported as {row[key]}" for key in NULL_DEFAULTED if key in raw and raw[key] is None]
+    other = raw.get("being_id", being)
+    if other != being:
+        notes.append(f"being_id {shown(other)} is not this twin's ({escape_controls(being)}): imported as "
+                     f"{escape_controls(being)}'s")
+    return notes
 
 
 def _choice(raw: dict, key: str, choices: tuple[str, ...], default: str) -> str:

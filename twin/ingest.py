@@ -15,7 +15,7 @@ States: `held` (a chat message kept back until its reply is sent, so recall does
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from twin.memory import utc_now
@@ -150,10 +150,12 @@ def requeue(store: Store, job_id: str) -> int:
                             " WHERE job_id = ? AND state = 'queued'", (job_id,)).rowcount
 
 
-def matching(store: Store, being: str, source: str | None = None, about: str | None = None) -> list[int]:
+def matching(store: Store, being: str, source: str | None = None,
+             mentions: Callable[[str], bool] | None = None) -> list[int]:
     """Ids of `being`'s staged items not yet learned (forget items aside) from `source` (exact, or every source that
-    starts so when it ends in `*`) or whose text holds `about` (case-insensitive): what a forget of that source or
-    subject must reach too, before a learn job brings it back (read-only)."""
+    starts so when it ends in `*`) or whose text (or title) `mentions` says mentions the subject of a forget
+    (`twin.about.Subject.mentions`): what a forget of that source or subject must reach too, before a learn job
+    brings it back (read-only)."""
     where, args = ["being_id = ?", "mode != 'forget'"], [being]
     if source is not None:
         if source.endswith("*"):
@@ -162,13 +164,27 @@ def matching(store: Store, being: str, source: str | None = None, about: str | N
         else:
             where.append("source = ?")
             args.append(source)
-    if about is not None:
-        where.append("instr(lower(text || ' ' || extra), lower(?)) > 0")
-        args.append(about)
-    if source is None and about is None:
+    if source is None and mentions is None:
         return []
-    return [r[0] for r in store.conn.execute(f"SELECT id FROM ingest_items WHERE {' AND '.join(where)} ORDER BY id",
-                                             args)]
+    rows = store.conn.execute(f"SELECT id, text, extra FROM ingest_items WHERE {' AND '.join(where)} ORDER BY id",
+                              args)
+    return [r[0] for r in rows if mentions is None or mentions(r[1]) or any(mentions(v) for v in _strings(r[2]))]
+
+
+def _strings(extra: str | None) -> list[str]:
+    """Every string inside a staged item's `extra` JSON (a title, an email summary's sentences, visit titles)."""
+    try:
+        pending = [json.loads(extra or "{}")]
+    except ValueError:
+        return []
+    found = []
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict | list):
+            pending.extend(value.values() if isinstance(value, dict) else value)
+    return found
 
 
 def counts(store: Store) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
 from twin.outside_text import strip_controls  # noqa: F401 - memory content's rule, imported from here
@@ -15,6 +15,8 @@ SENSITIVITIES = ("public", "internal", "private", "sensitive")
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")
+SENSITIVE_HIDDEN = "(sensitive: --sensitive shows it)"
+"""What every output path shows instead of a sensitive memory's text when it was not asked for (`Memory.shown`)."""
 
 
 def utc_now() -> str:
@@ -83,6 +85,16 @@ class Memory:
     def to_dict(self) -> dict:
         """Every field, JSON-serialisable (the export line format)."""
         return asdict(self)
+
+    def shown(self, reveal_sensitive: bool) -> Memory:
+        """The memory as an output path may show it: itself, or, for a `sensitive` one when `reveal_sensitive` is
+        False, a copy whose `content` is `SENSITIVE_HIDDEN` and whose `content_sha256` and `supersede_reason`
+        are empty (a hash of a short PIN sentence is as good as the PIN; a reason may quote the old value).
+        The one rule every interface applies, text and JSON alike (README: "sensitive memories show their text
+        only with `--sensitive`"; DESIGN.md invariant 9)."""
+        if reveal_sensitive or self.sensitivity != "sensitive":
+            return self
+        return replace(self, content=SENSITIVE_HIDDEN, content_sha256="", supersede_reason=None)
 
 
 @dataclass

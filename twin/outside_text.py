@@ -31,8 +31,12 @@ BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 UNSAFE = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}\\u2028\\u2029\\ud800-\\udfff]")
 """Every character that must not reach a terminal or a diary line raw: C0 controls but tab, DEL, C1 controls,
 bidi controls, the Unicode line and paragraph separators and lone surrogates."""
-_ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
-"""ECMA-48 sequences: CSI (`ESC[` or U+009B, parameters, final byte), OSC (`ESC]` … BEL or ST), two-char escapes."""
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b\x9c]*(\x07|\x1b\\|\x9c)|[@-Z\\-_])"
+                              r"|\x9b[0-?]*[ -/]*[@-~]|[\x90\x98\x9d-\x9f][^\x07\x1b\x9c]*(\x07|\x1b\\|\x9c)")
+"""ECMA-48 sequences: CSI (`ESC[` or U+009B, parameters, final byte); the control strings OSC (`ESC]`), DCS
+(`ESC P`, e.g. XTGETTCAP `ESC P +q … ESC \\`), SOS (`ESC X`), PM (`ESC ^`) and APC (`ESC _`), or their C1 forms
+U+009D, U+0090, U+0098, U+009E, U+009F, each up to its BEL or ST (`ESC \\` or U+009C), removed whole; then
+two-char escapes (an unterminated string loses only its introducer)."""
 _LINE_BREAK = re.compile("\r\n?|[\u2028\u2029\x85]")
 
 

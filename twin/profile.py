@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import tomllib
-import unicodedata
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from twin.outside_text import strip_controls
 from twin.store import Store
 
 LISTS = ("facts", "goals", "preferences", "routines")
@@ -23,8 +23,10 @@ MAX_ITEM_CHARS = 300
 
 
 def _clean_item(value: object) -> str:
-    text = " ".join(str(value).split())
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")[:MAX_ITEM_CHARS]
+    """One profile item as one line: the same rule as memory content (`twin.outside_text.strip_controls`: escape
+    sequences removed whole, other controls dropped, emoji joiners kept), whitespace collapsed, at most
+    `MAX_ITEM_CHARS` characters."""
+    return " ".join(strip_controls(str(value)).split())[:MAX_ITEM_CHARS]
 
 
 class ProfileDelta(BaseModel):

@@ -300,6 +300,11 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL
         WHERE superseded_by = old.id AND status = 'superseded';
     END""")),
+    # a diary line that names a source (a skipped file, a chat) says which one in `subject`, so forgetting that
+    # source finds the line and rewrites the name out of it (twin.activity.unname)
+    ("0012_activity_subject", ("ALTER TABLE activity ADD COLUMN subject TEXT",
+                               "CREATE INDEX activity_by_subject ON activity (being_id, subject)"
+                               " WHERE subject IS NOT NULL")),
 )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from twin.activity import Activity
-from twin.import_lines import BadLine, checked_row, read_line, shown
+from twin.import_lines import BadLine, checked_row, line_notes, read_line, shown
 from twin.memory import content_sha256, utc_now
 from twin.outside_text import json_text, strip_controls
 from twin.store import Store
@@ -40,8 +40,9 @@ def export_memories(store: Store, being: str, out: TextIO) -> int:
 
 
 def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes]) -> dict:
-    """Import JSON-lines memories into `being`. Returns `{created, known, skipped, problems, ids}` where
-    `ids` maps each line number to the memory id it became (new, or the one already known).
+    """Import JSON-lines memories into `being`. Returns `{created, known, skipped, problems, notes, ids}` where
+    `ids` maps each line number to the memory id it became (new, or the one already known) and `notes` lists
+    "line N: note" for lines imported otherwise than they say (`import_lines.line_notes`).
 
     Every line is read and checked on its own (`twin.import_lines`: the rules per field): a bad line is skipped
     and listed in `problems` as "line N: why" (never its memory's text), every good line is imported, so one
@@ -52,7 +53,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
     also marked for its nearest-neighbour edges. Raises `sqlite3.Error` only when the store itself fails (then
     nothing is imported: one transaction).
     """
-    report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "ids": {}}
+    report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "notes": [], "ids": {}}
     old_to_new: dict[int, int] = {}
     superseded: list[tuple[int, object, object, int]] = []
     edges: list[tuple[int, object]] = []
@@ -62,11 +63,12 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 raw = read_line(line, number)
                 if raw is None:
                     continue
-                mid, created = _import_row(store, being, raw)
+                mid, created, notes = _import_row(store, being, raw)
             except BadLine as exc:
                 report["skipped"] += 1
                 report["problems"].append(f"line {number}: {exc}")
                 continue
+            report["notes"] += [f"line {number}: {note}" for note in notes]
             report["created" if created else "known"] += 1
             if created and raw.get("status") == "superseded":
                 superseded.append((mid, raw.get("superseded_by"), raw.get("supersede_reason"), number))
@@ -96,19 +98,20 @@ def _is_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _import_row(store: Store, being: str, raw: dict) -> tuple[int, bool]:
-    """`(memory id, True when new)` for one line's object: the memory already known by its content, else inserted
-    (with its edge marker). Raises `BadLine` for a bad field, or a row the store's constraints refuse."""
+def _import_row(store: Store, being: str, raw: dict) -> tuple[int, bool, list[str]]:
+    """`(memory id, True when new, notes)` for one line's object: the memory already known by its content, else
+    inserted (with its edge marker); `notes` says what it became that the line did not say (`line_notes`; none for
+    a memory already known). Raises `BadLine` for a bad field, or a row the store's constraints refuse."""
     row = checked_row(raw)
     existing = store.find_by_sha(being, content_sha256(row["content"]))
     if existing is not None:
-        return existing.id, False
+        return existing.id, False, []
     try:
         mid = store.insert_memory(being, **row)
     except sqlite3.IntegrityError as exc:
         raise BadLine(f"refused by the store ({exc})") from exc
     store.add_edge_markers([mid], row["created_at"])
-    return mid, True
+    return mid, True, line_notes(raw, row, being)
 
 
 def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> None:

@@ -26,6 +26,7 @@ from twin.logs import configure_logging
 from twin.outside_text import escape_controls
 from twin.provider import provider_for
 from twin.settings import Settings, load_settings
+from twin.startup_checks import startup_warnings
 from twin.store import Store
 from twin.vectors import IndexWriter
 from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level, settings.secret_values)
     os.umask(0o077)
+    for line in startup_warnings(settings):  # twin's dirs made 0700; what stays open is said (invariant 8)
+        log.warning("worker %s: %s", args.role, line)
     redis = connect_redis(settings)
     try:
         run = {"learn": run_learn, "embed": run_embed, "scheduler": run_scheduler}[args.role]
