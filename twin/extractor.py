@@ -21,6 +21,7 @@ from twin.relative_dates import resolve_dates
 from twin.sensitivity import contains_secret, find_secrets
 from twin.sentence_length import script_length
 from twin.standalone import standalone_problem
+from twin.structured_lines import spell_out
 from twin.third_person import agree, language_of, looks_english, third_person
 
 __all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "agree", "extract", "split_sentences", "standalone_problem",
@@ -290,7 +291,7 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
     """
     if limit <= 0:
         return []
-    clean = _clean_text(text)
+    clean = spell_out(_clean_text(text))  # table rows and secret key/value lines say what their values are
     reader = _Reader(now, force, rejected, speaker)
     if document_title is None:
         return _extract_conversation(clean, limit, reader, only_secrets)

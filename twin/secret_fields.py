@@ -13,7 +13,9 @@ when its last words are a secret's label (`names_secret`: "password", "DB_PASSWO
 from __future__ import annotations
 
 import csv
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from twin.secret_labels import PASSWORD, PASSWORD_ABBR, PIN, SEED, TOTP_LABEL
@@ -33,7 +35,11 @@ _TOKEN_KEY = (r"(?:api|access|secret|private|client|auth|signing|encryption|mast
 _KEY_KINDS = (("pin", re.compile(rf"(?:{PIN})$")), ("seed_phrase", re.compile(rf"(?:{SEED})$")),
               ("otp_secret", re.compile(rf"(?:{TOTP_LABEL})$")),
               ("password", re.compile(rf"(?:{PASSWORD}|{PASSWORD_ABBR})$")),
-              ("token", re.compile(rf"(?i)(?<![a-z])(?:{_TOKEN_KEY})$")))
+              ("token", re.compile(rf"(?i)(?<![a-z])(?:{_TOKEN_KEY})$")),
+              ("key", re.compile(r"(?<![a-z])(?:[a-z]+ )?key$")))
+"""Kinds by a key's last words, first match wins; "key" ("STRIPE_KEY", "mailgun key") is any other key: its value
+counts only when it looks random (`random_looking`), since "sort_key", "primary key" hold names."""
+_NAME_PARTS = re.compile(r"[_.\-:/]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _KEY_SEPARATORS = re.compile(r"[\s_.\-/]+")
 
@@ -73,7 +79,24 @@ def value_counts(value: str, kind: str) -> bool:
         return False
     if kind == "pin":
         return sum(c.isdigit() for c in value) >= 3
+    if kind == "key":
+        return random_looking(value)
     return kind != "token" or len(value) >= MIN_TOKEN_CHARS
+
+
+def _reported(kind: str) -> str:
+    return "token" if kind == "key" else kind
+
+
+def random_looking(value: str) -> bool:
+    """One word of 16+ characters with letters and digits, some part mixing them, and 3+ bits of entropy per
+    character (a generated key, not "created_at_timestamp_2024")."""
+    if len(value) < 16 or any(c.isspace() for c in value) or not any(c.isdigit() for c in value):
+        return False
+    if not any(c.isalpha() for c in value) or all(p.isalpha() or p.isdigit() for p in _NAME_PARTS.split(value)):
+        return False  # "created_at_timestamp_2024", "user-profile-12": words and numbers joined, a name
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values()) >= 3.0
 
 
 def field_secrets(text: str) -> Iterator[Found]:
@@ -93,7 +116,7 @@ def _pairs(text: str) -> Iterator[Found]:
         kind = names_secret(match.group("key"))
         group = next(g for g in ("dq", "sq", "num") if match.group(g) is not None)
         if kind and value_counts(match.group(group), kind):
-            yield Found(kind, match.start(group), match.end(group))
+            yield Found(_reported(kind), match.start(group), match.end(group))
 
 
 def _lines(text: str) -> Iterator[Found]:
@@ -110,7 +133,7 @@ def _lines(text: str) -> Iterator[Found]:
             end = CLAUSE_END.search(value) if " " in match.group("key").strip() else None
             value = value[:end.start()] if end else value  # "Wi-Fi password: hunter2x (case matters).": prose
         if value_counts(value.strip(), kind):
-            yield Found(kind, start, start + len(value.rstrip()))
+            yield Found(_reported(kind), start, start + len(value.rstrip()))
 
 
 def _tables(text: str) -> Iterator[Found]:
@@ -138,10 +161,12 @@ def _tables(text: str) -> Iterator[Found]:
                 break
             for column, kind in columns:
                 cell_start, cell = cells[column]
+                if not value_counts(cell, kind):
+                    continue
                 if cell_start < 0:  # a quoted cell the csv module unescaped: the whole row is the secret
-                    yield Found(kind, starts[i], starts[i] + len(lines[i]))
-                elif value_counts(cell, kind):
-                    yield Found(kind, starts[i] + cell_start, starts[i] + cell_start + len(cell))
+                    yield Found(_reported(kind), starts[i], starts[i] + len(lines[i]))
+                else:
+                    yield Found(_reported(kind), starts[i] + cell_start, starts[i] + cell_start + len(cell))
             i += 1
 
 
