@@ -55,6 +55,16 @@ SENSITIVITIES = ("public", "internal", "private", "sensitive")
 DEFAULT_SENSITIVITY = "private"
 """Level of a memory holding no secret (seed 003: "otherwise defaults to private")."""
 SENSITIVE = "sensitive"
+def stricter(*levels: str) -> str:
+    """The most restricted of `levels` (names from `SENSITIVITIES`; an unknown name counts as ``private``):
+    a memory that replaces, updates or restates another is at least as sensitive as it. Raises `ValueError`
+    when no level is given."""
+    if not levels:
+        raise ValueError("stricter() needs at least one sensitivity")
+    rank = {name: n for n, name in enumerate(SENSITIVITIES)}
+    return max(levels, key=lambda level: rank.get(level, rank[DEFAULT_SENSITIVITY]))
+
+
 REDACTED = "[redacted]"
 """What :func:`redact` puts in place of each secret value."""
 
