@@ -544,12 +544,13 @@ def _extract_conversation(text: str, limit: int, reader: _Reader, only_secrets: 
 
 def _fits(content: str, words: str, holds_secret: bool, force: bool = False) -> bool:
     """Seed 000's 12..400 characters (counted by script; `force`: any length up to 400); ours: a content holding
-    secret values may reach `MAX_SECRET_CHARS` as long as its `words` around the values stay within 400."""
+    secret values has no floor and may reach `MAX_SECRET_CHARS` as long as its `words` around the values stay
+    within 400."""
     shortest = 1 if force else MIN_CHARS
     long_enough = len(content) >= shortest or script_length(content) >= shortest
     if not holds_secret:
         return long_enough and len(content) <= MAX_CHARS
-    return long_enough and len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS
+    return len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS  # "PIN: 4827" is short and worth keeping
 
 
 def _extract_document(text: str, title: str, limit: int, reader: _Reader,

@@ -80,7 +80,9 @@ def _secret_pair(line: str) -> str | None:
     kind = names_secret(match.group("key"))
     if kind is None or not value_counts(value, kind):
         return None
-    return f"{match.group('indent')}{key_words(match.group('key'))}: {value}"
+    key = match.group("key").strip()
+    words = key if key_words(key) == key.lower() else key_words(key)  # "PIN" stays, "DB_PASSWORD" is "db password"
+    return f"{match.group('indent')}{words}: {value}"
 
 
 def _header(lines: list[str], i: int) -> tuple[str, list[str]] | None:
