@@ -42,3 +42,27 @@ def test_spell_out_names_columns_and_keys_and_leaves_prose():
     prose = "Owner bought milk, bread, cheese\nand eggs, ham, jam at the market.\n"
     assert spell_out(prose) == prose
     assert spell_out("password: required\nmax_tokens: 4096\n") == "password: required\nmax_tokens: 4096\n"
+
+
+VALUE_FACTS = ["My order number is 303-7719024-5581123.",
+               "The SHA-1 of the backup is 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12.",
+               "My library card number is 20054471.", "Unsere Kundennummer lautet 88-1204-7.",
+               "Le numéro de dossier est 2026/4471-B.", "The serial of the dishwasher is SMV-4HCX48E."]
+
+
+@pytest.mark.parametrize("text", VALUE_FACTS)
+def test_a_sentence_whose_value_is_a_code_is_a_fact(text):
+    memories = extract(text)
+    value = text.rstrip(".").split()[-1]
+    assert len(memories) == 1 and value in memories[0].content and not memories[0].sensitive, memories
+
+
+@pytest.mark.parametrize("text", ["Door code 7720", "Spind: 4410", "the code to my bike lock, it's 5512"])
+def test_a_door_or_locker_code_is_a_sensitive_fact(text):
+    memories = extract(text)
+    assert len(memories) == 1 and memories[0].sensitive, memories
+
+
+def test_numbers_alone_stay_unmemorable():
+    for text in ("10:30 12.5 3-4 ok", "x=1; y=2; z=3 ok", "4471 2231 9981 0042"):
+        assert extract(text) == [], text
