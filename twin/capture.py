@@ -319,7 +319,8 @@ def _refines(new: str, old: str) -> bool:
 
 def _update_in_place(store: Store, memory_id: int, candidate: Candidate, now: str, provenance: dict) -> None:
     """Seed 003's update: same id, hits and edges; new content (and provenance), the stricter sensitivity of the
-    old memory and the new content, the higher importance, hits + 1; the vector is dropped so the embedding worker embeds the new content."""
+    old memory and the new content, the higher importance, hits + 1; the vector is dropped so the embedding worker
+    embeds the new content."""
     store.conn.execute(
         "UPDATE memories SET content = ?, content_sha256 = ?, sensitivity = ?, provenance = ?, "
         "importance = MAX(importance, ?), hits = hits + 1, last_accessed = ?, updated_at = ?, tier = 'warm' "
