@@ -21,6 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from twin.outside_text import strip_controls
+from twin.secret_fields import key_words, names_secret
 from twin.settings import Settings
 
 KINDS_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".txt": "markdown", "": "sniff", ".rst": "rst",
@@ -261,22 +262,27 @@ def _heading(kind: str, text: str) -> str | None:
 
 def json_strings(text: str) -> str:
     """The prose inside a JSON document: its string values of 12 characters or more, one per line, in document
-    order (keys, numbers and short codes are no memories). Text that is not JSON is returned unchanged."""
+    order (keys, numbers and short codes are no memories); a value under a key that names a secret
+    (`twin.secret_fields.names_secret`: "password", "api_key", "pin") is kept whatever its length, as "<key words>:
+    <value>" ("password: Sup3rS3cret!"), so the memory says what it is and is sensitive. Text that is not JSON is
+    returned unchanged."""
     try:
         data = json.loads(text)
     except ValueError:
         return text
     found: list[str] = []
-    stack = [data]
+    stack: list[tuple[str | None, object]] = [(None, data)]
     while stack:
-        item = stack.pop()
-        if isinstance(item, str):
+        key, item = stack.pop()
+        if isinstance(item, (str, int)) and not isinstance(item, bool) and key and names_secret(key):
+            found.append(f"{key_words(key)}: {item}")
+        elif isinstance(item, str):
             if len(item.strip()) >= 12:
                 found.append(" ".join(item.split()))
         elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
+            stack.extend(reversed([(str(k), v) for k, v in item.items()]))
         elif isinstance(item, list):
-            stack.extend(reversed(item))
+            stack.extend(reversed([(key, v) for v in item]))
     return "\n".join(found)
 
 

@@ -261,8 +261,53 @@ def _labelled() -> list[SecretCase]:
     return out
 
 
+def _passphrases() -> list[SecretCase]:
+    """Several words after a password label: the value is the rest of the clause."""
+    rows = [("My password is {}.", "correct horse battery staple"), ("The wifi password is {}.", "three little pigs"),
+            ("Owner's laptop password is {}", "purple monkey dishwasher"), ("Password: {}", "let me in please"),
+            ("The router password is {}, all lower case.", "blue jeans friday"),
+            ("Mein Passwort ist {}.", "grüne Wiese Sonnenschein"), ("Das WLAN-Passwort lautet {}.", "Katze Hund Maus"),
+            ("Mon mot de passe est {}.", "cheval correct batterie agrafe"),
+            ("Mi contraseña es {}.", "gato azul montaña"), ("A senha do wifi é {}.", "cavalo verde lua"),
+            ("Het wachtwoord is {}.", "blauwe fiets regen"), ("Kennwort: {}", "rote Tomaten zum Frühstück"),
+            ("wifi pw: {}", "pizza time now")]
+    return [case("passphrase", text.format(value), value) for text, value in rows]
+
+
+def _spoken_codes() -> list[SecretCase]:
+    """Codes said the way people say them: spaced digits, "N digits:", restated after a comma, a locker's."""
+    rows = [("my pin is 4 digits: {}", "5 9 1 3"), ("My PIN is {}.", "7 2 0 4"),
+            ("Meine PIN hat vier Ziffern: {}", "3 8 8 1"), ("I told Mara the code to my locker, it's {}.", "0417"),
+            ("The code for the bike lock, it is {}.", "2208"), ("Locker code {}", "6142"),
+            ("Gym locker: {}", "3391"), ("Schließfach: {}", "0815"), ("Le code du cadenas, c'est {}.", "9051")]
+    return [case("spoken_code", text.format(value), value) for text, value in rows]
+
+
+def _structured_fields() -> list[SecretCase]:
+    """Files whose key names the secret: JSON, YAML, TOML, INI, .env, properties, CSV and Markdown tables."""
+    token, key, pin = rand(32, ALNUM), "key-" + rand(32, string.ascii_lowercase + string.digits), "4827"
+    return [case("structured_field", '{\n "password": "Sup3rS3cret!",\n "note": "Owner set up the assistant."\n}\n',
+                 "Sup3rS3cret!"),
+            case("structured_field", f'{{"api_key": "{key}"}}', key),
+            case("structured_field", f"homeassistant:\n  username: owner\n  password: Wald-Weg!9\n  token: {token}\n",
+                 "Wald-Weg!9", token),
+            case("structured_field", '[database]\nuser = "app"\npassword = "t0ml-Secret"\n', "t0ml-Secret"),
+            case("structured_field", "[smtp]\nhost=mail.example.org\npassword=ini pass phrase\n", "ini pass phrase"),
+            case("structured_field", f"DB_HOST=localhost\nDB_PASS=hunter22x\nSTRIPE_KEY={token}\n",
+                 "hunter22x", token),
+            case("structured_field", "mail.smtp.password=Pr0perties!\n", "Pr0perties!"),
+            case("structured_field", f'{{"bank": {{"pin": {pin}, "wifiPassword": "casa bianca 7"}}}}',
+                 pin, "casa bianca 7"),
+            case("structured_field", "site,user,password\nexample.com,jdoe,Tr0ub4dor&3\nbank.de,jd,horse staple\n",
+                 "Tr0ub4dor&3", "horse staple"),
+            case("structured_field", "Dienst;Benutzer;Passwort\nPost;owner;Brief-Kasten-7\n", "Brief-Kasten-7"),
+            case("structured_field", "| service | login | mot de passe |\n|---|---|---|\n| banque | moi | Soleil+Lune |\n",
+                 "Soleil+Lune")]
+
+
 SECRETS: list[SecretCase] = [*_private_keys(), *_app_passwords(), *_telegram_tokens(), *_login_pairs(),
-                             *_crypto_keys(), *_seed_phrases(), *_keypad_codes(), *_labelled()]
+                             *_crypto_keys(), *_seed_phrases(), *_keypad_codes(), *_labelled(), *_passphrases(),
+                             *_spoken_codes(), *_structured_fields()]
 
 _COMMIT = rand(40, HEX)
 _DIGEST = hashlib.sha256(b"twin").hexdigest()
@@ -347,6 +392,21 @@ NEGATIVES: list[tuple[str, str]] = [
         "Das Passwort ist sehr kurz aber gut.", "Le mot de passe doit avoir dix caractères.",
         "Owner needs an app password for Thunderbird.", "The seed phrase is written on paper in the safe.",
         "Owner's door code changed last week.", "My backup codes are in the safe.", "The PIN pad was broken.")),
+    *(("passphrase_talk", t) for t in (
+        "My password manager is great.", "the password policy changed", "I forgot my password again.",
+        "My password is on a sticker under the router.", "The password is twelve characters long.",
+        "The new password is something I can remember.", "My password is the name of my first dog.",
+        "Her password is Anna's birthday.", "The wifi password is written on the fridge.",
+        "My password is changed every month.", "The password is easy to guess.", "Password: see the vault.",
+        "Mein Passwort ist zu kurz.", "Le mot de passe est dans le tiroir.", "La contraseña es muy larga.",
+        "Password reset link sent to the owner.", "My PIN is the same as before.", "The door code is new.",
+        "The password was shared with Anna by mistake.", "Owner's password: stored in Bitwarden.")),
+    *(("structured_talk", t) for t in (
+        '{"password_hint": "first pet", "max_tokens": 4096, "token_type": "bearer"}',
+        "password: ${DB_PASSWORD}\nuser: app\n", '{"password": "", "pin_length": 4}',
+        "api_key = <your key here>\n", "site,user,password\n", "PASSWORD_MIN_LENGTH=12\nTOKEN_LIMIT=4000\n",
+        "name,role,team\nAnna,lead,platform\nBen,dev,apps\n", "password: required\ntoken: null\n",
+        "Tip for a good password: three random words.", "| field | meaning |\n|---|---|\n| password | the login |\n")),
     *(("slash_pairs", t) for t in (
         "Owner uses TCP / IP daily.", "Owner's ratio is 16 / 9.", "Read / Write access for the team.",
         "The account page lives at src/main.rs in the repo.", "Login stats: 2024 / 2025 compared.",

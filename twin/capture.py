@@ -21,6 +21,8 @@ In order, inside the caller's transaction:
      a memory said again makes what replaced it stale in turn ("said again: …");
 4. otherwise a plain insert. Every inserted memory gets its sensitivity inferred (`sensitivity`: secrets are
    `sensitive`) and an `edge_markers` row (its graph edges are written once it has a vector).
+On every path the stricter sensitivity wins (`sensitivity.stricter`): a memory that supersedes, updates or is
+revived over a `sensitive` one is `sensitive` too, so the newest PIN of a chain never shows in plain recall.
 
 Response shapes follow seed 003: `{id, deduplicated}`, `{id, updated}`, `{id, superseded}`, `{id: None,
 rejected}`.
@@ -37,7 +39,7 @@ from twin.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.extractor import Candidate
 from twin.memory import content_sha256
 from twin.recall import fts_query, query_terms
-from twin.sensitivity import SENSITIVE, infer_sensitivity
+from twin.sensitivity import SENSITIVE, infer_sensitivity, stricter
 from twin.store import Store
 
 RELATED_CANDIDATES = 50
@@ -205,8 +207,9 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason,
     rule)` as replaced by it, with the reason."""
     content = candidate.content
+    level = stricter(candidate_sensitivity(candidate), *_sensitivities(store, [old_id for old_id, _, _ in superseded]))
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
-                                 created_at=now, sensitivity=candidate_sensitivity(candidate), provenance=provenance)
+                                 created_at=now, sensitivity=level, provenance=provenance)
     hidden = [Supersession(old_id, new_id, reason[:300], rule) for old_id, reason, rule in superseded]
     for s in hidden:
         store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
@@ -214,6 +217,14 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     store.add_edge_markers([new_id], now)
     return CaptureResult(new_id, superseded=[s.id for s in hidden], reason="; ".join(s.reason for s in hidden) or None,
                          supersessions=hidden)
+
+
+def _sensitivities(store: Store, memory_ids: list[int]) -> list[str]:
+    """The sensitivity of each of `memory_ids` that exists (the stricter wins where one replaces another)."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    return [r[0] for r in store.conn.execute(f"SELECT sensitivity FROM memories WHERE id IN ({marks})", memory_ids)]
 
 
 def candidate_sensitivity(candidate: Candidate) -> str:
@@ -238,6 +249,8 @@ def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[Sup
             reason = f"said again: #{memory_id}, which this memory had replaced, is current again"
             store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
                                "WHERE id = ?", (memory_id, reason, head))
+            store.conn.execute("UPDATE memories SET sensitivity = ? WHERE id = ?",  # the stricter of the two wins
+                               (stricter(*_sensitivities(store, [memory_id, head])), memory_id))
             return [Supersession(head, memory_id, reason, "said again")]
         head = row[1]
     return []
@@ -305,12 +318,14 @@ def _refines(new: str, old: str) -> bool:
 
 
 def _update_in_place(store: Store, memory_id: int, candidate: Candidate, now: str, provenance: dict) -> None:
-    """Seed 003's update: same id, hits and edges; new content (and sensitivity, provenance), the higher
-    importance, hits + 1; the vector is dropped so the embedding worker embeds the new content."""
+    """Seed 003's update: same id, hits and edges; new content (and provenance), the stricter sensitivity of the
+    old memory and the new content, the higher importance, hits + 1; the vector is dropped so the embedding worker
+    embeds the new content."""
     store.conn.execute(
         "UPDATE memories SET content = ?, content_sha256 = ?, sensitivity = ?, provenance = ?, "
         "importance = MAX(importance, ?), hits = hits + 1, last_accessed = ?, updated_at = ?, tier = 'warm' "
         "WHERE id = ?",
-        (candidate.content, content_sha256(candidate.content), candidate_sensitivity(candidate),
+        (candidate.content, content_sha256(candidate.content),
+         stricter(candidate_sensitivity(candidate), *_sensitivities(store, [memory_id])),
          json.dumps(provenance), candidate.importance, now, now, memory_id))
     store.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))

@@ -106,18 +106,21 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         reinforced = as_memories(store, result.reinforced)
         updated = as_memories(store, result.updated)
     if args.json:
-        _print_json({"created": [m.to_dict() for m in created], "reinforced": [m.to_dict() for m in reinforced],
-                     "updated": [{**m.to_dict(), "reason": result.update_reasons.get(m.id)} for m in updated],
+        shown = [_masked(m.to_dict(), args.sensitive) for m in created + reinforced + updated]
+        shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
+        _print_json({"created": shown_created, "reinforced": shown_reinforced,
+                     "updated": [{**d, "reason": result.update_reasons.get(d["id"])}
+                                 for d in shown[len(created) + len(reinforced):]],
                      "superseded": [s.to_dict() for s in result.supersessions],
                      "rejected": [{"content": c, "reason": r} for c, r in result.rejections]
                      + [{"content": None, "reason": r} for r in result.skipped]})
         return 0
     for m in created:
-        show(f"learned   #{m.id} {m.kind}: {m.content}")
+        show(f"learned   #{m.id} {m.kind}{_echo(m, args.sensitive)}")
     for m in reinforced:
-        show(f"reinforced #{m.id} {m.kind}: {m.content} (importance {m.importance:.2f})")
+        show(f"reinforced #{m.id} {m.kind}{_echo(m, args.sensitive)} (importance {m.importance:.2f})")
     for m in updated:
-        show(f"updated   #{m.id} {m.kind}: {m.content} ({result.update_reasons.get(m.id)})")
+        show(f"updated   #{m.id} {m.kind}{_echo(m, args.sensitive)} ({result.update_reasons.get(m.id)})")
     for s in result.supersessions:
         show(f"superseded #{s.id} by #{s.by}: {s.reason} (kept: twin memories --all)")
     for reason in result.rejected + result.skipped:
@@ -129,6 +132,32 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
               "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
               file=sys.stderr)
     return 0
+
+
+def _echo(memory, show_secrets: bool) -> str:
+    """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`sensitivity.redact`)
+    unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never echoes a key block."""
+    from twin.sensitivity import SENSITIVE, redact
+
+    if memory.sensitivity != SENSITIVE:
+        return f": {memory.content}"
+    if show_secrets:
+        return f" (sensitive): {memory.content}"
+    return f" (sensitive: the value is stored, `twin memories --sensitive` shows it): {redact(memory.content)}"
+
+
+def _masked(fields: dict, show_secrets: bool) -> dict:
+    """A memory's JSON fields with a sensitive memory's secret values masked unless `show_secrets`."""
+    from twin.sensitivity import SENSITIVE, redact
+
+    if fields.get("sensitivity") == SENSITIVE and not show_secrets:
+        return {**fields, "content": redact(fields["content"])}
+    return fields
+
+
+def _mark(memory) -> str:
+    """"  [sensitive]" after a sensitive memory in recall and memories lists, else ""."""
+    return "  [sensitive]" if memory.sensitivity == "sensitive" else ""
 
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
@@ -153,7 +182,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         show("(keyword-only recall: no embedder)", file=sys.stderr)
     for r in results:
         m = r.memory
-        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]{_mark(m)}")
     if not results:
         show("nothing found")
     return 0
@@ -183,7 +212,7 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     for m in rows:
         why = f": {m.supersede_reason}" if m.supersede_reason else ""
         stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
-        show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}")
+        show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}{_mark(m)}")
     return 0
 
 
@@ -825,6 +854,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="store what the worthiness gate would reject (short, filler); still deduplicated")
     p.add_argument("--source", default="muse", help="where it came from (default muse); control characters are "
                    "stored escaped")
+    p.add_argument("--sensitive", action="store_true", help="print secret values of sensitive memories learned")
     p.add_argument("--json", action="store_true")
     p = add("recall", cmd_recall, "recall memories by meaning")
     p.add_argument("query")

@@ -21,6 +21,7 @@ from twin.relative_dates import resolve_dates
 from twin.sensitivity import contains_secret, find_secrets
 from twin.sentence_length import script_length
 from twin.standalone import standalone_problem
+from twin.structured_lines import spell_out
 from twin.third_person import agree, language_of, looks_english, third_person
 
 __all__ = ["KINDS", "MAX_PER_CALL", "Candidate", "agree", "extract", "split_sentences", "standalone_problem",
@@ -129,6 +130,8 @@ _FILE_EXT = re.compile(_EXT)
 _LINK = re.compile(r"(?i)(?:https?://|ftp://|www\.)\S+|[\w.+-]+@[\w-]+\.[\w.-]+|(?<!\w)(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"
                    rf"|\b[\w-]+{_EXT}")  # URLs, e-mail addresses, paths, file names
 _WORD = re.compile(r"[^\W\d_]+")
+# one code or number between words (an order number, a digest, "LH2023"): judged as one word, not as its characters
+_VALUE_TOKEN = re.compile(r"(?<!\S)#?[^\W_]*\d[\w.:/#-]*[^\W_](?=[.,;!?]?(?:\s|$))")
 _NON_ASCII_LETTER = re.compile(r"[^\W\d_\x00-\x7f]")
 _NOSPACE_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _QUESTION = re.compile(r"[?？][!?！？.]*[\"'”’»)\]」』]*$")
@@ -290,7 +293,7 @@ def extract(text: str, *, document_title: str | None = None, limit: int = MAX_PE
     """
     if limit <= 0:
         return []
-    clean = _clean_text(text)
+    clean = spell_out(_clean_text(text))  # table rows and secret key/value lines say what their values are
     reader = _Reader(now, force, rejected, speaker)
     if document_title is None:
         return _extract_conversation(clean, limit, reader, only_secrets)
@@ -418,7 +421,8 @@ def _no_break(block: str, start: int, match: re.Match) -> bool:
 
 
 def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
-    """Seed 000's 12..400 characters (counted by script: `script_length`); ours: at least half letters, 3+ words
+    """Seed 000's 12..400 characters (counted by script: `script_length`); ours: at least half letters (a code or
+    number between words counted as one word: "Owner's order number is 112-4456789-1234567."), 3+ words
     (2+ of them longer than a letter) and `min_letters` letters, or, in a script written without spaces (Chinese,
     Japanese, Korean, Thai), letters worth 12 English ones ("我是素食者。"); no boilerplate, code, command,
     key=value line or bare URL/path."""
@@ -430,7 +434,9 @@ def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
     bare = _LINK.sub(" link ", sentence) if linky else sentence
     words = _WORD.findall(bare)
     letters = sum(map(len, words))
-    if letters < 0.5 * (len(bare) - bare.count(" ")) or len(_CODE_SYMBOL.findall(bare)) > 2 + 0.03 * len(bare):
+    valued = _VALUE_TOKEN.sub("code", bare)  # "order number is 112-4456789-1234567": the value is one word
+    if sum(map(len, _WORD.findall(valued))) < 0.5 * (len(valued) - valued.count(" ")) or \
+            len(_CODE_SYMBOL.findall(bare)) > 2 + 0.03 * len(bare):
         return False
     if len(words) >= 3 and letters >= min_letters and sum(len(word) > 1 for word in words) >= 2:
         return True
@@ -543,12 +549,13 @@ def _extract_conversation(text: str, limit: int, reader: _Reader, only_secrets: 
 
 def _fits(content: str, words: str, holds_secret: bool, force: bool = False) -> bool:
     """Seed 000's 12..400 characters (counted by script; `force`: any length up to 400); ours: a content holding
-    secret values may reach `MAX_SECRET_CHARS` as long as its `words` around the values stay within 400."""
+    secret values has no floor and may reach `MAX_SECRET_CHARS` as long as its `words` around the values stay
+    within 400."""
     shortest = 1 if force else MIN_CHARS
     long_enough = len(content) >= shortest or script_length(content) >= shortest
     if not holds_secret:
         return long_enough and len(content) <= MAX_CHARS
-    return long_enough and len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS
+    return len(content) <= MAX_SECRET_CHARS and len(words) <= MAX_CHARS  # "PIN: 4827" is short and worth keeping
 
 
 def _extract_document(text: str, title: str, limit: int, reader: _Reader,

@@ -35,6 +35,14 @@ def keyword(ascii_words: str, cjk_words: str = "", upper_words: str = "", avoid:
     return rf"(?i:(?=[{''.join(sorted(initials))}]))(?:{'|'.join(parts)}){E}{after}"
 
 
+VERB = (r"(?i:(?:(?:is|was|are|were|ist|war|lautet|sind|es|era|est|était|é|è)"
+        r"(?:\s+(?:now|still|currently|jetzt|ahora|maintenant|agora))?(?:\s+(?:set|changed|reset|updated)\s+to)?"
+        r"|(?:set|changed|reset|updated)\s+to|reads))")
+"""The verb between a label and its value ("is", "ist", "lautet", "est", "es", "é", "set to", "reads")."""
+NOT_A_VALUE = frozenset("true false null none nil undefined unknown empty required optional hidden unset n/a".split())
+"""Words a form or a config file writes where a value would be: no secret."""
+
+
 PASSWORD = keyword(
     r"pass(?:word|phrase|code|wort|wd)|kennwort|contraseña|contrasena|clave|mot\s+de\s+passe|senha|palavra-passe"
     r"|wachtwoord|lösenord|hasło|parola\s+d'ordine|wi-?fi\s+key|wlan-?schlüssel|network\s+key"
@@ -54,7 +62,8 @@ PASSWORD_ABBR = keyword(
 PIN = keyword(
     r"pin(?:[\s-]?code|[\s-]?nummer)?|puk|geheimzahl|code\s+pin|código\s+pin|cvv2?|cvc2?|card\s+security\s+code"
     r"|(?:door|gate|alarm|entry|entrance|access|building|garage|keypad|lock|safe|security|verification|recovery"
-    r"|backup|unlock|parking|mailbox|letterbox|lockbox|key\s*box|key\s*safe|intercom|buzzer)"
+    r"|backup|unlock|parking|mailbox|letterbox|lockbox|key\s*box|key\s*safe|intercom|buzzer|locker|suitcase|luggage"
+    r"|cabinet|bike\s+lock)"
     r"(?:[\s-]+(?:opener|system|panel|keypad|lock|remote|entry|access))?\s+codes?"
     r"|(?:2fa|mfa|two[\s-]factor|2-step|two-step|otp)(?:\s+(?:login|backup|recovery))?\s+codes?"
     r"|(?:haustür|tür|tor|alarm|zugangs|sicherheits|tresor)code|digicode"
@@ -121,6 +130,11 @@ PLACE = keyword(
     r"|porte|portail|puerta|portón|garaje|portão|porta|portone|cancello|deur|poort|дверь|калитка|домофон|подъезд",
     cjk_words="大门|门禁|ドア|玄関")
 """A door or gate named before ":" and a keypad code ("Garage: 4-7-1-1#")."""
+LOCKER = keyword(
+    r"(?:gym\s+|school\s+|work\s+|office\s+|pool\s+|station\s+)?locker|padlock|schließfach|spind|vorhängeschloss"
+    r"|zahlenschloss|casier|cadenas|taquilla|candado|armadietto|lucchetto|cacifo|kluisje|hangslot",
+    avoid=r"room|number|nummer|no|nr|numéro|número|row|key")
+"""A locker or padlock named before ":" and its code ("Gym locker: 3391"); "locker number: 112" is no code."""
 LOGIN_WORDS = re.compile(  # searched in the text before "user / password" (no label right before it)
     r"(?i)\b(?:log-?ins?|log-?on|sign-?in|credentials|creds|user(?:name)?|account|konto|zugang(?:sdaten)?|benutzer\w*"
     r"|anmeld\w*|identifiants?|compte|connexion|usuario|cuenta|acceso|credenciales|utente|accesso|credenziali|conta"

@@ -121,6 +121,7 @@ def _split_run(words: list[_Word], text: str) -> Iterator[list[_Word]]:
     for word in (*words, None):
         if word is not None and run and (word.start - run[-1].end <= MAX_SEED_GAP
                                          and _GAP.fullmatch(text, run[-1].end, word.start)
+                                         and not _BLANK_LINE.search(text, run[-1].end, word.start)
                                          and (common := shared & word.languages.keys())):
             run.append(word)
             shared = common
@@ -130,6 +131,20 @@ def _split_run(words: list[_Word], text: str) -> Iterator[list[_Word]]:
         run, shared = ([word], set(word.languages)) if word is not None else ([], set())
 
 
+def _without_prose_tail(words: list[_Word], text: str) -> list[_Word]:
+    """`words` without those on a later line than the first word's when that line goes on with other words after
+    the last one ("…indoor loud" then "Owner renewed the domain in March." on the next line: "Owner" is a list
+    word that opens a sentence, not the phrase's 13th word)."""
+    if not words:
+        return words
+    line_end = text.find("\n", words[-1].end, words[-1].end + 201)
+    tail = text[words[-1].end:line_end if line_end >= 0 else words[-1].end + 201]
+    line_start = text.rfind("\n", words[0].end, words[-1].start) + 1
+    if not line_start or not any(c.isalpha() for c in tail):
+        return words
+    return [w for w in words if w.start < line_start]
+
+
 def _checksum_holds(run: list[_Word]) -> bool:
     """Whether `run` is a whole BIP-39 phrase (a valid length, the checksum holding in one of its languages)."""
     languages = set.intersection(*(set(w.languages) for w in run))
@@ -137,6 +152,7 @@ def _checksum_holds(run: list[_Word]) -> bool:
                                             for lang in languages)
 
 
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")  # no phrase crosses a blank line (a new paragraph)
 _LINE_START = re.compile(r"[\n:：\"'“‘«(\[]")  # what may open the line or clause a phrase stands alone in
 
 
@@ -166,11 +182,14 @@ def seed_phrases(text: str) -> Iterator[Found]:
     for run in _runs(text):
         labels = list(_SEED_LABEL.finditer(text, max(0, run[0].start - SEED_LABEL_WINDOW),
                                            run[min(3, len(run) - 1)].end))
-        if labels:
-            words = [w for w in run if w.start >= labels[-1].end()]
-            if SEED_LENGTHS[-1] <= len(words) <= SEED_LENGTHS[0]:
-                yield Found("seed_phrase", words[0].start, words[-1].end)
-                continue
+        # the last label that leaves 12..24 words: a phrase's own word "seed" is no label of the words after it
+        labelled = (_without_prose_tail([w for w in run if w.start >= label.end()], text) for label in reversed(labels))
+        words = next((ws for ws in labelled if SEED_LENGTHS[-1] <= len(ws) <= SEED_LENGTHS[0]), None)
+        if words:
+            yield Found("seed_phrase", words[0].start, words[-1].end)
+            continue
+        if len(run) > SEED_LENGTHS[-1]:
+            run = _without_prose_tail(run, text) or run
         if _checksum_holds(run) and _stands_alone(text, run[0].start, run[-1].end):
             yield Found("seed_phrase", run[0].start, run[-1].end)
 

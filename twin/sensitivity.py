@@ -24,12 +24,17 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import NamedTuple
+
+from twin.secret_fields import field_secrets
 
 from twin.secret_labels import ACCOUNT as _ACCOUNT
 from twin.secret_labels import CODE as _CODE
+from twin.secret_labels import LOCKER as _LOCKER
 from twin.secret_labels import LOGIN as _LOGIN
 from twin.secret_labels import LOGIN_WORDS as _LOGIN_WORDS
+from twin.secret_labels import NOT_A_VALUE as _NOT_A_VALUE
 from twin.secret_labels import NATIONAL_ID as _NATIONAL_ID
 from twin.secret_labels import NOT_PIN_CODE as _NOT_PIN_CODE
 from twin.secret_labels import PASSWORD as _PASSWORD
@@ -40,26 +45,45 @@ from twin.secret_labels import SEED as _SEED
 from twin.secret_labels import SETTING as _SETTING
 from twin.secret_labels import TOKEN as _TOKEN
 from twin.secret_labels import TOTP_LABEL as _TOTP_LABEL
+from twin.secret_labels import VERB as _VERB
 from twin.secret_labels import E as _E
 from twin.secret_labels import keyword as _keyword
+from twin.secret_phrases import phrase_secrets
 
 SENSITIVITIES = ("public", "internal", "private", "sensitive")
 """Levels from least to most restricted (seed 003); recall hides levels above its ``max_sensitivity``."""
 DEFAULT_SENSITIVITY = "private"
 """Level of a memory holding no secret (seed 003: "otherwise defaults to private")."""
 SENSITIVE = "sensitive"
+def stricter(*levels: str) -> str:
+    """The most restricted of `levels` (names from `SENSITIVITIES`; an unknown name counts as ``private``):
+    a memory that replaces, updates or restates another is at least as sensitive as it. Raises `ValueError`
+    when no level is given."""
+    if not levels:
+        raise ValueError("stricter() needs at least one sensitivity")
+    rank = {name: n for n, name in enumerate(SENSITIVITIES)}
+    return max(levels, key=lambda level: rank.get(level, rank[DEFAULT_SENSITIVITY]))
+
+
 REDACTED = "[redacted]"
 """What :func:`redact` puts in place of each secret value."""
 
 # --- building blocks -------------------------------------------------------------------------------------------
-_VERB = (r"(?i:(?:(?:is|was|are|were|ist|war|lautet|sind|es|era|est|était|é|è)"
-         r"(?:\s+(?:now|still|currently|jetzt|ahora|maintenant|agora))?(?:\s+(?:set|changed|reset|updated)\s+to)?"
-         r"|(?:set|changed|reset|updated)\s+to|reads))")
-# A word between keyword and verb: not a clause boundary, not ending a sentence ("stored. Room is 12" is not one).
+# A word between keyword and verb: not a clause boundary, not ending a sentence ("stored. Room is 12" is not one),
+# on the keyword's line ("Locker code 0417" and "Bike lock code: 2208" on the next line are two codes).
 _FILLER = r"(?!(?i:and|but|or|und|oder|aber|y|pero|et|mais|ou|e|which|while)\s)[^\s,;!?。，；]{0,40}[^\s,;:!?.。，；]"
-_SEP = (rf"(?:(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s*(?:是|为|為|は)\s*|\s+{_VERB}(?:\s*:\s*|\s+))"
-        r"|\s+)")
-_LABEL_SEP = rf"(?:\s+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s+{_VERB}(?:\s*:\s*|\s+))"  # _SEP without a bare space
+_SEP = (rf"(?:(?:[ \t]+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s*(?:是|为|為|は)\s*|\s+{_VERB}(?:\s*:\s*|\s+))"
+        r"|[ \t]+)")  # a bare space stays on the label's line: a table's "password" header is no label of the next row
+_LABEL_SEP = rf"(?:[ \t]+{_FILLER}){{0,6}}?(?:\s*[:=：—–]\s*|\s+{_VERB}(?:\s*:\s*|\s+))"  # _SEP without a bare space
+# "the code to my locker, it's 0417": the value restated after a comma ("it's", "that is", "c'est", "das ist")
+_RESTATED = (rf"(?:[ \t]+{_FILLER}){{0,6}}?,?\s+(?i:it['’]s|it\s+is|that['’]s|that\s+is|which\s+is|c['’]est"
+             r"|das\s+ist|es\s+ist|er\s+lautet|sie\s+lautet|es)\s+")
+# "my pin is 4 digits: 5 9 1 3", "PIN (vier Ziffern): …": how many digits, then the code
+_DIGIT_COUNT = (r"(?:\(?\s*(?i:\d{1,2}|three|four|five|six|seven|eight|drei|vier|fünf|sechs|acht|trois|quatre|cinq"
+                r"|tres|cuatro|cinco|seis|quattro|sei|vijf|zes)[\s-]+(?i:digits?|numbers?|ziffern|stellen|stellig"
+                r"|chiffres|dígitos|cifre|cijfers)\s*\)?\s*[:：,—–-]?\s*)?")
+_PIN_SEP = rf"(?:{_SEP}|{_RESTATED}){_DIGIT_COUNT}"
+_CODE_SEP = rf"(?:{_LABEL_SEP}|{_RESTATED}){_DIGIT_COUNT}"
 # one token, no end dot; a "!" or "?" just before a "." or "," is the token's own ("Sommer2024!.")
 _WORD = r"[^\s\"'“”‘’«»<>()\[\]{},;。、，；：]{0,99}[^\s\"'“”‘’«»<>()\[\]{},;。、，；：.!?:](?:[!?]{1,3}(?=[.,;]))?"
 _QUOTED = r"[\"“‘«„'](?P<quoted>[^\"”’»'\n]{1,100})[\"”’»“']"
@@ -92,7 +116,6 @@ _SEED_STOPWORDS = frozenset("the and was are with from that this into which writ
 _ASSIGNED = re.compile(r"=\s*$")  # "pass=toor": a config-style assignment, the value is what was set
 _USER_LABEL = re.compile(  # "user: root pass: toor": a labelled user name, then the password's label
     r"(?i)\b(?:user(?:name)?|login|benutzer(?:name)?|usuario|utilisateur)\s*[:=]\s*\S+\s*[,;/|]?\s*\S+\s*[:：]\s*$")
-_NOT_A_VALUE = frozenset("true false null none nil undefined unknown empty required optional hidden unset".split())
 _PATH = re.compile(r"~?(?:/[\w.-]+){2,}/?")  # "pwd is /home/owner/code": a directory, not a password
 _ANNOUNCED = re.compile(rf"(?:[:=：]|\s{_VERB})\s*$")  # the value follows ":", "=" or a verb, not a bare space
 # "I switched my password to 1Password / LastPass": a password manager's name is shaped like a password
@@ -354,10 +377,11 @@ _RULES: tuple[tuple[str, re.Pattern[str], _Check | None], ...] = (
     ("app_password", _keyword_rule(_PASSWORD_ABBR, _APP_GROUPS, _LABEL_SEP), _app_password),
     ("otp_secret", _keyword_rule(_TOTP_LABEL, _BASE32_GROUPS), _base32_secret),
     ("env_secret", _ENV_ASSIGNMENT, _env_value),
-    ("pin", _keyword_rule(_PIN, _CODES), _codes),
-    ("pin", _keyword_rule(_CODE, rf"[#*]?\d{{4,8}}[#*]?(?![\w-]|[.,/:]\d)|(?:{_DASHED_CODE})(?![\w-])", _LABEL_SEP),
+    ("pin", _keyword_rule(_PIN, _CODES, _PIN_SEP), _codes),
+    ("pin", _keyword_rule(_CODE, rf"[#*]?\d{{4,8}}[#*]?(?![\w-]|[.,/:]\d)|(?:{_DASHED_CODE})(?![\w-])", _CODE_SEP),
      _pin_number),
     ("pin", _keyword_rule(_PLACE, _KEYPAD_CODE, r"\s*[:=：]\s*"), _keypad_code),
+    ("pin", _keyword_rule(_LOCKER, rf"{_KEYPAD_CODE}|\d{{3,8}}(?![\w-]|[.,/:]\d)", r"[ \t]*[:=：][ \t]*"), _keypad_code),
     ("account_number", _keyword_rule(_ACCOUNT, r"\d{1,17}(?:[ -]\d{1,17}){0,5}"), _digits_between(6, 34, 0)),
     ("national_id", _keyword_rule(_NATIONAL_ID, r"[A-Z0-9]{1,20}(?:[ -][A-Z0-9]{1,12}){0,5}(?![a-z])"),
      _digits_between(5, 20, 4)),
@@ -378,8 +402,9 @@ class Secret(NamedTuple):
 def _scan(text: str) -> Iterator[Secret]:
     from twin.secret_shapes import structural_secrets
 
-    for found in structural_secrets(text):
-        yield Secret(*found)
+    for found in chain(structural_secrets(text), phrase_secrets(text), field_secrets(text)):
+        if REDACTED not in text[found.start:found.end]:
+            yield Secret(*found)
     for kind, pattern, check in _RULES:
         pos = 0
         while (m := pattern.search(text, pos)) is not None:

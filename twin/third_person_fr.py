@@ -168,12 +168,19 @@ def _next_word(words: list[int], i: int) -> int:
     return words[words.index(i) + 1]
 
 
+_DETERMINERS = frozenset("le la les l un une des du mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs"
+                         " ce cet cette ces".split())
+
+
 def _possessive(tokens: list[str], words: list[int], n: int) -> None:
     """mon/ma/mes/notre/nos + (adjective) + noun -> le/la/l'/les + (adjective) + noun + " d'Owner"."""
     low = tokens[words[n]].lower()
     noun_at = n + 1
     if tokens[words[noun_at]].lower() in _PRENOMINAL and noun_at + 1 < len(words):
         noun_at += 1
+    while (noun_at + 2 < len(words) and tokens[words[noun_at + 1]].lower() in ("de", "à")
+           and tokens[words[noun_at + 2]][:1].islower() and tokens[words[noun_at + 2]].lower() not in _DETERMINERS):
+        noun_at += 2  # a compound noun: "mon mot de passe" -> "le mot de passe d'Owner", "ma brosse à dents"
     first = tokens[words[n + 1]]
     plural = low in ("mes", "nos")
     if plural:

@@ -1,0 +1,90 @@
+"""The stricter sensitivity wins wherever one memory replaces, updates or restates another: a private memory
+that supersedes a sensitive one is sensitive (the newest PIN of a chain never shows in plain recall), an update in
+place never lowers the level, a memory said again over a sensitive head keeps the head's level, and the model's
+judgements follow the same rule. Real SQLite store, the real capture and learn paths, texts written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from twin.capture import capture
+from twin.extractor import Candidate
+from twin.learn import learn
+from twin.sensitivity import stricter
+
+NOW, LATER, LATEST = "2026-11-30T10:00:00Z", "2026-11-30T11:00:00Z", "2026-11-30T12:00:00Z"
+PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
+
+
+def _capture(store, content: str, now: str = NOW, **kwargs):
+    with store.transaction():
+        candidate = Candidate(content=content, kind="fact", importance=0.5, tags=[])
+        return capture(store, "owner", candidate, "muse", now, PROVENANCE, **kwargs)
+
+
+def _mark_sensitive(store, memory_id: int) -> None:
+    store.conn.execute("UPDATE memories SET sensitivity = 'sensitive' WHERE id = ?", (memory_id,))
+
+
+def test_stricter_orders_the_levels_and_needs_one():
+    assert stricter("private", "sensitive") == "sensitive" == stricter("sensitive", "public")
+    assert stricter("public", "internal") == "internal" and stricter("public") == "public"
+    assert stricter("weird", "public") == "weird"  # unknown counts as private, above public
+    with pytest.raises(ValueError):
+        stricter()
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Owner lives in Lisbon.", "Owner moved to Berlin and now lives in Neukölln."),
+    ("Owner has 2 cats.", "Owner has 3 cats."),
+    ("Owner's therapist is Dr. Weiss.", "Owner's therapist is Dr. Aydin."),
+])
+def test_a_memory_that_supersedes_a_sensitive_one_is_sensitive(store, old, new):
+    old_id = _capture(store, old).id
+    _mark_sensitive(store, old_id)  # the owner marked it (or its secret was found)
+    result = _capture(store, new, now=LATER)
+    assert result.superseded == [old_id]
+    assert store.get(result.id).sensitivity == "sensitive"
+
+
+def test_a_private_memory_superseding_a_private_one_stays_private(store):
+    old_id = _capture(store, "Owner has 4 plants.").id
+    result = _capture(store, "Owner has 6 plants.", now=LATER)
+    assert result.superseded == [old_id] and store.get(result.id).sensitivity == "private"
+
+
+def test_an_update_in_place_never_lowers_the_level(store):
+    first = _capture(store, "Owner's sister Mira works as a pilot.").id
+    _mark_sensitive(store, first)
+    refined = _capture(store, "Owner's sister Mira works as a pilot for a cargo airline.", now=LATER)
+    assert refined.updated and refined.id == first and store.get(first).sensitivity == "sensitive"
+
+
+def test_said_again_over_a_sensitive_head_keeps_the_heads_level(store):
+    lisbon = _capture(store, "Owner lives in Lisbon.").id
+    berlin = _capture(store, "Owner moved to Berlin and now lives in Neukölln.", now=LATER).id
+    _mark_sensitive(store, berlin)
+    again = _capture(store, "Owner lives in Lisbon.", now=LATEST)
+    assert again.id == lisbon and again.superseded == [berlin]
+    assert store.get(lisbon).sensitivity == "sensitive"
+
+
+def test_the_models_judgements_follow_the_same_rule(store):
+    pin = _capture(store, "Owner's bank PIN is 4827.").id
+    assert store.get(pin).sensitivity == "sensitive"
+    replaced = _capture(store, "Owner changed the bank PIN after the card was lost.", now=LATER,
+                        judged={pin: ("contradicts", "a new PIN")})
+    assert replaced.superseded == [pin] and store.get(replaced.id).sensitivity == "sensitive"
+    note = _capture(store, "Owner's gym locker has a green padlock.").id
+    _mark_sensitive(store, note)
+    same = _capture(store, "Owner's gym locker has a green padlock from the hardware shop.", now=LATEST,
+                    judged={note: ("refines", "more detail")})
+    assert same.updated and store.get(note).sensitivity == "sensitive"
+
+
+def test_a_chain_of_codes_learned_offline_stays_out_of_plain_listing(store, activity):
+    for when, text in ((NOW, "My PIN is 0000."), (LATER, "my pin is 4 digits: 5 9 1 3"),
+                       (LATEST, "Mein Passwort ist blaue Tasse Regen.")):
+        learn(store, activity, "owner", text, "muse")
+    rows = store.conn.execute("SELECT content, sensitivity, status FROM memories ORDER BY id").fetchall()
+    assert rows and all(s == "sensitive" for _, s, _ in rows), rows
