@@ -232,15 +232,16 @@ class Supervisor:
             try:
                 beings = await asyncio.to_thread(self.store.beings)
                 for being in dict.fromkeys([self.settings.being, *beings]):
-                    await asyncio.to_thread(bus.push_reflect, being)
+                    await asyncio.to_thread(bus.enqueue, "reflect_being", being=being)
             except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this tick
                 log.warning("supervisor: reflection tick skipped (%s: %s)", type(exc).__name__, exc)
 
     async def _lifecycle_ticks(self, name: str, every_s: float, push) -> None:
         """Seed 003's periodic passes (`decay` every `decay_every_s`, `dream` every `dream_every_s`): `push(being)`
-        for every being. The first pass is due `every_s` after the last one recorded in SQLite (cursor
-        `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after boot, so restarts neither
-        skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is skipped with a log line."""
+        (which queues the `<name>_being` job) for every being. The first pass is due `every_s` after the last one
+        recorded in SQLite (cursor `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after
+        boot, so restarts neither skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is
+        skipped with a log line."""
         last = await asyncio.to_thread(self.store.get_cursor, LIFECYCLE_CURSOR, self.settings.being, f"last_{name}")
         due_in_s = every_s - (time.time() - parse_time(last).timestamp()) if last else 0.0
         delay_s = max(LIFECYCLE_FIRST_AFTER_S, due_in_s)
@@ -353,10 +354,11 @@ class Supervisor:
             heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
             staged = asyncio.create_task(self._staged_ticks(bus), name="staged-ticks")
             ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
-            lifecycle = [asyncio.create_task(self._lifecycle_ticks("decay", self.settings.decay_every_s,
-                                                                   bus.push_decay), name="decay-ticks"),
-                         asyncio.create_task(self._lifecycle_ticks("dream", self.settings.dream_every_s,
-                                                                   bus.push_dream), name="dream-ticks")]
+            decay = self._lifecycle_ticks("decay", self.settings.decay_every_s,
+                                          lambda being: bus.enqueue("decay_being", being=being))
+            dream = self._lifecycle_ticks("dream", self.settings.dream_every_s,
+                                          lambda being: bus.enqueue("dream_being", being=being))
+            lifecycle = [asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
