@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
 import os
 import signal
@@ -27,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from redis import Redis
 
-from connectors import CONNECTORS
+import connectors
 from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
@@ -183,14 +182,14 @@ class Supervisor:
         finally:
             forced.cancel()
 
-    async def _keep_connector(self, name: str, bus: Bus) -> None:
-        """Run connector `name` until stopping; a crash is logged with its traceback, written to the diary
-        and the connector restarted with the same capped backoff as a child process."""
-        backoff_s = 1.0
+    async def _keep_connector(self, connector: connectors.Connector, bus: Bus) -> None:
+        """Run `connector` (imported now) until stopping; a crash is logged with its traceback, written to the
+        diary and the connector restarted with the same capped backoff as a child process."""
+        name, backoff_s = connector.name, 1.0
         while not self.stop.is_set():
             started = time.monotonic()
             try:
-                await CONNECTORS[name](self.settings, self.store, bus, self.activity).run(self.stop)
+                await connector.load()(self.settings, self.store, bus, self.activity).run(self.stop)
                 return
             except Exception as exc:
                 log.exception("supervisor: connector %s crashed", name)
@@ -370,17 +369,12 @@ class Supervisor:
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
                                   [sys.executable, "-m", "workers", role])
             bus = Bus(self.redis)
-            if self.settings.files_roots:
-                self.store.set_cursor("files", self.settings.being, "roots",
-                                      json.dumps([str(r) for r in self.settings.files_roots]))
-                tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
-            # always: without a token it only waits for `twin connect gmail` to write one
-            tasks.append(asyncio.create_task(self._keep_connector("gmail", bus), name="connector-gmail"))
-            if self.settings.browser_enabled:
-                tasks.append(asyncio.create_task(self._keep_connector("browser", bus), name="connector-browser"))
-            if self.settings.telegram_bot_token is not None:
-                tasks.append(asyncio.create_task(self._keep_connector("telegram", bus), name="connector-telegram"))
-            connectors = len(tasks)
+            for connector in connectors.enabled(self.settings):
+                if connector.prepare is not None:
+                    connector.prepare(self.settings, self.store)
+                tasks.append(asyncio.create_task(self._keep_connector(connector, bus),
+                                                 name=f"connector-{connector.name}"))
+            running = len(tasks)
             decay = self._lifecycle_ticks("decay", self.settings.decay_every_s,
                                           lambda being: bus.enqueue("decay_being", being=being))
             dream = self._lifecycle_ticks("dream", self.settings.dream_every_s,
@@ -392,7 +386,7 @@ class Supervisor:
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
-            self.activity.record("system", f"twin is up: {connectors} connector(s), 2 workers and the "
+            self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
                                            f"scheduler, Redis {'external' if self.settings.redis_url else 'private'}, "
                                            f"{model}; reflection every {self.settings.tick_s:.0f} s.")
             await self.stop.wait()
