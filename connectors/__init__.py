@@ -1,16 +1,54 @@
 """Connectors: asyncio tasks that turn a source into queued learn jobs (DESIGN.md "Shape"; STYLE.md 3-4).
 
-`CONNECTORS` is the one explicit registry; the supervisor builds each by name with
+`REGISTRY` is the one explicit registry: per connector, whether the settings turn it on (`enabled`, light: no
+import of the connector) and where its class is, imported only when it is enabled (`load`; the Gmail and
+Telegram clients are heavy). The supervisor loops over it: it builds each enabled connector with
 `(settings, store, bus, activity)` and runs `await connector.run(stop)`. An unknown name raises `KeyError`.
 """
 
 from __future__ import annotations
 
-from connectors.browser import BrowserConnector
-from connectors.files import FilesConnector
-from connectors.gmail import GmailConnector
-from connectors.telegram import TelegramConnector
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
 
-CONNECTORS = {"files": FilesConnector, "gmail": GmailConnector, "browser": BrowserConnector,
-              "telegram": TelegramConnector}
-"""Every connector by name."""
+from twin.settings import Settings
+from twin.store import Store
+
+
+@dataclass(frozen=True)
+class Connector:
+    """One registered connector: its `name`, `target` (`"module:Class"`, imported by `load`) and `enabled`
+    (settings -> whether the supervisor runs it). `prepare` (settings, store), when set, runs in the supervisor
+    before the connector starts (what `twin status` reads while it runs)."""
+
+    name: str
+    target: str
+    enabled: Callable[[Settings], bool]
+    prepare: Callable[[Settings, Store], None] | None = None
+
+    def load(self) -> type:
+        """The connector's class, importing its module now. Raises `ImportError` when a library is missing."""
+        module, _, cls = self.target.partition(":")
+        return getattr(import_module(module), cls)
+
+
+def _record_roots(settings: Settings, store: Store) -> None:
+    """The watched folders as a `files` cursor, for `twin status` while the daemon runs."""
+    store.set_cursor("files", settings.being, "roots", json.dumps([str(r) for r in settings.files_roots]))
+
+
+REGISTRY = {c.name: c for c in (
+    Connector("files", "connectors.files:FilesConnector", lambda s: bool(s.files_roots), _record_roots),
+    # always: without a token it only waits for `twin connect gmail` to write one
+    Connector("gmail", "connectors.gmail:GmailConnector", lambda s: True),
+    Connector("browser", "connectors.browser:BrowserConnector", lambda s: s.browser_enabled),
+    Connector("telegram", "connectors.telegram:TelegramConnector", lambda s: s.telegram_bot_token is not None),
+)}
+"""Every connector by name, in the order the supervisor starts them."""
+
+
+def enabled(settings: Settings) -> list[Connector]:
+    """The connectors `settings` turn on, in registry order (imports none of them)."""
+    return [c for c in REGISTRY.values() if c.enabled(settings)]

@@ -106,7 +106,7 @@ class TelegramConnector:
         return await asyncio.get_running_loop().run_in_executor(self.work, fn, *args)
 
     def _open(self) -> None:
-        from twin.recall import open_recall
+        from twin.wiring import open_recall  # loads the model: only when the connector runs
 
         self.store = Store(self.settings.db_path).open()
         self.activity = Activity(self.store, self.being)

@@ -2,9 +2,13 @@
 
 Starts the private Redis (unless `TWIN_REDIS_URL` is set), the two workers as child processes and the
 connectors as asyncio tasks; restarts a crashed child with capped exponential backoff; talks to
-systemd (READY, STATUS, WATCHDOG, STOPPING). Signal handlers only set the stop event; the teardown in
-`finally` stops the connectors, lets the workers finish the job in hand (SIGTERM = RQ warm stop; the
-embedding worker checkpoints the index on its way out), then stops Redis (which writes its AOF).
+systemd (READY, STATUS, WATCHDOG, STOPPING). Signal handlers only record the request (rq's warm and cold stop):
+the first SIGTERM/SIGINT sets the stop event, a second one while stopping the force event. The teardown in
+`finally` stops the connectors and the periodic tasks all at once (each stage within `stop_grace_s`), lets the
+workers finish the job in hand (SIGTERM = RQ warm stop; the embedding worker checkpoints the index on its way
+out), then stops Redis (which writes its AOF): three stages, 3 × 20 s at most by default, under the unit's
+`TimeoutStopSec=90`. A forced stop cuts every wait short: what still runs is cancelled or killed (jobs are
+idempotent and recovered at the next start; staged items wait in SQLite).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
 import os
 import signal
@@ -23,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 
 from redis import Redis
 
-from connectors import CONNECTORS
+import connectors
 from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
@@ -49,6 +52,14 @@ LOST_JOB_AFTER_S = 60.0
 """A learn job queued this long ago that Redis no longer knows is lost; its staged items are queued again."""
 LIFECYCLE_FIRST_AFTER_S = 60.0
 """The earliest a decay or dream pass runs after boot (one that is overdue runs then, not at once)."""
+SHUTDOWN_STAGES = 3
+"""The shutdown's stages, each within `stop_grace_s`: connectors and periodic tasks, workers, Redis. The systemd
+unit's `TimeoutStopSec` is above `SHUTDOWN_STAGES * stop_grace_s` with margin (tests/test_shutdown.py)."""
+CANCELLED_WAIT_S = 1.0
+"""How long a task cancelled at the end of its grace gets to unwind before the shutdown goes on without it."""
+FORCED_WAIT_S = 1.0
+"""On a forced stop a child still gets this long after its SIGTERM before it is killed: Redis writes its AOF, a
+worker between two jobs exits by itself."""
 
 
 class ChildStatus(enum.Enum):
@@ -90,6 +101,7 @@ class Supervisor:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.stop = asyncio.Event()
+        self.force = asyncio.Event()
         self.children: dict[str, Child] = {}
         self.store: Store | None = None
         self.activity: Activity | None = None
@@ -138,28 +150,46 @@ class Supervisor:
         return child
 
     async def _stop_child(self, child: Child, grace_s: float) -> bool:
-        """SIGTERM (a warm stop: the job in hand finishes), SIGKILL after `grace_s`. Returns True if killed."""
+        """SIGTERM (a warm stop: the job in hand finishes), SIGKILL after `grace_s`, or `FORCED_WAIT_S` after the
+        stop is forced. Returns True if killed."""
         proc = child.proc
         if proc is None or proc.returncode is not None:
             return False
         proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=grace_s)
-        except TimeoutError:
-            log.warning("supervisor: %s did not stop within %.0f s; killing it", child.name, grace_s)
+        exited = asyncio.ensure_future(proc.wait())
+        if not await self._done_unless_forced([exited], grace_s) and self.force.is_set():
+            await asyncio.wait([exited], timeout=FORCED_WAIT_S)
+        if not exited.done():
+            exited.cancel()
+            log.warning("supervisor: %s did not stop %s; killing it", child.name,
+                        "before the forced stop" if self.force.is_set() else f"within {grace_s:.0f} s")
             proc.kill()
             await proc.wait()
             return True
         return False
 
-    async def _keep_connector(self, name: str, bus: Bus) -> None:
-        """Run connector `name` until stopping; a crash is logged with its traceback, written to the diary
-        and the connector restarted with the same capped backoff as a child process."""
-        backoff_s = 1.0
+    async def _done_unless_forced(self, tasks: list[asyncio.Future], timeout_s: float) -> bool:
+        """Wait until every one of `tasks` is done, `timeout_s` passed or the stop is forced; True when all are
+        done. Cancels none of them."""
+        forced = asyncio.ensure_future(self.force.wait())
+        try:
+            pending = set(tasks)
+            deadline = time.monotonic() + timeout_s
+            while pending and not forced.done() and (left_s := deadline - time.monotonic()) > 0:
+                _, pending = await asyncio.wait({*pending, forced}, timeout=left_s, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(forced)
+            return not pending
+        finally:
+            forced.cancel()
+
+    async def _keep_connector(self, connector: connectors.Connector, bus: Bus) -> None:
+        """Run `connector` (imported now) until stopping; a crash is logged with its traceback, written to the
+        diary and the connector restarted with the same capped backoff as a child process."""
+        name, backoff_s = connector.name, 1.0
         while not self.stop.is_set():
             started = time.monotonic()
             try:
-                await CONNECTORS[name](self.settings, self.store, bus, self.activity).run(self.stop)
+                await connector.load()(self.settings, self.store, bus, self.activity).run(self.stop)
                 return
             except Exception as exc:
                 log.exception("supervisor: connector %s crashed", name)
@@ -232,15 +262,16 @@ class Supervisor:
             try:
                 beings = await asyncio.to_thread(self.store.beings)
                 for being in dict.fromkeys([self.settings.being, *beings]):
-                    await asyncio.to_thread(bus.push_reflect, being)
+                    await asyncio.to_thread(bus.enqueue, "reflect_being", being=being)
             except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this tick
                 log.warning("supervisor: reflection tick skipped (%s: %s)", type(exc).__name__, exc)
 
     async def _lifecycle_ticks(self, name: str, every_s: float, push) -> None:
         """Seed 003's periodic passes (`decay` every `decay_every_s`, `dream` every `dream_every_s`): `push(being)`
-        for every being. The first pass is due `every_s` after the last one recorded in SQLite (cursor
-        `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after boot, so restarts neither
-        skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is skipped with a log line."""
+        (which queues the `<name>_being` job) for every being. The first pass is due `every_s` after the last one
+        recorded in SQLite (cursor `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after
+        boot, so restarts neither skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is
+        skipped with a log line."""
         last = await asyncio.to_thread(self.store.get_cursor, LIFECYCLE_CURSOR, self.settings.being, f"last_{name}")
         due_in_s = every_s - (time.time() - parse_time(last).timestamp()) if last else 0.0
         delay_s = max(LIFECYCLE_FIRST_AFTER_S, due_in_s)
@@ -319,7 +350,7 @@ class Supervisor:
         """Start everything, wait for SIGTERM/SIGINT, stop everything. Returns 0 on a clean stop."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.stop.set)
+            loop.add_signal_handler(sig, self.on_signal)
         secure_dir(self.settings.data_dir)
         lock = InstanceLock(self.settings.data_dir / "twin.lock")
         lock.acquire()  # raises AlreadyRunning before anything is started
@@ -327,7 +358,7 @@ class Supervisor:
         self.activity = Activity(self.store, self.settings.being)
         for line in startup_warnings(self.settings):  # the config and runtime dirs 0700 too; what stays open
             self.activity.record("degraded", line)
-        connector_tasks: list[asyncio.Task] = []
+        tasks: list[asyncio.Task] = []  # connectors and periodic tasks: they all stop at the stop event
         try:
             await self._start_redis()
             self.redis = connect_redis(self.settings)
@@ -338,62 +369,76 @@ class Supervisor:
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
                                   [sys.executable, "-m", "workers", role])
             bus = Bus(self.redis)
-            if self.settings.files_roots:
-                self.store.set_cursor("files", self.settings.being, "roots",
-                                      json.dumps([str(r) for r in self.settings.files_roots]))
-                connector_tasks.append(asyncio.create_task(self._keep_connector("files", bus), name="connector-files"))
-            # always: without a token it only waits for `twin connect gmail` to write one
-            connector_tasks.append(asyncio.create_task(self._keep_connector("gmail", bus), name="connector-gmail"))
-            if self.settings.browser_enabled:
-                connector_tasks.append(asyncio.create_task(self._keep_connector("browser", bus),
-                                                           name="connector-browser"))
-            if self.settings.telegram_bot_token is not None:
-                connector_tasks.append(asyncio.create_task(self._keep_connector("telegram", bus),
-                                                           name="connector-telegram"))
-            heartbeat = asyncio.create_task(self._heartbeat(), name="heartbeat")
-            staged = asyncio.create_task(self._staged_ticks(bus), name="staged-ticks")
-            ticks = asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks")
-            lifecycle = [asyncio.create_task(self._lifecycle_ticks("decay", self.settings.decay_every_s,
-                                                                   bus.push_decay), name="decay-ticks"),
-                         asyncio.create_task(self._lifecycle_ticks("dream", self.settings.dream_every_s,
-                                                                   bus.push_dream), name="dream-ticks")]
+            for connector in connectors.enabled(self.settings):
+                if connector.prepare is not None:
+                    connector.prepare(self.settings, self.store)
+                tasks.append(asyncio.create_task(self._keep_connector(connector, bus),
+                                                 name=f"connector-{connector.name}"))
+            running = len(tasks)
+            decay = self._lifecycle_ticks("decay", self.settings.decay_every_s,
+                                          lambda being: bus.enqueue("decay_being", being=being))
+            dream = self._lifecycle_ticks("dream", self.settings.dream_every_s,
+                                          lambda being: bus.enqueue("dream_being", being=being))
+            tasks += [asyncio.create_task(self._heartbeat(), name="heartbeat"),
+                      asyncio.create_task(self._staged_ticks(bus), name="staged-ticks"),
+                      asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks"),
+                      asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
-            self.activity.record("system", f"twin is up: {len(connector_tasks)} connector(s), 2 workers and the "
+            self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
                                            f"scheduler, Redis {'external' if self.settings.redis_url else 'private'}, "
                                            f"{model}; reflection every {self.settings.tick_s:.0f} s.")
             await self.stop.wait()
-            await heartbeat
-            await staged
-            await ticks
-            for task in lifecycle:
-                await task
         finally:
-            await self._shutdown(connector_tasks)
+            await self._shutdown(tasks)
             lock.release()
         return 0
 
-    async def _shutdown(self, connector_tasks: list[asyncio.Task]) -> None:
+    def on_signal(self) -> None:
+        """SIGTERM/SIGINT: the first asks for a warm stop (the stop event), a second one while stopping forces it
+        (the force event; rq's cold stop). Only records the request: `run` and `_shutdown` act on it."""
+        if self.stop.is_set():
+            self.force.set()
+        self.stop.set()
+
+    async def _shutdown(self, tasks: list[asyncio.Task]) -> None:
+        """Stop everything in `SHUTDOWN_STAGES` stages of at most `stop_grace_s` each (none when forced): the
+        connectors and periodic tasks in parallel (they see the stop event and return after their current push;
+        one still running at the end of the grace is cancelled), then the workers in parallel, then Redis."""
         self.stop.set()
         systemd.notify("STOPPING=1")
         log.info("supervisor: stopping")
-        for task in connector_tasks:  # connectors see the stop event and return after their current push
-            try:
-                await asyncio.wait_for(task, timeout=self.settings.stop_grace_s)
-            except TimeoutError:
-                task.cancel()
-            except Exception:
-                log.exception("supervisor: connector failed while stopping")
+        grace_s = self.settings.stop_grace_s
+        await self._drain(tasks, grace_s)
         workers = [c for name, c in self.children.items() if name != "redis"]
-        killed = await asyncio.gather(*(self._stop_child(c, self.settings.stop_grace_s) for c in workers))
+        killed = await asyncio.gather(*(self._stop_child(c, grace_s) for c in workers))
         forced = [c.name for c, was_killed in zip(workers, killed, strict=True) if was_killed]
-        if "redis" in self.children and await self._stop_child(self.children["redis"], self.settings.stop_grace_s):
+        if "redis" in self.children and await self._stop_child(self.children["redis"], grace_s):
             forced.append("redis")
         for child in self.children.values():
             if child.task is not None:
                 await child.task
-        grace = f"{self.settings.stop_grace_s:.0f} s"
-        self.activity.record("system", "twin stopped cleanly." if not forced else
-                             f"twin stopped; {', '.join(forced)} had to be killed after {grace}.")
+        if self.force.is_set():
+            line = "twin stopped at once (a second stop signal)" + (f"; {', '.join(forced)} killed." if forced else ".")
+        else:
+            line = ("twin stopped cleanly." if not forced else
+                    f"twin stopped; {', '.join(forced)} had to be killed after {grace_s:.0f} s.")
+        self.activity.record("system", line)
         self.store.close()
+
+    async def _drain(self, tasks: list[asyncio.Task], grace_s: float) -> None:
+        """Let `tasks` (connectors, periodic tasks) return by themselves within `grace_s`, all in parallel, unless
+        the stop is forced; cancel the rest. A task that failed is logged with its traceback."""
+        if not tasks:
+            return
+        if not await self._done_unless_forced(tasks, grace_s):
+            late = [t for t in tasks if not t.done()]
+            log.warning("supervisor: %s still running %s; cancelling", ", ".join(t.get_name() for t in late),
+                        "at the forced stop" if self.force.is_set() else f"after {grace_s:.0f} s")
+            for task in late:
+                task.cancel()
+            await asyncio.wait(late, timeout=CANCELLED_WAIT_S)
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                log.error("supervisor: %s failed while stopping", task.get_name(), exc_info=task.exception())

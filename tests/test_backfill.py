@@ -18,14 +18,13 @@ from fake_llm import EMBED_DIM, FakeLLM, Reply, hashed_embedding
 from twin.activity import Activity
 from twin.backfill import BackfillError, backfill
 from twin.embedder import PROBE_TEXT, RemoteEmbedder, make_embedder, model_id_of
+from twin.embedding_flush import EmbeddingOutage, flush_pending
 from twin.exceptions import EmbedderError
 from twin.index import VectorIndex
 from twin.provider import BudgetExhausted
-from twin.recall import open_recall
 from twin.settings import load_settings
 from twin.vectors import IndexWriter
-from workers import jobs
-from workers.jobs import flush_pending
+from twin.wiring import open_recall
 
 ROOT = Path(__file__).resolve().parent.parent
 REMOTE_ID = "remote:fake-embed"
@@ -46,14 +45,6 @@ def remote_settings(twin_env, fake, monkeypatch):
     monkeypatch.setenv("TWIN_LLM_MODEL_EMBED", "fake-embed")
     monkeypatch.setenv("TWIN_LLM_MAX_RETRIES", "0")
     return load_settings()
-
-
-@pytest.fixture(autouse=True)
-def no_outage():
-    """Each test starts with no embedding outage remembered by the worker's flush."""
-    jobs._embed_outage.clear()
-    yield
-    jobs._embed_outage.clear()
 
 
 def remember(store, n: int, start: int = 0) -> list[int]:
@@ -260,22 +251,23 @@ def test_flush_survives_provider_failures(remote_settings, store, fake, caplog):
     remember(store, 5)
     embedder = remote(remote_settings, store)
     writer = writer_for(remote_settings, store, embedder)
-    caplog.set_level(logging.INFO, logger="workers.jobs")
+    caplog.set_level(logging.INFO, logger="twin.embedding_flush")
+    outage = EmbeddingOutage()  # what the embedding worker keeps from one flush to the next
 
     fake.script(Reply(status=500), Reply(status=503))
     started = time.monotonic()
-    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0.3) == 0
+    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0.3, outage=outage) == 0
     assert time.monotonic() - started >= 0.3  # a pause, not a tight loop of retries
-    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0) == 0
+    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0, outage=outage) == 0
     assert store.count_pending_embeddings(REMOTE_ID) == 5  # left pending for the next flush
     failures = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(failures) == 1 and "5 memories stay pending" in failures[0].getMessage()  # logged once
 
     budget = embedder.provider.budget
     budget.limit = budget.used("embed")  # today's budget is used up
-    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0) == 0
+    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0, outage=outage) == 0
     budget.limit = 0
-    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0) == 5
+    assert flush_pending(store, embedder, writer, batch_max=96, pause_s=0, failure_pause_s=0, outage=outage) == 5
     assert store.count_pending_embeddings(REMOTE_ID) == 0 and len(writer.index.live_labels()) == 5
     assert any("answers again" in r.getMessage() for r in caplog.records)
 

@@ -24,7 +24,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq import Queue
 
-from connectors import CONNECTORS
+from connectors import REGISTRY
 from connectors.file_text import Document, Skip, to_text
 from connectors.files import FilesConnector, PathFilter, is_watch_limit
 from twin import ingest, manifest
@@ -102,9 +102,9 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
 
 # -- to_text: pure -----------------------------------------------------------------------------------------------
 def test_registry():
-    assert CONNECTORS["files"] is FilesConnector
+    assert REGISTRY["files"].load() is FilesConnector
     with pytest.raises(KeyError):
-        CONNECTORS["fax"]
+        REGISTRY["fax"]
 
 
 def test_markdown_title_and_fallback():

@@ -294,7 +294,7 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     store.add_edge_markers([*flat, *others])
     bus = Bus(redis)
     bus.notify_embed()
-    bus.push_decay(BEING)
+    bus.enqueue("decay_being", being=BEING)
     run_worker("learn")
     assert store.get_cursor(CURSOR, BEING, "last_decay") is not None
     assert {m.tier for m in store.get_many([*flat, *others]).values()} == {"cold"}  # idle past their lifespans
@@ -319,6 +319,6 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     assert twin("neighbors", str(flat[0]), "--depth", "4", check=False).returncode == 2
     assert twin("neighbors", "999999", check=False).returncode == 1
 
-    bus.push_dream(BEING)  # the daily job, in the embedding worker
+    bus.enqueue("dream_being", being=BEING)  # the daily job, in the embedding worker
     run_worker("embed")
     assert len(diary_lines(activity, "dreamed")) == 2

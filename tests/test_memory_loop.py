@@ -11,9 +11,9 @@ from erasure import traces, vector_in
 
 from twin.index import VectorIndex
 from twin.learn import forget, learn
-from twin.recall import open_recall
 from twin.schema import MIGRATIONS
 from twin.store import Store
+from twin.wiring import open_recall
 from workers.bus import Bus
 
 FACTS = [

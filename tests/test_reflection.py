@@ -160,8 +160,8 @@ def test_the_reflection_job_makes_at_most_one_call_per_tick(settings, store, red
                    "Owner reads before bed.")
     fake_llm.script(reflection(signal("Library books due", ids[:2], kind="reminder")))
     bus = Bus(redis)
-    bus.push_reflect("owner")
-    bus.push_reflect("owner")  # a second job in the same tick (e.g. a restart): no second call
+    bus.enqueue("reflect_being", being="owner")
+    bus.enqueue("reflect_being", being="owner")  # a second job in the same tick (e.g. a restart): no second call
     remember(store, "Owner returned one book.", "Owner renewed one book.", "Owner lost one book.")
     run_worker("learn")
     assert len(fake_llm.chat_requests()) == 1

@@ -162,7 +162,7 @@ def _mark(memory) -> str:
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     """Answer QUERY with the best-matching memories (hybrid recall)."""
-    from twin.recall import open_recall
+    from twin.wiring import open_recall
 
     with Store(settings.db_path) as store:
         recall = open_recall(settings, store)
@@ -450,15 +450,14 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
     Interrupted, it resumes where it stopped when run again. Writes only SQLite: the daemon's embedding worker
     brings its index up to date. Run it with the daemon stopped or already restarted with the new setting."""
     from twin.backfill import backfill
-    from twin.embedder import make_embedder
+    from twin.wiring import open_embedder
 
     with Store(settings.db_path) as store:
-        embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
-        if embedder is None:
-            show("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
-            return 1
+        embedder = None
         try:
-            embedder.open()
+            if (embedder := open_embedder(settings, store)) is None:
+                show("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
+                return 1
             pending = store.count_pending_embeddings(embedder.model_id)
             show(f"backfill: {pending} of {store.embedding_count(embedder.model_id) + pending} memories need a "
                   f"vector of {embedder.model_id}", flush=True)
@@ -721,17 +720,15 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     vectors), and every write is to SQLite; a running daemon's index writer is then asked to scrub the merged
     memories' vectors, as after `twin forget`."""
     from twin.embedder import model_id_of
-    from twin.index import VectorIndex
     from twin.lifecycle import VectorLookup, dream
-    from twin.vectors import IndexReader
+    from twin.wiring import open_index_reader
 
     with Store(settings.db_path) as store:
         model_id = model_id_of(settings)
         dim = store.embedding_dim(model_id) if model_id else None
         lookup = None
         if model_id and dim:
-            reader = IndexReader(store, VectorIndex.for_settings(settings, model_id, dim))
-            reader.open()
+            reader = open_index_reader(settings, store, model_id, dim)
             lookup = VectorLookup(store, reader.search, model_id)
         result = dream(store, settings.being, lookup)
     bus = _bus(settings)

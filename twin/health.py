@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from twin.embedder import make_embedder, model_id_of
+from twin.embedder import model_id_of
 from twin.exceptions import EmbedderError
 from twin.index import meta_path_of
 from twin.settings import Settings, exposed_secret_files
@@ -272,18 +272,17 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
     4. the checkpoint's labels match the stored vectors up to its watermark (no ghosts, none missing);
     0. first of all, the full-text index is healthy (`fts_check`): a broken one fails every learn and recall.
     """
-    from twin.recall import open_recall
+    from twin.wiring import open_embedder, open_recall
 
     checks = [fts_check(store)]
     if not checks[0]["ok"]:
         return checks  # recall cannot run on a broken full-text index; the hint says how to repair it
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
-    if embedder is None:
-        return [*checks, _check("embedder", False, "TWIN_EMBED_BACKEND=none: recall is keyword-only")]
     try:
-        embedder.open()
+        embedder = open_embedder(settings, store)
     except EmbedderError as exc:
         return [*checks, _check("embedder", False, str(exc))]
+    if embedder is None:
+        return [*checks, _check("embedder", False, "TWIN_EMBED_BACKEND=none: recall is keyword-only")]
     pending = store.count_pending_embeddings(embedder.model_id)
     total = store.counts(settings.being)["memories"]
     checks.append(_check("embeddings exist", pending == 0,
@@ -297,7 +296,7 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
         "SELECT m.id FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id"
         " WHERE m.being_id = ? AND m.status = 'active'", (settings.being,))]
     sample = random.Random(0).sample(ids, min(DOCTOR_SAMPLE, len(ids)))
-    recall = open_recall(settings, store)
+    recall = open_recall(settings, store, embedder=embedder)  # the model loaded once for every check
     try:
         hits = 0
         for mid in sample:

@@ -2,7 +2,9 @@
 
 Queues hold only work in flight (invariant 1), and never the text to learn: a connector stages its items in SQLite
 (`twin.ingest`) and a learn job carries their ids (invariant 5). Every job is idempotent, so at-least-once delivery
-is safe. Jobs are named in `workers.jobs.JOBS`; enqueueing an unknown name raises `KeyError`.
+is safe. There is one way onto a queue, `Bus.enqueue(name, **kwargs)`: the job goes by its dotted name
+(`workers.jobs.<name>`, resolved by the worker), with the options of `JOB_OPTIONS`; an unknown name raises
+`KeyError`. So this module never imports the jobs (which import it).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 
 from redis import Redis
 from redis.exceptions import RedisError
@@ -39,6 +42,45 @@ PER_JOB = {"text": 50, "document": 1, "email": 10, "interests": 1, "forget": 200
 """Staged items per `learn_items` job, by mode: one RQ job costs ~3 ms of CPU, as much as learning a short text, so
 short texts go 50 a job; a document or a browser import is one job (it may be a model call of up to ~10 s), an
 email 10 a job; gone files 200 a job (one scrub of the full-text index for all of them)."""
+JOB_MODULE = "workers.jobs"
+"""Where the worker finds a job's function: a job is queued as `workers.jobs.<name>`."""
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How one job is queued: its `queue`, whether it goes to the `at_front`, its `retry` (None: a failure is not
+    retried, the next tick or request is the retry) and how long a failed one is kept, `failure_ttl_s` (None:
+    RQ's default, a year). Every job runs at most `JOB_TIMEOUT_S` and keeps no result."""
+
+    queue: str
+    at_front: bool = False
+    retry: Retry | None = None
+    failure_ttl_s: int | None = None
+
+
+WEEK_S = 7 * 86400
+JOB_OPTIONS = {
+    "learn_items": JobOptions(LEARN_QUEUE, retry=LEARN_RETRY, failure_ttl_s=30 * 86400),
+    "scrub_store": JobOptions(LEARN_QUEUE, failure_ttl_s=WEEK_S),
+    "reflect_being": JobOptions(LEARN_QUEUE, at_front=True, failure_ttl_s=WEEK_S),
+    "decay_being": JobOptions(LEARN_QUEUE, at_front=True, failure_ttl_s=WEEK_S),
+    "dream_being": JobOptions(EMBED_QUEUE, failure_ttl_s=WEEK_S),
+    "embed_flush": JobOptions(EMBED_QUEUE),
+    "index_checkpoint": JobOptions(EMBED_QUEUE, at_front=True),
+}
+"""Every job twin queues, by name, with its queue options (the one table; `workers.jobs.JOBS` has the functions).
+
+- `learn_items`: staged items, retried with backoff (transient failures; bad input is set aside at once).
+- `scrub_store`: one coalesced scrub behind the removals queued before it (`Bus.request_scrub`).
+- `reflect_being` (seed 001's tick) and `decay_being` (seed 003) at the front of the learn queue, before a bulk
+  import: the learn worker serves exactly one queue, the only way RQ takes a job through its intermediate list
+  (with several queues it pops with BLPOP, and a job popped as the worker stops is lost;
+  `workers.main.recover_orphaned_jobs` relies on that list).
+- `dream_being` (seed 003) on the embedding queue, which alone holds the index up to date; behind the flush slice
+  in hand, not at the front.
+- `embed_flush` (seed 000's batching) and `index_checkpoint`, at the front so at most the flush slice in hand
+  (≤ 10 s) runs before it (after a forget), on the embedding queue: its worker is the index's only writer.
+"""
 
 
 class Bus:
@@ -49,11 +91,15 @@ class Bus:
         self.learn_queue = Queue(LEARN_QUEUE, connection=redis)
         self.embed_queue = Queue(EMBED_QUEUE, connection=redis)
 
-    def _learn(self, name: str, **kwargs: object) -> str:
-        from workers.jobs import JOBS  # the registry imports the core; keep `import workers.bus` light
-
-        job = self.learn_queue.enqueue(JOBS[name], kwargs=kwargs, retry=LEARN_RETRY, job_timeout=JOB_TIMEOUT_S,
-                                       result_ttl=0, failure_ttl=30 * 86400, description=f"{name}")
+    def enqueue(self, name: str, **kwargs: object) -> str:
+        """Queue job `name` (a key of `JOB_OPTIONS`) with keyword arguments `kwargs` (JSON-able: ids, a being, a
+        flag, never text to learn), as `workers.jobs.<name>` with the table's options. Returns the job id.
+        Raises `KeyError` for a name not in the table, `redis.RedisError` when Redis refuses."""
+        options = JOB_OPTIONS[name]
+        queue = self.learn_queue if options.queue == LEARN_QUEUE else self.embed_queue
+        job = queue.enqueue(f"{JOB_MODULE}.{name}", kwargs=kwargs, retry=options.retry, job_timeout=JOB_TIMEOUT_S,
+                            result_ttl=0, failure_ttl=options.failure_ttl_s, description=name,
+                            at_front=options.at_front)
         return job.id
 
     def enqueue_items(self, being: str, ids: list[int], mode: str) -> list[tuple[list[int], str]]:
@@ -63,7 +109,7 @@ class Bus:
         `MISCONF`, `OOM`): the items not recorded stay `ready` and the supervisor queues them later
         (`queue_ready`); a chunk queued twice that way is harmless, the second job finds it consumed."""
         per_job = PER_JOB[mode]
-        return [(ids[i:i + per_job], self._learn("learn_items", being=being, ids=ids[i:i + per_job]))
+        return [(ids[i:i + per_job], self.enqueue("learn_items", being=being, ids=ids[i:i + per_job]))
                 for i in range(0, len(ids), per_job)]
 
     def push(self, store: Store, ids: list[int], being: str, mode: str) -> bool:
@@ -115,12 +161,9 @@ class Bus:
         """Ask for one `scrub_store` job at the back of the learn queue (after the removals queued before it)
         unless one is already queued. Returns True if it enqueued. The scrub marker in SQLite says what is due;
         this only wakes the learn worker."""
-        from workers.jobs import JOBS
-
         if not self.redis.set(SCRUB_FLAG, repr(time.time()), nx=True, ex=SCRUB_FLAG_TTL_S):
             return False
-        self.learn_queue.enqueue(JOBS["scrub_store"], job_timeout=JOB_TIMEOUT_S, result_ttl=0,
-                                 failure_ttl=7 * 86400, description="scrub_store")
+        self.enqueue("scrub_store")
         return True
 
     def notify_embed(self) -> bool:
@@ -128,53 +171,13 @@ class Bus:
         queued (seed 000: flush 600 ms after the first pending memory). Returns True if it enqueued."""
         if not self.redis.set(FLUSH_FLAG, repr(time.time()), nx=True, ex=FLUSH_FLAG_TTL_S):
             return False
-        self.enqueue_flush()
+        self.enqueue("embed_flush")
         return True
-
-    def enqueue_flush(self) -> None:
-        """Queue a flush that starts at once (a continuation, or the catch-up at worker start)."""
-        from workers.jobs import JOBS
-
-        self.embed_queue.enqueue(JOBS["embed_flush"], job_timeout=JOB_TIMEOUT_S, result_ttl=0)
 
     def request_checkpoint(self) -> None:
         """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget): the job goes to
         the front of the queue, so at most the flush slice in hand (≤ 10 s) runs before it."""
-        from workers.jobs import JOBS
-
-        self.embed_queue.enqueue(JOBS["index_checkpoint"], job_timeout=JOB_TIMEOUT_S, result_ttl=0, at_front=True)
-
-    def push_reflect(self, being: str, force: bool = False) -> str:
-        """Queue one reflection of `being` (seed 001's tick) before any waiting learn job. Not retried: the next
-        tick is the retry."""
-        from workers.jobs import JOBS
-
-        # on the learn queue, at its front: the learn worker serves exactly one queue, the only way RQ takes a
-        # job through its intermediate list (with several queues it pops with BLPOP, and a job popped as the
-        # worker stops is lost; workers.main.recover_orphaned_jobs relies on that list)
-        job = self.learn_queue.enqueue(JOBS["reflect_being"], kwargs={"being": being, "force": force},
-                                       job_timeout=JOB_TIMEOUT_S, result_ttl=0, failure_ttl=7 * 86400,
-                                       description="reflect_being", at_front=True)
-        return job.id
-
-    def push_decay(self, being: str) -> str:
-        """Queue seed 003's decay pass for `being` at the front of the learn queue (SQLite only; the learn worker
-        serves exactly one queue, see `push_reflect`), so it is not stuck behind a bulk import. Not retried: the
-        next pass is the retry."""
-        from workers.jobs import JOBS
-
-        job = self.learn_queue.enqueue(JOBS["decay_being"], kwargs={"being": being}, job_timeout=JOB_TIMEOUT_S,
-                                       result_ttl=0, failure_ttl=7 * 86400, description="decay_being", at_front=True)
-        return job.id
-
-    def push_dream(self, being: str) -> str:
-        """Queue seed 003's dream cycle for `being` on the embedding queue (it needs the index, which only the
-        embedding worker holds up to date); behind the flush slice in hand, not at the front. Not retried."""
-        from workers.jobs import JOBS
-
-        job = self.embed_queue.enqueue(JOBS["dream_being"], kwargs={"being": being}, job_timeout=JOB_TIMEOUT_S,
-                                       result_ttl=0, failure_ttl=7 * 86400, description="dream_being")
-        return job.id
+        self.enqueue("index_checkpoint")
 
     def rewrite_append_only_file(self) -> bool:
         """Ask Redis to rewrite its append-only file (`BGREWRITEAOF`) so its files keep only the work still in

@@ -1,17 +1,19 @@
 """What a worker process hands its jobs: settings and clients built once in `workers.main` (STYLE.md 2).
 
-A job reads it with `current()`; it is set once per process, never at import.
+A job reads it with `current()`; it is set once per process, never at import. A job whose input can never succeed
+raises `BadInput`.
 """
 
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis import Redis
 
 from twin.activity import Activity
 from twin.embedder import Embedder
+from twin.embedding_flush import EmbeddingOutage
 from twin.provider import ModelProvider
 from twin.settings import Settings
 from twin.store import Store
@@ -21,7 +23,8 @@ from twin.vectors import IndexWriter
 @dataclass
 class WorkerContext:
     """Per-process clients: each worker opens its own `store`; the embedding worker also fills `embedder`,
-    `writer` and `activity`; the learn worker `provider` when a model provider is configured."""
+    `writer` and `activity`, and keeps the state of an embedding `outage` from one flush to the next; the learn
+    worker fills `provider` when a model provider is configured."""
 
     settings: Settings
     redis: Redis
@@ -30,6 +33,11 @@ class WorkerContext:
     writer: IndexWriter | None = None
     activity: Activity | None = None
     provider: ModelProvider | None = None
+    outage: EmbeddingOutage = field(default_factory=EmbeddingOutage)
+
+
+class BadInput(Exception):
+    """The job's input can never succeed (e.g. not text); the job is set aside, not retried (`workers.main`)."""
 
 
 _current: contextvars.ContextVar[WorkerContext] = contextvars.ContextVar("twin_worker_context")

@@ -1,5 +1,8 @@
 """The job registry (STYLE.md 4): every job a twin worker runs, by name. Jobs are idempotent.
 
+Jobs are queued by dotted name (`workers.jobs.<name>`, `workers.bus.Bus.enqueue`); the worker imports this module
+to run them. The names an older twin queued (text on the queue itself) resolve here too: `workers.legacy_jobs`.
+
 Learn jobs (and `decay_being`) run in the learn worker; `embed_flush`, `index_checkpoint` and `dream_being` only in
 the single embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
 """
@@ -12,10 +15,8 @@ from dataclasses import dataclass, field
 
 from twin import ingest
 from twin.activity import Activity
-from twin.embedder import Embedder
-from twin.exceptions import TwinError
+from twin.embedding_flush import flush_pending
 from twin.hush import HushGate, HushRules
-from twin.ingest import Ingest
 from twin.interests import PageVisit
 from twin.interests import learn_interests as _learn_interests
 from twin.learn import LearnResult, learn, learned_line, source_type
@@ -24,15 +25,19 @@ from twin.learn import learn_document as _learn_document
 from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
 from twin.reflection import reflect
-from twin.store import Store
 from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
-from workers.context import current
+from workers.context import BadInput, current
+from workers.legacy_jobs import (  # noqa: F401 - old queued jobs name them `workers.jobs.<name>`
+    LEGACY_JOBS,
+    forget_source,
+    learn_batch,
+    learn_document,
+    learn_email_threads,
+    learn_interests,
+    learn_text,
+)
 
 log = logging.getLogger(__name__)
-
-
-class BadInput(Exception):
-    """The job's input can never succeed (e.g. not text); the job is set aside, not retried."""
 
 
 EMAIL_MEMORIES_PER_THREAD = 12
@@ -131,55 +136,6 @@ def _text_field(extra: dict, key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-# -- jobs queued by a twin that put the text itself on Redis (before staging); run once through the same path --------
-def _staged_now(being: str, items: list[Ingest]) -> dict:
-    return learn_items(being, ingest.stage(current().store, items))
-
-
-def learn_text(being: str, text: str, source: str, ref: str | None = None) -> dict:
-    """Legacy job (a text on the queue itself): staged, then learned as `learn_items` does."""
-    if not isinstance(text, str):
-        raise BadInput(f"learn_text needs str text, got {type(text).__name__}")
-    return _staged_now(being, [Ingest(being, source, text, "text", ref)])
-
-
-def learn_batch(being: str, items: list) -> dict:
-    """Legacy job (`[text, source, ref]` items on the queue itself): staged, then learned as `learn_items` does."""
-    if not isinstance(items, list) or not all(isinstance(i, list | tuple) and len(i) == 3 for i in items):
-        raise BadInput("learn_batch needs a list of [text, source, ref] items")
-    return _staged_now(being, [Ingest(being, s, t, "text", r) for t, s, r in items if isinstance(t, str)])
-
-
-def learn_document(being: str, source: str, text: str, title: str, max_memories: int) -> dict:
-    """Legacy job (a document on the queue itself): staged, then learned as `learn_items` does."""
-    if not isinstance(text, str):
-        raise BadInput(f"learn_document needs str text, got {type(text).__name__}")
-    return _staged_now(being, [Ingest(being, source, text, "document",
-                                      extra={"title": title, "max_memories": max_memories})])
-
-
-def learn_email_threads(being: str, threads: list) -> dict:
-    """Legacy job (email thread items on the queue itself): staged, then learned as `learn_items` does."""
-    if not isinstance(threads, list):
-        raise BadInput("learn_email_threads needs a list of thread items")
-    return _staged_now(being, [Ingest(being, t["source"], t["text"], "email", extra={"summary": t["summary"]})
-                               for t in threads if isinstance(t, dict)
-                               and all(isinstance(t.get(k), str) for k in ("source", "text", "summary"))])
-
-
-def learn_interests(being: str, visits: list, profiles: int) -> dict:
-    """Legacy job (browser visits on the queue itself): staged, then learned as `learn_items` does."""
-    if not isinstance(visits, list):
-        raise BadInput("learn_interests needs a list of [url, title, visited_at] visits")
-    return _staged_now(being, [Ingest(being, "browser", "", "interests",
-                                      extra={"visits": visits, "profiles": profiles})])
-
-
-def forget_source(being: str, source: str) -> dict:
-    """Legacy job (a gone file's source on the queue itself): staged, then removed as `learn_items` does."""
-    return _staged_now(being, [Ingest(being, source, "", "forget")])
-
-
 def _scrub_later(ctx, changed: object) -> None:
     """After a job removed memories or rewrote their text (`changed` non-empty), ask for one `scrub_store` job
     (coalesced: a burst of removals gets one). The trigger-set marker in SQLite keeps it due if Redis loses it."""
@@ -195,54 +151,6 @@ def scrub_store() -> dict:
     if not ctx.store.scrub_due():
         return {"scrubbed": False}
     return {"scrubbed": True, **ctx.store.scrub_deleted_text()}
-
-
-EMBED_FAILURE_PAUSE_S = 10.0
-"""After a failed embedding call a flush waits this long (within its budget) before it returns, so a provider
-that is down or a used-up call budget is retried about every 10 s by the next flush, never in a tight loop."""
-_embed_outage: list[str] = []
-"""The error that started the ongoing embedding outage (empty while calls succeed): an outage is logged once
-when it starts and once when it ends (DESIGN.md invariant 6), not at every retry."""
-
-
-def flush_pending(store: Store, embedder: Embedder, writer, batch_max: int, pause_s: float,
-                  budget_s: float = float("inf"), failure_pause_s: float = EMBED_FAILURE_PAUSE_S) -> int:
-    """Embed memories without a vector, at most `batch_max` per call, each call starting at least `pause_s`
-    after the previous one started (seed 000: 96 per call, rescheduled 200 ms later while any remain), until
-    none remain or `budget_s` seconds have passed; vectors go to SQLite first, then into the index. Returns
-    how many were embedded.
-
-    A failed embedding call (a `TwinError`: the provider unreachable or answering an error after its retries,
-    `BudgetExhausted`, an unusable answer) raises nothing: that batch stays pending, one line is logged when
-    the outage starts (and one when calls succeed again), and the flush waits `failure_pause_s` seconds (at
-    most until `budget_s` runs out) before it returns what it embedded so far; the next flush retries."""
-    done = 0
-    deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
-        started = time.monotonic()
-        ids = [mid for mid, _ in batch]
-        try:
-            vectors = embedder.embed([content for _, content in batch])
-        except TwinError as exc:
-            if not _embed_outage:
-                log.warning("embed: %s failed (%s); %d memories stay pending and are retried every %.0f s",
-                            embedder.model_id, exc, store.count_pending_embeddings(embedder.model_id),
-                            failure_pause_s)
-            _embed_outage[:] = [str(exc)]
-            time.sleep(max(0.0, min(failure_pause_s, deadline - time.monotonic())))
-            break
-        if _embed_outage:
-            log.info("embed: %s answers again (it failed with: %s)", embedder.model_id, _embed_outage[0])
-            _embed_outage.clear()
-        store.save_embeddings(ids, vectors, embedder.model_id)
-        writer.catch_up()
-        done += len(batch)
-        if len(batch) < batch_max:
-            break
-        # the next call starts `pause_s` after this one started (seed 000's 200 ms reschedule); a call that
-        # took longer than that is followed at once, so a backlog runs at the embedder's full rate
-        time.sleep(max(0.0, pause_s - (time.monotonic() - started)))
-    return done
 
 
 FLUSH_SLICE_S = 10.0
@@ -265,10 +173,10 @@ def embed_flush() -> dict:
             time.sleep(min(wait, settings.embed_flush_delay_s))
     ctx.redis.delete(FLUSH_FLAG)  # from here on a new memory enqueues a new flush
     n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s,
-                      budget_s=FLUSH_SLICE_S)
+                      budget_s=FLUSH_SLICE_S, outage=ctx.outage)
     _write_edges(ctx)
     if ctx.store.pending_embeddings(ctx.embedder.model_id, 1):
-        Bus(ctx.redis).enqueue_flush()
+        Bus(ctx.redis).enqueue("embed_flush")
     if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
         ctx.writer.checkpoint()
     return {"embedded": n}
@@ -339,17 +247,13 @@ def reflect_being(being: str, force: bool = False) -> dict:
 
 JOBS = {
     "learn_items": learn_items,
-    "learn_text": learn_text,
-    "learn_batch": learn_batch,
-    "learn_document": learn_document,
-    "learn_email_threads": learn_email_threads,
-    "learn_interests": learn_interests,
-    "forget_source": forget_source,
     "scrub_store": scrub_store,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,
     "reflect_being": reflect_being,
     "decay_being": decay_being,
     "dream_being": dream_being,
+    **LEGACY_JOBS,
 }
-"""Every job by name; `Bus` enqueues only these."""
+"""Every function a worker may be handed, by name: the ones twin queues (`workers.bus.JOB_OPTIONS`, which has
+their queue options) and the legacy shims (`workers.legacy_jobs`), which only jobs queued by an older twin name."""

@@ -19,19 +19,16 @@ from rq.intermediate_queue import IntermediateQueue
 from rq.scheduler import RQScheduler
 
 from twin.activity import Activity
-from twin.embedder import make_embedder
 from twin.exceptions import SettingsError, TwinError
-from twin.index import VectorIndex
 from twin.logs import configure_logging
 from twin.outside_text import escape_controls
 from twin.provider import provider_for
 from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store
-from twin.vectors import IndexWriter
+from twin.wiring import open_embedder, open_index_writer
 from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
-from workers.context import WorkerContext, install
-from workers.jobs import BadInput
+from workers.context import BadInput, WorkerContext, install
 
 log = logging.getLogger("twin.worker")
 
@@ -104,14 +101,6 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     return 0
 
 
-def open_writer(settings: Settings, store: Store, model_id: str, dim: int, activity: Activity) -> IndexWriter:
-    """Open the index writer for `model_id`: load or rebuild the checkpoint, catch up, scrub, checkpoint."""
-    index = VectorIndex.for_settings(settings, model_id, dim)
-    writer = IndexWriter(store, index, activity)
-    writer.open()
-    return writer
-
-
 def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     """The embedding worker: load the model once, open the index, queue a flush of what is pending, serve jobs.
 
@@ -120,16 +109,15 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     """
     store = Store(settings.db_path).open()
     activity = Activity(store, settings.being)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     writer = None
     try:
+        embedder = open_embedder(settings, store)
         if embedder is not None:
-            embedder.open()
-            writer = open_writer(settings, store, embedder.model_id, embedder.dim, activity)
+            writer = open_index_writer(settings, store, embedder, activity)
             pending = store.count_pending_embeddings(embedder.model_id)
             if pending:
                 log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
-                Bus(redis).enqueue_flush()
+                Bus(redis).enqueue("embed_flush")
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
         recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
