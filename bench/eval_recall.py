@@ -28,7 +28,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import types
 from pathlib import Path
 
 from _common import DEFAULT_EVAL_DIR, DEFAULT_LOCOMO_DIR, OUT_DIR, REPO_ROOT, load_note, table, write_json
@@ -52,12 +51,12 @@ def shipped_config() -> dict:
             for name, f in Settings.model_fields.items() if name.startswith("recall_")}
 
 
-def make_recall(hay, embedder, cfg: dict, memo: bool = False):
-    """A `Recall` over one haystack's store with the settings `cfg` (`shipped_config()` keys); `memo` wraps the
-    store and reader in `Memo` (the grid)."""
+def make_recall(hay, embedder, cfg: dict):
+    """A `Recall` over one haystack's store with the settings `cfg` (`shipped_config()` keys, or any field of
+    `twin.weights.RecallConfig`)."""
     from twin import recall as recall_module
 
-    store, reader = (Memo(hay.store), Memo(hay.reader)) if memo else (hay.store, hay.reader)
+    store, reader = hay.store, hay.reader
     builder = getattr(recall_module, "recall_with", None)
     if builder is not None:
         return builder(store, embedder, reader, cfg)
@@ -68,58 +67,11 @@ def make_recall(hay, embedder, cfg: dict, memo: bool = False):
     return recall_module.Recall(store, embedder, reader, weights, int(cfg["candidates"]))
 
 
-class Memo:
-    """Wraps a store or index reader and memoises every method call by its arguments. With `touch=False` recall
-    only reads and the memories do not change during a sweep, so the same call gives the same answer; `run_grid`
-    checks on a few configs that memoised recall ranks exactly like plain recall before relying on it."""
-
-    def __init__(self, target):
-        self._target = target
-        self._cache: dict = {}
-
-    def __getattr__(self, name):
-        attr = getattr(self._target, name)
-        if not isinstance(attr, types.MethodType):
-            return attr
-
-        def call(*args, **kwargs):
-            args = tuple(_materialise(a) for a in args)
-            kwargs = {k: _materialise(v) for k, v in kwargs.items()}
-            key = (name, _key(args), _key(tuple(sorted(kwargs.items()))))
-            if key not in self._cache:
-                self._cache[key] = attr(*args, **kwargs)
-            return self._cache[key]
-
-        return call
-
-
-def _materialise(value):
-    if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) or not hasattr(value, "__next__"):
-        return value
-    return tuple(value)
-
-
-def _key(value):
-    if isinstance(value, (set, frozenset)):
-        return frozenset(_key(v) for v in value)
-    if isinstance(value, (list, tuple)):
-        return tuple(_key(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _key(v)) for k, v in value.items()))
-    if hasattr(value, "tobytes") and hasattr(value, "shape"):
-        return ("array", value.tobytes(), value.shape)
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        return repr(value)
-
-
-def twin_rows(es, embedder, cfg: dict, memo: bool = False) -> list[dict]:
+def twin_rows(es, embedder, cfg: dict) -> list[dict]:
     """One run file's rows for `es` (an opened `EvalSet`) with the settings `cfg`."""
     from zoneinfo import ZoneInfo
 
-    recalls = {name: make_recall(hay, embedder, cfg, memo) for name, hay in es.haystacks.items()}
+    recalls = {name: make_recall(hay, embedder, cfg) for name, hay in es.haystacks.items()}
     zone = ZoneInfo(es.zone)
     try:
         out = []
@@ -217,20 +169,14 @@ def before_runs(ref: str, sets: list[str], dirs: dict[str, Path]) -> dict[str, P
 # -- --grid -----------------------------------------------------------------------------------------------------
 def run_grid(opened: dict, embedder, scorer, grid: dict, base: dict) -> list[dict]:
     """Every combination of `grid` over `base`, run on every opened set; per config the overall figures of each
-    set and their mean R@5. Store and reader calls are memoised (`Memo`) once a few configs rank identically
-    both ways."""
+    set and their mean R@5 (~10 s a config on 2 cores)."""
     keys = list(grid)
     configs = [{**base, **dict(zip(keys, values, strict=True))} for values in itertools.product(*grid.values())]
-    probe = configs[:: max(1, len(configs) // 3)][:3]
-    exact = all(twin_rows(es, embedder, c) == twin_rows(es, embedder, c, memo=True)
-                for c in probe for es in opened.values())
-    print(f"grid: memoised recall {'matches' if exact else 'DIFFERS from'} plain recall on {len(probe)} configs",
-          flush=True)
     started, results = time.perf_counter(), []
     for i, cfg in enumerate(configs, 1):
         row = {k: cfg[k] for k in keys}
         for name, es in opened.items():
-            o = scorer.score(es.queries, as_run(twin_rows(es, embedder, cfg, memo=exact)), None, es.memories)["overall"]
+            o = scorer.score(es.queries, as_run(twin_rows(es, embedder, cfg)), None, es.memories)["overall"]
             row.update({f"{name} {k}": o.get(k) for k in ("R@5", "R@10", "MRR")})
             if name == "personal":
                 row["personal stale>new"] = o["stale>new"]
