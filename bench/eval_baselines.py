@@ -53,7 +53,7 @@ def fusion_rows(eval_dir: Path, memories: list[dict], queries: list[dict], embed
         by_hay.setdefault(m.get("haystack") or "", []).append(m)
     dbs = {h: bm25.build_index(ms) for h, ms in by_hay.items()}
     vectors = {h: embedder.embed([m["content"] for m in ms]) for h, ms in by_hay.items()}
-    qvecs = embedder.embed([q["query"] for q in queries])
+    qvecs = embedder.embed_queries([q["query"] for q in queries])
     out = []
     for q, qvec in zip(queries, qvecs, strict=True):
         hay = q.get("haystack") or ""

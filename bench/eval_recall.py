@@ -213,15 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="grid_set", action="append", default=[], metavar="KEY=V1,V2",
                         help="grid values of one setting (repeatable)")
     parser.add_argument("--top", type=int, default=10, help="configs shown (--grid)")
+    parser.add_argument("--embedder", default="local", choices=["local", "multilingual"],
+                        help="the embedding backend (TWIN_EMBED_BACKEND) for twin and the fusion")
     parser.add_argument("--emit-twin", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     dirs = {"personal": args.eval_dir.resolve(), "locomo": args.locomo_dir.resolve()}
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     print(f"eval_recall: {load_note()}", flush=True)
     before = before_runs(args.before, args.sets, dirs) if args.before and not args.emit_twin else {}
-    from twin.embedder import LocalEmbedder
+    from twin.embedder import make_embedder
 
-    inner = LocalEmbedder(0)
+    inner = make_embedder(args.embedder, 0)
     inner.open()
     embedder = VectorCache(inner)
     scorer = load_scorer(dirs["personal"])

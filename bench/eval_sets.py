@@ -51,15 +51,22 @@ class VectorCache:
         self._memory: dict[str, np.ndarray] = {}
         self.computed = 0
 
-    def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.model_id}\0{text}".encode("utf-8", "replace")).hexdigest()
+    def _key(self, text: str, role: str) -> str:
+        return hashlib.sha256(f"{self.model_id}\0{role}\0{text}".encode("utf-8", "replace")).hexdigest()
 
     def open(self) -> None:
         """Nothing to load: the wrapped embedder is open already."""
 
     def embed(self, texts) -> np.ndarray:
-        """`(len(texts), dim)` float32 rows, from the cache or the wrapped embedder (then cached)."""
-        keys = [self._key(t) for t in texts]
+        """`(len(texts), dim)` float32 rows of memories, from the cache or the wrapped embedder (then cached)."""
+        return self._cached(texts, "passage", self.inner.embed)
+
+    def embed_queries(self, texts) -> np.ndarray:
+        """The same for questions (`Embedder.embed_queries`)."""
+        return self._cached(texts, "query", getattr(self.inner, "embed_queries", self.inner.embed))
+
+    def _cached(self, texts, role: str, compute) -> np.ndarray:
+        keys = [self._key(t, role) for t in texts]
         missing = [k for k in dict.fromkeys(keys) if k not in self._memory]
         for chunk in (missing[i:i + 500] for i in range(0, len(missing), 500)):
             marks = ",".join("?" * len(chunk))
@@ -67,7 +74,7 @@ class VectorCache:
                 self._memory[key] = np.frombuffer(blob, dtype=np.float32)
         todo = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in self._memory]
         if todo:
-            vectors = self.inner.embed([t for _, t in todo])
+            vectors = compute([t for _, t in todo])
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                                      [(k, v.astype(np.float32).tobytes()) for (k, _), v in zip(todo, vectors,

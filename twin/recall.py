@@ -298,7 +298,7 @@ class Recall:
             return None
         self.reader.refresh()
         try:
-            return self.embedder.embed([query])[0]
+            return self.embedder.embed_queries([query])[0]
         except TwinError as exc:  # a remote embedder down or out of budget: keyword-only for this query (seed 004)
             log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
             return None
@@ -455,7 +455,7 @@ class Recall:
         if self.keyword_only:
             return set()
         try:
-            full = self.embedder.embed([query])[0]
+            full = self.embedder.embed_queries([query])[0]
         except TwinError:
             return set()
         out = set()

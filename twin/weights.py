@@ -19,7 +19,7 @@ class Weights:
 SEED_WEIGHTS = Weights(keyword=0.5, importance=0.18, recency=0.12, half_life_days=45.0)
 """Seed 000's weights: 50/50 keyword/vector, importance 18 %, recency 12 % with a 45-day half-life."""
 
-RECALL_WEIGHTS = Weights(keyword=0.3, importance=0.10, recency=0.05, half_life_days=45.0)
+RECALL_WEIGHTS = Weights(keyword=0.5, importance=0.10, recency=0.05, half_life_days=45.0)
 """The shipped weights."""
 
 
@@ -47,12 +47,12 @@ class RecallConfig:
     vector_norm: str = "raw"
     rrf_k: float = 60.0
     share: bool = True
-    complete: bool = False
-    time_filter: str = "strict"
-    strict_lift: float = 1.5
-    keep_dates: bool = False
-    newer_first: bool = True
-    first_person: bool = True
+    complete: bool = True
+    time_filter: str = "soft"
+    strict_lift: float = 3.0
+    keep_dates: bool = True
+    newer_first: bool = False
+    first_person: bool = False
     event_anchors: bool = True
 
     @property
