@@ -8,9 +8,10 @@ them can be swapped (capture deciding a slot when it stores a memory is the bett
 
 - the subject is who the memory is about: "owner", or a person of the owner's ("owner's sister" in "Owner's
   sister Mira lives in Porto."), or a named person ("lena" in "Lena works at Zalando."), case-folded;
-- the attribute is the first family of `ATTRIBUTES` whose cue words the sentence holds ("lives", "moved to",
-  "address" → home; "works as", "employed", "job" → work; …): kinds of personal fact that change over a life,
-  with cue words in English and a few in German, French, Spanish and Portuguese;
+- the attribute is the first family of `ATTRIBUTES` whose cue words the first words after the subject hold
+  (`CUE_WORDS`; "lives", "moved to", "address" → home; "works as", "employed", "job" → work; …): kinds of
+  personal fact that change over a life, with cue words in English and a few in German, French, Spanish and
+  Portuguese;
 - None for what has no slot: an episode told in the first person or as a chat turn ("Caroline: I went …",
   "I moved …"), a sentence without a cue word, an empty text.
 
@@ -26,7 +27,7 @@ Slot = tuple[str, str]
 SlotOf = Callable[[str], "Slot | None"]
 
 ATTRIBUTES: dict[str, str] = {
-    "home": r"lives?|living|lived|moved\s+(?:to|into|in|from)|address|wohnt|habite|vive|mora",
+    "home": r"lives?|living|lived|moved\s+(?:to|into|in|from|with|back)|address|wohnt|habite|vive|mora",
     "work": r"works?\s+(?:as|at|for)|working\s+(?:as|at|for)|employed|employer|job|started\s+(?:as|at)|joined"
             r"|position|title|tech\s+lead|team\s+lead|arbeitet|travaille|trabaja|trabalha",
     "manager": r"manager|reports?\s+to|boss|supervisor|chef(?:in)?",
@@ -50,6 +51,10 @@ ATTRIBUTES: dict[str, str] = {
 }
 """Kinds of personal fact a newer statement replaces, with their cue words (regular expressions, case-folded)."""
 _CUES = [(name, re.compile(rf"\b(?:{rx})\b")) for name, rx in ATTRIBUTES.items()]
+CUE_WORDS = 6
+"""A cue counts only among the first this many words after the subject, before a comma: a fact names its
+attribute there ("Owner now does knee physiotherapy …"); a cue further on is a detail ("… an invoice from
+Techniker Krankenkasse for dental cover" is a file, not the owner's insurance)."""
 PEOPLE = frozenset("""sister brother mother father mum mom dad parents parent partner girlfriend boyfriend wife husband
     son daughter child kids children cousin aunt uncle niece nephew grandmother grandfather grandma grandpa friend
     colleague neighbour neighbor landlord flatmate roommate cat dog""".split())
@@ -79,6 +84,9 @@ def slot_of(sentence: str) -> Slot | None:
     text = sentence.casefold().replace("’", "'")
     if " " in subject:  # "owner's sister …": look for the attribute after the relation word
         text = text.split(subject.split()[1], 1)[1]
+    else:
+        text = text.split(None, 1)[1] if " " in text.strip() else ""
+    text = " ".join(re.split(r"[,;]", text, maxsplit=1)[0].split()[:CUE_WORDS])
     for name, cue in _CUES:
         if cue.search(text):
             return subject, name

@@ -52,6 +52,7 @@ class RecallConfig:
     strict_lift: float = 3.0
     keep_dates: bool = True
     newer_first: bool = False
+    slots: bool = True
     first_person: bool = False
     event_anchors: bool = True
 
