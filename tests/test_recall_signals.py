@@ -110,3 +110,18 @@ def test_time_lifts_its_window_and_keeps_the_rest_reachable(store, embedder, rec
     assert results[0].memory.id == ids["Owner cooked a pumpkin risotto for Noor and Felix."]
     outside = {r.memory.id for r in results[1:]}
     assert ids["Owner cooked shakshuka for the neighbours on the balcony."] in outside  # lifted, not filtered
+
+
+def test_min_relevance_is_a_cut_on_how_well_the_query_found_a_memory(store, embedder, recall):
+    ids = _load(store, embedder, recall, [
+        ("Owner's piano teacher is Ilse Brandauer, who teaches on Tuesdays in Schöneberg.", 30),
+        ("Owner repotted the monstera and the two fig cuttings on the windowsill.", 12),
+        ("Owner's bike has a Gates carbon belt instead of a chain.", 50),
+    ], kind="fact")
+    off_topic = "what is the melting point of osmium?"
+    assert _ask(recall, off_topic)  # no cut by default: recall returns its best guesses
+    assert _ask(recall, off_topic, min_relevance=0.4) == []  # nothing found by the query itself: abstain
+    kept = _ask(recall, "who teaches me piano?", min_relevance=0.4)
+    assert [r.memory.id for r in kept] == [ids["Owner's piano teacher is Ilse Brandauer, who teaches on Tuesdays "
+                                                "in Schöneberg."]]
+    assert all(r.relevance == max(r.keyword, r.vector) >= 0.4 for r in kept)

@@ -101,6 +101,13 @@ tests/test_recall_signals.py)."""
 VERBATIM_COSINE = 0.9
 """A result this close to the query (the query nearly quotes it) is never passed by a newer one (ours: `twin
 doctor` and an owner pasting a memory's own text must find that memory first)."""
+MIN_RELEVANCE = 0.0
+"""The default cut on `Recalled.relevance` (max of keyword score and cosine): off. Measured on the personal dev set
+(bench/eval_recall.py, 139 answerable and 15 abstention questions, all-MiniLM): a cut of 0.2 wrongly abstains on
+3.6 % of the answerable questions and on none of the abstention ones, 0.25 on 5.8 % and none, 0.4 on 15.8 % and
+13 %: their distractors share words and meaning with them by design, and the weakest answers (paraphrases, other
+languages) score below them. No cut reaches abstention >= 50 % at <= 5 % false abstention; a caller that prefers
+silence to noise passes its own (0.4 drops what the touch bar would not count as found)."""
 KEYWORD_ONLY_FLOOR_SHARE = 0.5
 """Without vectors the fused score is the keyword score alone; the floor is scaled by this (ours)."""
 
@@ -344,7 +351,8 @@ class Recall:
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
                as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
-               zone: tzinfo | None = None, anchor_events: bool = True) -> list[Recalled]:
+               zone: tzinfo | None = None, anchor_events: bool = True,
+               min_relevance: float = MIN_RELEVANCE) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
         (seed 004's adaptive cut: abstain rather than return noise).
 
@@ -356,6 +364,8 @@ class Recall:
         resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`). A time
         named by an event ("the week I moved to Berlin", `anchor_events`) is the calendar unit around the memory
         that best matches the event (`_event_window`).
+        `min_relevance` (0..1) drops every result whose `Recalled.relevance` is below it, but a memory made inside
+        a strict window the query names ([] when none is left: abstaining; `MIN_RELEVANCE` for the default).
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
         them from cold to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
         """
@@ -442,6 +452,8 @@ class Recall:
         if window is None and cfg.slots:
             ranked = self._newest_of_slot(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:SLOT_POOL]})
         ranked = self._cut(ranked)
+        if min_relevance > 0:
+            ranked = [r for r in ranked if max(r[2], r[3]) >= min_relevance or r[0] in windowed]
         memories = self.store.get_many(r[0] for r in ranked[:limit])
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec,
                             in_window=mid in windowed)
