@@ -11,16 +11,16 @@ The memory lifecycle (seeds 003 and 004) adds:
   `as_of` an earlier moment sees a memory superseded later as current);
 - cold memories (seed 003's decay) rank × `COLD_PENALTY`; a search hit re-promotes them (`Store.touch`), but
   only a result relevant enough to be used counts as a hit (`TOUCH_BAR`: noise is not touched);
-- a time named in the query (`twin.time_window`: "yesterday", "last March") restricts a strict window to the
-  memories made in it (all of them are candidates, scored by meaning) or lifts a soft one × `WINDOW_LIFT`;
-  recency then counts for nothing (the query says which time it is about); a strict window in which nothing
-  was learned only lifts, and its words stay in the query ("where did I live in 2010?" finds "Owner lived in
-  Paris in 2010.", learned years later); a memory the query nearly quotes (`VERBATIM_COSINE`) is kept whatever
-  its time;
-- of two results about the same subject that say nearly the same (a `co_occurs` graph edge of strength ≥
-  `NEWER_STATEMENT_COSINE`) the newer ranks first, unless the query names a time: capture's supersession
-  rules miss updates worded differently ("Owner now does knee physiotherapy at Physio Kiez" after "Owner sees
-  physiotherapist Inês Baptista"), and the newest statement is the current one (seed 003);
+- a time named in the query (`twin.time_window`: "yesterday", "last March") lifts the memories made in it: a
+  strict window × `RecallConfig.strict_lift` (all of them are candidates, scored by meaning), a soft one ×
+  `WINDOW_LIFT`; the rest stay reachable below them (a hard filter loses answers; `time_filter="strict"` is kept
+  for the grid). Recency then counts for nothing (the query says which time it is about); a date typed as
+  written keeps its keyword credit (`strip_time_words(keep_dates=True)`);
+- a keyword hit outside the vector top-k gets its real cosine from its stored vector, a vector hit its real bm25
+  (`RecallConfig.complete`: a rare code among look-alikes);
+- of the results stating the same slot of a fact (`twin.slots`, swappable), the newest ranks above the older ones
+  (`_newest_of_slot`), unless the query names a time;
+- `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
   are off by default: see `SCORE_FLOOR` for what was measured).
