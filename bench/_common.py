@@ -22,8 +22,13 @@ REPO_ROOT = BENCH_DIR.parent
 OUT_DIR = BENCH_DIR / "out"
 """Figures (`NAME.json`) and caches go here; git-ignored."""
 CACHE_DIR = OUT_DIR / "cache"
-DEFAULT_EVAL_DIR = REPO_ROOT.parent / "shared" / "eval"
-"""`../shared/eval` relative to the repo root (the shared eval set)."""
+SHARED_DIR = next((p / "shared" for p in REPO_ROOT.parents if (p / "shared" / "eval").is_dir()),
+                  REPO_ROOT.parent / "shared")
+"""The nearest `shared/` beside the repo root or one of its parents (a worktree may sit deeper)."""
+DEFAULT_EVAL_DIR = SHARED_DIR / "eval"
+"""The personal recall set (`shared/eval`)."""
+DEFAULT_LOCOMO_DIR = SHARED_DIR / "eval-locomo"
+"""LoCoMo's dev half in the same format (`shared/eval-locomo`)."""
 
 
 def percentile(values: Sequence[float], p: float) -> float:

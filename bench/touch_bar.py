@@ -5,7 +5,7 @@
     .venv/bin/python bench/touch_bar.py --eval-dir PATH    # default: ../shared/eval from the repo root
 
 The eval memories go into a fresh store through capture and are embedded and linked as in `eval_recall.py`
-(`EvalStore`). Every dev query, and 30 off-topic questions written here (nothing in the store answers them
+(`eval_sets.PersonalSet`). Every dev query, and 30 off-topic questions written here (nothing in the store answers them
 and no distractor was written for them), runs `Recall.recall(being, query, limit=10, as_of=..., touch=True)`
 with the shipped settings: the memories whose `hits` went up are the ones recall touched (the real write
 path, `Store.touch`), checked against `TOUCH_BAR.used(results)`. A result is an answer when one of the eval
@@ -26,7 +26,10 @@ import tempfile
 from pathlib import Path
 
 from _common import DEFAULT_EVAL_DIR, OUT_DIR, load_note, percentile, table, write_json
-from eval_recall import BEING, ZONE, EvalStore, shipped_defaults
+from eval_recall import make_recall, shipped_config
+from eval_sets import PERSONAL_BEING as BEING
+from eval_sets import PERSONAL_ZONE as ZONE
+from eval_sets import Haystack, PersonalSet, VectorCache
 
 NAME = "touch_bar"
 OFF_TOPIC_AS_OF = "2026-11-20T12:00:00Z"
@@ -53,7 +56,7 @@ def _hits(store) -> dict[int, int]:
     return dict(store.conn.execute("SELECT id, hits FROM memories"))
 
 
-def run_queries(es: EvalStore, recall, queries: list[dict]) -> tuple[list[dict], int]:
+def run_queries(es: PersonalSet, recall, queries: list[dict]) -> tuple[list[dict], int]:
     """`(one row per query: {qid, category, results, gold: [bool per result], touched: set of ids}, number of
     queries where the touched ids differ from `recall.touch_bar.used`)`, with `touch=True`."""
     from zoneinfo import ZoneInfo
@@ -62,15 +65,15 @@ def run_queries(es: EvalStore, recall, queries: list[dict]) -> tuple[list[dict],
 
     rows, mismatches = [], 0
     for q in queries:
-        before = _hits(es.store)
+        before = _hits(es.haystacks[BEING].store)
         results = recall.recall(BEING, q["query"], limit=10, as_of=q["as_of"], touch=True,
                                 include_sensitive=asks_for_sensitive(q["query"]), zone=ZoneInfo(ZONE))
-        after = _hits(es.store)
+        after = _hits(es.haystacks[BEING].store)
         touched = {mid for mid, n in after.items() if n != before.get(mid)}
         mismatches += touched != {r.memory.id for r in recall.touch_bar.used(results)}
         gold = set(q.get("gold") or ())
         rows.append({"qid": q["qid"], "category": q["category"], "results": results, "touched": touched,
-                     "gold": [bool(gold & {e for e in es.to_eval[r.memory.id] if es.created[e] < q["as_of"]})
+                     "gold": [bool(gold & {e for e in es.haystacks[BEING].to_eval[r.memory.id] if es.created[e] < q["as_of"]})
                               for r in results]})
     return rows, mismatches
 
@@ -144,16 +147,11 @@ def sweep(rows: list[dict]) -> list[dict]:
     return out
 
 
-def open_recall(es: EvalStore, keyword_only: bool):
-    from twin.recall import Recall
-    from twin.weights import Weights
-
-    d = shipped_defaults()
-    weights = Weights(keyword=d["keyword"], importance=d["importance"], recency=d["recency"],
-                      half_life_days=d["half_life_days"])
+def open_recall(es: PersonalSet, keyword_only: bool):
+    hay = es.haystacks[BEING]
     if keyword_only:
-        return Recall(es.store, None, None, weights, d["candidates"])
-    return Recall(es.store, es.embedder, es.reader, weights, d["candidates"])
+        return make_recall(Haystack(hay.being, hay.store, None, hay.to_eval), None, shipped_config())
+    return make_recall(hay, es.embedder, shipped_config())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,7 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict = {"eval_dir": str(eval_dir), "shipped_bar": vars(TOUCH_BAR), "queries": len(queries)}
     everything = TouchBar(share=0.0, vector=0.0, keyword=0.0)
     with tempfile.TemporaryDirectory(prefix="twin-touch-") as tmp:
-        es = EvalStore(Path(tmp), eval_dir / "memories.jsonl").open()
+        from twin.embedder import LocalEmbedder
+
+        model = LocalEmbedder(0)
+        model.open()
+        es = PersonalSet(eval_dir, Path(tmp), VectorCache(model)).open()
         table_rows = []
         for mode in ("hybrid", "keyword-only"):
             recall = open_recall(es, keyword_only=mode == "keyword-only")

@@ -1,6 +1,6 @@
 """Recall's lifecycle rules on a real store, the real local model and a real index reader: superseded and sensitive
-memories hidden, the cold penalty and re-promotion, strict time windows in the owner's zone, a replay `as_of`, and
-the newer of two statements about the same thing ranking first."""
+memories hidden, the cold penalty and re-promotion, time windows in the owner's zone (lifted, never filtered), a
+replay `as_of`, and the newest value of a slot ranking first."""
 
 from __future__ import annotations
 
@@ -98,14 +98,16 @@ def test_a_cold_memory_ranks_lower_and_a_search_that_returns_it_warms_it(store, 
 
 
 @pytest.mark.parametrize("zone", ["Europe/Berlin", "America/Los_Angeles"])
-def test_yesterday_is_the_owners_yesterday_and_restricts_recall(remember, recall, zone):
+def test_yesterday_is_the_owners_yesterday_and_ranks_first(remember, recall, zone):
     tz = ZoneInfo(zone)
     local_now = NOW.astimezone(tz)
     yesterday_noon = (local_now - timedelta(days=1)).replace(hour=12, minute=0)
     days_ago = (NOW - yesterday_noon.astimezone(UTC)).total_seconds() / 86400
     remember("Owner had ramen with Kenji at a place in Kreuzberg.", days_ago, kind="episode")
     remember("Owner had sushi with Lena at a place in Mitte.", days_ago + 3, kind="episode")
-    assert _ask(recall, "what did I eat yesterday?", zone=tz) == ["Owner had ramen with Kenji at a place in Kreuzberg."]
+    # a time window lifts its memories; the rest stay reachable below them (time is a soft signal)
+    assert _ask(recall, "what did I eat yesterday?", zone=tz) == ["Owner had ramen with Kenji at a place in Kreuzberg.",
+                                                                  "Owner had sushi with Lena at a place in Mitte."]
     assert len(_ask(recall, "what did I eat with friends?", zone=tz)) == 2
 
 
@@ -134,7 +136,7 @@ def test_a_time_named_by_an_event_is_the_week_around_that_memory(remember, recal
              kind="episode")
     remember("Owner bought a red lamp at the Mauerpark flea market.", ago("2025-09-20T11:00:00+00:00"), kind="episode")
     found = _ask(recall, "what did I buy the week I moved to Berlin?", zone=ZoneInfo("Europe/Berlin"))
-    assert any("blue sofa" in c for c in found) and not any("red lamp" in c for c in found)
+    assert "blue sofa" in found[0] and any("red lamp" in c for c in found[1:])  # the week's first, the rest after
     assert any("red lamp" in c for c in _ask(recall, "what did I buy at a flea market?"))
     # no memory of the event: the question is asked of all memories
     assert any("red lamp" in c for c in _ask(recall, "what did I buy the week I ran a marathon in Tokyo?"))
@@ -155,20 +157,15 @@ def test_a_time_when_nothing_was_learned_is_read_from_what_memories_say(remember
     remember("Owner lives in Berlin-Neukölln.", 3)
     assert _ask(recall, "where did I live in 2010?")[0].startswith("Owner lived in Paris")
     remember("Owner had ramen with Kenji in Kreuzberg.", 1, kind="episode")  # learned yesterday
-    assert _ask(recall, "what did I do yesterday?") == ["Owner had ramen with Kenji in Kreuzberg."]
+    assert _ask(recall, "what did I do yesterday?")[0] == "Owner had ramen with Kenji in Kreuzberg."
 
 
-def test_a_first_person_question_finds_the_third_person_memory_by_its_words(remember, recall):
+def test_a_first_person_question_finds_the_owners_memory(remember, recall):
     remember("Owner lives in Berlin.", 40)
     remember("Owner's parents live in Faro.", 20)
-    assert _ask(recall, "where do I live?")[0] == "Owner lives in Berlin."
-    hits = {r.memory.content: r for r in recall.recall(BEING, "where do I live?", as_of=format_time(NOW), touch=False)}
-    assert hits["Owner lives in Berlin."].keyword > 0  # "live" also looked for as "owner lives"
-    assert hits["Owner's parents live in Faro."].keyword > 0  # "live" as written
-    remember("Owner's sister lives in Porto.", 10)
-    _settle(recall)
-    hits = {r.memory.content: r for r in recall.recall(BEING, "where do I live?", as_of=format_time(NOW), touch=False)}
-    assert hits["Owner's sister lives in Porto."].keyword == 0  # the sister living somewhere is not the owner
+    # no rewrite of "I live" into "owner lives" (measured neutral on both dev sets, and it lifted "Owner lives in
+    # Berlin." above "Owner lived in Paris in 2010." for "where did I live in 2010?"): meaning finds both
+    assert set(_ask(recall, "where do I live?")[:2]) == {"Owner lives in Berlin.", "Owner's parents live in Faro."}
 
 
 def test_a_quoted_memory_that_names_a_holiday_is_found_outside_that_window(remember, recall):
@@ -238,7 +235,8 @@ def test_the_episodes_of_a_strict_window_are_used_whatever_their_words(store, fa
     remember("Owner repaired the kitchen shelf and hung two pictures.", 1, kind="episode")
     _settle(recall)
     results = recall.recall(BEING, "what did I do yesterday?", as_of=format_time(NOW), touch=True)
-    assert [r.memory.content for r in results] == ["Owner repaired the kitchen shelf and hung two pictures."]
+    assert results[0].memory.content == "Owner repaired the kitchen shelf and hung two pictures."
+    assert not any(r.in_window for r in results[1:])  # the other memories stay reachable, below it
     assert results[0].in_window and results[0].vector < 0.4 and results[0].keyword < 0.5  # only the window says so
     assert {c for c, (hits, _) in _hits(store).items() if hits} == {results[0].memory.content}
 

@@ -168,7 +168,8 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         recall = open_recall(settings, store)
         try:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
-                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive)
+                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
+                                    **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
             waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
         finally:
             recall.close()
@@ -801,6 +802,17 @@ def _positive(value: str) -> int:
     return min(_whole(value), 2**63 - 1)
 
 
+def _share(value: str) -> float:
+    """A share 0..1 ("0.4"); anything else is an argparse error."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number 0..1: {value!r}") from None
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError(f"not a number 0..1: {value!r}")
+    return number
+
+
 def _memory_id(value: str) -> int:
     number = _whole(value)
     if number > 2**63 - 1:
@@ -860,6 +872,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=_time)
     p.add_argument("--as-of", dest="as_of", type=_time, help="replay recall at this UTC time")
     p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
+    p.add_argument("--min-relevance", dest="min_relevance", type=_share, default=None,
+                   help="drop results the query found less well than this (0..1; none left: nothing printed)")
     p.add_argument("--json", action="store_true")
     for name, help_ in (("memories", "list memories, newest first"),
                         ("recent", "memories made since --since, newest first"),

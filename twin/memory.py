@@ -109,9 +109,15 @@ class Recalled:
     recency: float
     in_window: bool = False
 
+    @property
+    def relevance(self) -> float:
+        """How well the query itself found this memory, 0..1: the larger of its keyword score and its cosine (not
+        its importance or age); the cut of `Recall.recall(min_relevance=…)`."""
+        return max(self.keyword, self.vector)
+
     def to_dict(self) -> dict:
-        """The memory's fields plus `score`, `keyword`, `vector` and `recency`, rounded to 4 places."""
+        """The memory's fields plus `score`, `keyword`, `vector`, `recency` and `relevance`, rounded to 4 places."""
         out = self.memory.to_dict()
         out.update(score=round(self.score, 4), keyword=round(self.keyword, 4),
-                   vector=round(self.vector, 4), recency=round(self.recency, 4))
+                   vector=round(self.vector, 4), recency=round(self.recency, 4), relevance=round(self.relevance, 4))
         return out

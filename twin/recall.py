@@ -11,16 +11,16 @@ The memory lifecycle (seeds 003 and 004) adds:
   `as_of` an earlier moment sees a memory superseded later as current);
 - cold memories (seed 003's decay) rank × `COLD_PENALTY`; a search hit re-promotes them (`Store.touch`), but
   only a result relevant enough to be used counts as a hit (`TOUCH_BAR`: noise is not touched);
-- a time named in the query (`twin.time_window`: "yesterday", "last March") restricts a strict window to the
-  memories made in it (all of them are candidates, scored by meaning) or lifts a soft one × `WINDOW_LIFT`;
-  recency then counts for nothing (the query says which time it is about); a strict window in which nothing
-  was learned only lifts, and its words stay in the query ("where did I live in 2010?" finds "Owner lived in
-  Paris in 2010.", learned years later); a memory the query nearly quotes (`VERBATIM_COSINE`) is kept whatever
-  its time;
-- of two results about the same subject that say nearly the same (a `co_occurs` graph edge of strength ≥
-  `NEWER_STATEMENT_COSINE`) the newer ranks first, unless the query names a time: capture's supersession
-  rules miss updates worded differently ("Owner now does knee physiotherapy at Physio Kiez" after "Owner sees
-  physiotherapist Inês Baptista"), and the newest statement is the current one (seed 003);
+- a time named in the query (`twin.time_window`: "yesterday", "last March") lifts the memories made in it: a
+  strict window × `RecallConfig.strict_lift` (all of them are candidates, scored by meaning), a soft one ×
+  `WINDOW_LIFT`; the rest stay reachable below them (a hard filter loses answers; `time_filter="strict"` is kept
+  for the grid). Recency then counts for nothing (the query says which time it is about); a date typed as
+  written keeps its keyword credit (`strip_time_words(keep_dates=True)`);
+- a keyword hit outside the vector top-k gets its real cosine from its stored vector, a vector hit its real bm25
+  (`RecallConfig.complete`: a rare code among look-alikes);
+- of the results stating the same slot of a fact (`twin.slots`, swappable), the newest ranks above the older ones
+  (`_newest_of_slot`), unless the query names a time;
+- `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
   are off by default: see `SCORE_FLOOR` for what was measured).
@@ -43,10 +43,12 @@ from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.extractor import agree
 from twin.memory import Recalled, format_time, parse_time
+from twin import slots
+from twin.slots import SlotOf
 from twin.store import Store
 from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.vectors import IndexReader
-from twin.weights import RECALL_WEIGHTS, Weights
+from twin.weights import RECALL_CONFIG, RECALL_WEIGHTS, RecallConfig, Weights
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +91,23 @@ NEWER_STATEMENT_SHARE = 0.5
 """… and the newer one is moved just above the older when it scores at least this share of it (ours)."""
 NEWER_STATEMENT_POOL = 15
 """Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures)."""
+SLOT_POOL = 20
+"""Slots are compared among the best this many results (ours)."""
+SLOT_FOUND = (0.4, 0.5)
+"""The newest value of a slot passes an older one only when the query found it by itself: a cosine or a keyword
+score of at least these (`TOUCH_BAR`'s); a newer memory the query hardly found is not its answer (a rare code's
+only memory is not passed by a look-alike that a broad slot rule puts in the same slot;
+tests/test_recall_signals.py)."""
 VERBATIM_COSINE = 0.9
 """A result this close to the query (the query nearly quotes it) is never passed by a newer one (ours: `twin
 doctor` and an owner pasting a memory's own text must find that memory first)."""
+MIN_RELEVANCE = 0.0
+"""The default cut on `Recalled.relevance` (max of keyword score and cosine): off. Measured on the personal dev set
+(bench/eval_recall.py, 139 answerable and 15 abstention questions, all-MiniLM): a cut of 0.2 wrongly abstains on
+3.6 % of the answerable questions and on none of the abstention ones, 0.25 on 5.8 % and none, 0.4 on 15.8 % and
+13 %: their distractors share words and meaning with them by design, and the weakest answers (paraphrases, other
+languages) score below them. No cut reaches abstention >= 50 % at <= 5 % false abstention; a caller that prefers
+silence to noise passes its own (0.4 drops what the touch bar would not count as found)."""
 KEYWORD_ONLY_FLOOR_SHARE = 0.5
 """Without vectors the fused score is the keyword score alone; the floor is scaled by this (ours)."""
 
@@ -192,6 +208,30 @@ def idf(documents: int, containing: int) -> float:
     return math.log((documents - containing + 0.5) / (containing + 0.5) + 1)
 
 
+def normalise(values: list[float], method: str, rrf_k: float = 60.0) -> list[float]:
+    """`values` (one signal over a query's candidates) brought to 0..1 by `method` (`RecallConfig`): "best"/"raw" as
+    they are, "minmax", "zscore" (normal CDF of the z-score), "rank" ((k + 1) / (k + rank) for the positive ones,
+    0 for the rest). Pure."""
+    if not values or method in ("best", "raw"):
+        return list(values)
+    if method == "rank":
+        order = sorted((i for i, v in enumerate(values) if v > 0), key=lambda i: -values[i])
+        out = [0.0] * len(values)
+        for rank, i in enumerate(order, 1):
+            out[i] = (rrf_k + 1) / (rrf_k + rank)
+        return out
+    arr = np.asarray(values, dtype=np.float64)
+    if method == "minmax":
+        lo, hi = float(arr.min()), float(arr.max())
+        return ((arr - lo) / (hi - lo)).tolist() if hi > lo else [0.0] * len(values)
+    if method == "zscore":
+        std = float(arr.std())
+        if std == 0:
+            return [0.5] * len(values)
+        return [0.5 * (1 + math.erf(z / math.sqrt(2))) for z in ((arr - arr.mean()) / std).tolist()]
+    raise ValueError(f"unknown normalisation {method!r}")
+
+
 class Recall:
     """Recall over one store. `embedder` and `reader` may be None (keyword-only recall, degraded).
 
@@ -201,9 +241,14 @@ class Recall:
 
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
                  weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR,
-                 zone: tzinfo = UTC, touch_bar: TouchBar = TOUCH_BAR):
+                 zone: tzinfo = UTC, touch_bar: TouchBar = TOUCH_BAR, config: RecallConfig | None = None,
+                 slot_of: SlotOf | None = None):
         self.store, self.embedder, self.reader = store, embedder, reader
-        self.weights, self.candidates, self.score_floor = weights, candidates, score_floor
+        if config is None:
+            config = RecallConfig.of({**vars(weights), "candidates": candidates}) if (
+                weights != RECALL_WEIGHTS or candidates != RECALL_CONFIG.candidates) else RECALL_CONFIG
+        self.config, self.slot_of = config, slot_of if slot_of is not None else slots.slot_of
+        self.weights, self.candidates, self.score_floor = config.weights, config.candidates, score_floor
         self.touch_bar = touch_bar
         self.zone = zone
         self._pool: ThreadPoolExecutor | None = None
@@ -224,7 +269,7 @@ class Recall:
         """The SQL half of keyword search (run in a thread: SQLite releases the GIL): `(documents,
         {term: documents containing one of its word forms}, [(id, bm25, content)])`."""
         if not terms:
-            return 0, {}, []
+            return 0, {}, [], None
         try:
             # a phrase form ("owner lives") is counted by its last word: an upper bound, for IDF and the MATCH
             documents, by_word = self.store.term_document_counts(
@@ -233,34 +278,34 @@ class Recall:
             counts = {t: max(by_form[f] for f in forms[t]) for t in terms}
             present = [t for t in terms if counts[t] > 0]
             if not present:
-                return documents, counts, []
+                return documents, counts, [], None
             # very common words still count in the share (`_keyword_scores`) but are left out of the MATCH:
             # they add little to bm25 and would make FTS5 score most of the store (COMMON_TERM_SHARE)
             cutoff = max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE * documents)
             selective = [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]
             match = fts_query([f for t in selective for f in forms[t] if by_form[f] > 0])
-            return documents, counts, self.store.fts_search(being, match, self.candidates, before)
+            return documents, counts, self.store.fts_search(being, match, self.candidates, before), match
         except sqlite3.OperationalError as exc:
             log.warning("recall: keyword search failed (%s)", exc)
-            return 0, {}, []
+            return 0, {}, [], None
 
     @staticmethod
     def _keyword_scores(terms: list[str], forms: dict[str, frozenset[str]], documents: int, counts: dict,
-                        rows: list) -> dict[int, float]:
+                        rows: list, extra: list = (), share_on: bool = True) -> dict[int, float]:
         """Keyword scores 0..1: bm25 relative to the best candidate × the IDF-weighted share of the query's
         terms the memory contains in one of their word forms, so a memory matching only a common word of a
         longer query scores low (a query word no memory contains lowers every keyword score, leaving the
         ranking to meaning)."""
         weights = {t: idf(documents, counts.get(t, 0)) for t in terms}
         total = sum(weights.values()) or 1.0
-        best = max((-rank for _, rank, _ in rows), default=0.0)
+        best = max((-rank for _, rank, _ in [*rows, *extra]), default=0.0)
         scores = {}
-        for mid, rank, content in rows:
+        for mid, rank, content in [*rows, *extra]:
             folded = content.lower() if content.isascii() else fold(content)
             words = set(_WORD.findall(folded))
             share = sum(w for t, w in weights.items()
                         if t in words or (len(forms[t]) > 1 and any(has_form(f, words, folded) for f in forms[t])))
-            share /= total
+            share = share / total if share_on else 1.0
             scores[mid] = (-rank / best if best > 0 else 0.0) * share
         return scores
 
@@ -270,7 +315,7 @@ class Recall:
             return None
         self.reader.refresh()
         try:
-            return self.embedder.embed([query])[0]
+            return self.embedder.embed_queries([query])[0]
         except TwinError as exc:  # a remote embedder down or out of budget: keyword-only for this query (seed 004)
             log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
             return None
@@ -306,7 +351,8 @@ class Recall:
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
                as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
-               zone: tzinfo | None = None, anchor_events: bool = True) -> list[Recalled]:
+               zone: tzinfo | None = None, anchor_events: bool = True,
+               min_relevance: float = MIN_RELEVANCE) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
         (seed 004's adaptive cut: abstain rather than return noise).
 
@@ -318,43 +364,60 @@ class Recall:
         resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`). A time
         named by an event ("the week I moved to Berlin", `anchor_events`) is the calendar unit around the memory
         that best matches the event (`_event_window`).
+        `min_relevance` (0..1) drops every result whose `Recalled.relevance` is below it, but a memory made inside
+        a strict window the query names ([] when none is left: abstaining; `MIN_RELEVANCE` for the default).
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
         them from cold to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
         """
         limit = max(1, min(int(limit), LIMIT_MAX))
         if not query.strip():
             return []
+        cfg = self.config
         now = parse_time(as_of) if as_of else datetime.now(UTC)
         before = format_time(now) if as_of else None
         since_t = format_time(parse_time(since)) if since else None
         window = find_window(query, now, zone or self.zone)
-        if window is None and anchor_events:
+        if window is None and anchor_events and cfg.event_anchors:
             window = self._event_window(being, query, as_of, zone or self.zone)
         in_window = self._window_rows(being, window, before) if window is not None and window.strict else []
         if window is not None and window.strict and not in_window:
             # nothing was learned then: the time may be what a memory says ("Owner lived in Paris in 2010."), so
             # the words stay in the query and the window only lifts
             window = TimeWindow(window.start, window.end, "", False)
-        text = strip_time_words(query, window) if window and window.phrase else query
+        text = strip_time_words(query, window, keep_dates=cfg.keep_dates) if window and window.phrase else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
         # the keyword SQL runs in a thread while the query is embedded (both release the GIL); the Python
         # half of the keyword scoring waits until the embedding is done, so the two never fight for the GIL
         terms = query_terms(text)
-        forms = term_forms(text, terms)
+        forms = term_forms(text, terms) if cfg.first_person else {t: frozenset({t}) for t in terms}
         keyword_future = self._pool.submit(self._keyword_rows, being, terms, forms, before)
         extra = 4 if (kind or since or as_of) else 1
         qvec = self._query_vector(text)
-        vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in
-                                          self.reader.search(qvec, max(self.candidates, limit) * extra)}
-        keyword = self._keyword_scores(terms, forms, *keyword_future.result())
+        width = max(self.candidates, limit)
+        vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in self.reader.search(qvec, width * extra)}
+        nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
+        documents, counts, rows, match = keyword_future.result()
         quoted: set[int] = set()
         if window is not None and window.strict:
             vector.update(self._window_scores(in_window, qvec))
             quoted = self._quoted(query, vector)
+        more = []
+        if cfg.complete:
+            found = {r[0] for r in rows}
+            if match is not None and (missing := [m for m in vector if m not in found]):
+                try:
+                    more = self.store.fts_ranks(match, missing)
+                except sqlite3.OperationalError:
+                    more = []
+            if qvec is not None and (missing := [r[0] for r in rows if r[0] not in vector]):
+                stored = self.store.stored_vectors(missing, self.embedder.model_id)
+                vector.update({mid: max(0.0, float(v @ qvec)) for mid, v in stored.items() if v.shape == qvec.shape})
+        keyword = self._keyword_scores(terms, forms, documents, counts, rows, more, cfg.share)
         fields = self.store.ranking_fields(set(keyword) | set(vector))
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
-        ranked, windowed = [], set()
+        strict = window is not None and window.strict
+        kept, windowed = [], set()
         for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at) in fields.items():
             current = status == "active" or (before is not None and superseded_at is not None
                                              and superseded_at >= before)
@@ -365,18 +428,32 @@ class Recall:
             if sensitivity == "sensitive" and not include_sensitive:
                 continue
             inside = window is not None and start_t <= created_at < end_t
-            if window is not None and window.strict and not inside and mid not in quoted:
+            if strict and not inside and mid not in quoted and cfg.time_filter == "strict":
                 continue  # outside the window, unless the query nearly quotes it ("… for Easter.")
-            score, kw, vec, rec = self._score(importance, created_at, keyword.get(mid, 0.0), vector.get(mid, 0.0),
-                                              now, timeless=window is not None)
-            score *= (COLD_PENALTY if tier == "cold" else 1.0) * (WINDOW_LIFT if inside and not window.strict else 1.0)
-            ranked.append((mid, score, kw, vec, rec))
-            if inside and window.strict:
+            lift = (WINDOW_LIFT if inside and not strict else
+                    cfg.strict_lift if inside and strict and cfg.time_filter != "strict" else 1.0)
+            kept.append((mid, importance, created_at, tier, lift))
+            if inside and strict:
                 windowed.add(mid)
+        if extra > 1:  # the `width` nearest of the memories the filters kept, as a recall without them takes
+            keep = {k[0] for k in kept}
+            beyond = set([m for m in nearest if m in keep][width:]) - {r[0] for r in rows} - windowed - quoted
+            kept = [k for k in kept if k[0] not in beyond]
+        kw_norm = normalise([keyword.get(k[0], 0.0) for k in kept], cfg.keyword_norm, cfg.rrf_k)
+        vec_norm = normalise([vector.get(k[0], 0.0) for k in kept], cfg.vector_norm, cfg.rrf_k)
+        ranked = []
+        for (mid, importance, created_at, tier, lift), kn, vn in zip(kept, kw_norm, vec_norm, strict=True):
+            score, rec = self._score(importance, created_at, kn, vn, now, timeless=window is not None)
+            score *= (COLD_PENALTY if tier == "cold" else 1.0) * lift
+            ranked.append((mid, score, keyword.get(mid, 0.0), vector.get(mid, 0.0), rec))
         ranked.sort(key=lambda r: (-r[1], -r[0]))
-        if window is None:
+        if window is None and cfg.newer_first:
             ranked = self._newer_first(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:NEWER_STATEMENT_POOL]})
+        if window is None and cfg.slots:
+            ranked = self._newest_of_slot(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:SLOT_POOL]})
         ranked = self._cut(ranked)
+        if min_relevance > 0:
+            ranked = [r for r in ranked if max(r[2], r[3]) >= min_relevance or r[0] in windowed]
         memories = self.store.get_many(r[0] for r in ranked[:limit])
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec,
                             in_window=mid in windowed)
@@ -402,7 +479,7 @@ class Recall:
         if self.keyword_only:
             return set()
         try:
-            full = self.embedder.embed([query])[0]
+            full = self.embedder.embed_queries([query])[0]
         except TwinError:
             return set()
         out = set()
@@ -453,6 +530,33 @@ class Recall:
         out.sort(key=lambda r: (-r[1], -r[0]))
         return out
 
+    def _newest_of_slot(self, ranked: list[tuple], created: dict[int, str]) -> list[tuple]:
+        """`ranked` (best first) with the newest memory of each slot (`self.slot_of`: ("owner", "home")) among the
+        best `SLOT_POOL` lifted just above the best older memory of that slot, unless the query nearly quotes that
+        older one (`VERBATIM_COSINE`) or did not find the newest by itself (`SLOT_FOUND`). Both stay: the older
+        value is history, ranked below the current one. Measured on the personal dev set (bench/README.md): stale
+        above newest 0.467 -> 0.333; LoCoMo's chat turns have no slot."""
+        pool = ranked[:SLOT_POOL]
+        slots = {mid: self.slot_of(text) for mid, text in self.store.contents(r[0] for r in pool)}
+        groups: dict = {}
+        for r in pool:
+            if slots.get(r[0]) is not None:
+                groups.setdefault(slots[r[0]], []).append(r)
+        lifted = {}
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            newest = max(members, key=lambda r: (created[r[0]], r[0]))
+            above = [r for r in members if r[1] > newest[1] and created[r[0]] < created[newest[0]]]
+            found = newest[3] >= SLOT_FOUND[0] or newest[2] >= SLOT_FOUND[1]
+            if above and found and max(r[3] for r in above) < VERBATIM_COSINE:
+                lifted[newest[0]] = max(r[1] for r in above) + 1e-6
+        if not lifted:
+            return ranked
+        out = [(r[0], lifted.get(r[0], r[1]), *r[2:]) for r in ranked]
+        out.sort(key=lambda r: (-r[1], -r[0]))
+        return out
+
     def _cut(self, ranked: list[tuple]) -> list[tuple]:
         """Seed 004's adaptive threshold over `ranked` (best first): keep results above the floor (which depends
         on the model: keyword-only scores run lower) and within `RELATIVE_CUT` of the best."""
@@ -463,15 +567,22 @@ class Recall:
         return [r for r in ranked if r[1] > cut]
 
     def _score(self, importance: float, created_at: str, keyword: float, vector: float,
-               now: datetime, timeless: bool = False) -> tuple[float, float, float, float]:
-        """`(score, keyword, vector, recency)` of one candidate (formula in the module docstring); `timeless`
-        (the query names its time) sets recency to 1 for every candidate, so age does not reorder them."""
+               now: datetime, timeless: bool = False) -> tuple[float, float]:
+        """`(score, recency)` of one candidate from its normalised keyword and vector scores (formula in the module
+        docstring); `timeless` (the query names its time) sets recency to 1 for every candidate, so age does not
+        reorder them."""
         w = self.weights
         age_days = max(0.0, (now - parse_time(created_at)).total_seconds() / 86400)
         recency = 1.0 if timeless else 0.5 ** (age_days / w.half_life_days)
         fused = keyword if self.keyword_only else w.keyword * keyword + (1 - w.keyword) * vector
         score = (1 - w.importance - w.recency) * fused + w.importance * importance + w.recency * recency
-        return score, keyword, vector, recency
+        return score, recency
+
+
+def recall_with(store: Store, embedder: Embedder | None, reader: IndexReader | None, values: dict,
+                zone: tzinfo = UTC) -> Recall:
+    """A `Recall` ranking by `RecallConfig.of(values)` (the bench's grid and the settings build it this way)."""
+    return Recall(store, embedder, reader, config=RecallConfig.of(values), zone=zone)
 
 
 def open_recall(settings, store: Store) -> Recall:

@@ -172,7 +172,7 @@ class Settings(BaseSettings):
         default_factory=list, description="More URL globs never learned (matched on host + path, case-insensitive).")
 
     # -- embedding (seed 000 batching; LIBRARY_NOTES §8) -----------------------------------
-    embed_backend: Literal["local", "openai", "none"] = "local"
+    embed_backend: Literal["local", "multilingual", "openai", "none"] = "local"
     embed_threads: int = Field(0, ge=0, le=64, description="onnxruntime intra-op threads; 0 = min(4, cores).")
     embed_batch_max: int = Field(96, ge=1, le=1024, description="Memories per embedding call (seed 000: 96).")
     embed_flush_delay_s: float = Field(0.6, ge=0, le=60, description="Flush delay after the first pending memory.")

@@ -361,6 +361,18 @@ class Store:
         sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
 
+    def fts_ranks(self, match: str, memory_ids: Iterable[int]) -> list[tuple[int, float, str]]:
+        """`(id, bm25, content)` of those of `memory_ids` that FTS5 `match` finds (bm25 negative, lower is better,
+        on the same scale as `fts_search`'s: the whole table's statistics), in no order; read-only. Lets recall
+        give a keyword score to a candidate the vector index found beyond the keyword top-k. Raises
+        `sqlite3.OperationalError` on a malformed query."""
+        out: list[tuple[int, float, str]] = []
+        for chunk, marks in id_chunks(memory_ids):
+            out += self.conn.execute(
+                "SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
+                f" AND rowid IN ({marks})) AS f JOIN memories m ON m.id = f.rowid", (match, *chunk)).fetchall()
+        return out
+
     def term_document_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """`(documents, {term: documents containing it})` from the FTS5 vocabulary (all beings, read-only);
         terms must already be in FTS form (case-folded, diacritics removed)."""

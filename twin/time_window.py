@@ -457,13 +457,36 @@ def within(created_at: str | datetime, window: TimeWindow) -> bool:
     return window.start <= when < window.end
 
 
-def strip_time_words(query: str, window: TimeWindow | None) -> str:
+_ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
+_CALENDAR_NAME = re.compile(rf"\b(?:(?:19|20)\d\d|{_MON})\b", re.IGNORECASE)
+_RELATIVE_WORDS = frozenset("""the of in on at for during over from since last this past next early mid late around
+    roughly circa approximately week weekend ago""".split())
+
+
+def date_words(phrase: str, alone: bool) -> list[str]:
+    """The words of a time phrase that a memory's text may hold as written, to keep in a keyword search: an ISO date
+    ("2026-12-15") always, as files and mail write it; when the phrase is the whole query (`alone`: "March 2026",
+    "October 13, 2023"), every word of a phrase naming a calendar date, month or year but the relative ones ("in",
+    "last", "early"…). [] for a relative phrase ("yesterday", "3 days ago", "last week"). Pure."""
+    if alone and _CALENDAR_NAME.search(phrase):
+        return [w for w in re.findall(r"[\w-]+", phrase) if w.lower() not in _RELATIVE_WORDS]
+    return _ISO_DATE.findall(phrase)
+
+
+def strip_time_words(query: str, window: TimeWindow | None, keep_dates: bool = True) -> str:
     """The query without the window's phrase (each part once, case-insensitive, with a preposition just before
-    it: "on", "in", "for", ...), spaces tidied, so keyword search does not look for "yesterday". The query
-    unchanged when `window` is None."""
+    it: "on", "in", "for", ...), spaces tidied, so keyword search does not look for "yesterday". With
+    `keep_dates` (the default), the words `date_words` keeps stay: a memory that says "2026-12-15" keeps its
+    keyword credit for a query holding that date. The query unchanged when `window` is None."""
     if window is None:
         return query
-    for part in window.phrase.split(PHRASE_JOIN):
+    parts = window.phrase.split(PHRASE_JOIN)
+    for part in parts:
         rx = r"(?:\b(?:on|in|at|for|during|over|from|of)\s+)?" + re.escape(part)
         query = re.sub(rx, " ", query, count=1, flags=re.IGNORECASE)
-    return re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s+", " ", query)).strip()
+    query = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s+", " ", query)).strip()
+    if not keep_dates:
+        return query
+    alone = re.search(r"\w", query) is None
+    kept = [w for part in parts for w in date_words(part, alone)]
+    return " ".join([query, *kept]).strip() if kept else query

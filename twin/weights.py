@@ -1,8 +1,8 @@
-"""Recall's blend weights, in one place (the settings' defaults and `Recall`'s default both read them)."""
+"""Recall's tunables, in one place (the settings' defaults and `Recall`'s default both read them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,53 @@ class Weights:
 SEED_WEIGHTS = Weights(keyword=0.5, importance=0.18, recency=0.12, half_life_days=45.0)
 """Seed 000's weights: 50/50 keyword/vector, importance 18 %, recency 12 % with a 45-day half-life."""
 
-RECALL_WEIGHTS = Weights(keyword=0.3, importance=0.10, recency=0.05, half_life_days=45.0)
-"""The shipped weights: the most robust point (best mean of R@5 and MRR over its grid neighbours) of
-`bench/eval_recall.py --grid` on the shared eval set's dev split: R@5 0.770 and MRR 0.729 against seed
-000's 0.724 and 0.681 (DESIGN.md: "the numbers that ship are the ones that score best on eval/")."""
+RECALL_WEIGHTS = Weights(keyword=0.5, importance=0.10, recency=0.05, half_life_days=45.0)
+"""The shipped weights."""
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """Everything recall's ranking can be tuned by (the `recall_*` settings; `bench/eval_recall.py --grid`).
+
+    keyword, importance, recency, half_life_days, candidates: seed 000's blend (`Weights`) and the candidates taken
+    from each of FTS5 and the vector index. keyword_norm / vector_norm: how each signal is brought to 0..1 over
+    the query's candidates before the convex combination: "best" (bm25 / the best candidate's, keyword only),
+    "raw" (cosine clipped at 0, vector only), "minmax", "zscore" (the normal CDF of the z-score), "rank"
+    ((k + 1) / (k + rank), reciprocal rank fusion with k = `rrf_k`). share: the keyword score is multiplied by
+    the IDF-weighted share of the query's terms the memory holds. complete: a keyword candidate outside the vector
+    top-k gets its real cosine (from its stored vector) and a vector candidate outside the keyword top-k its real
+    bm25. time_filter: "strict" keeps only a strict window's memories, "soft" multiplies their score by
+    `strict_lift` and keeps the rest. keep_dates: a date typed in the query keeps its keyword credit.
+    newer_first, first_person, event_anchors: the rules of the same names (twin.recall)."""
+
+    keyword: float = RECALL_WEIGHTS.keyword
+    importance: float = RECALL_WEIGHTS.importance
+    recency: float = RECALL_WEIGHTS.recency
+    half_life_days: float = RECALL_WEIGHTS.half_life_days
+    candidates: int = 50
+    keyword_norm: str = "best"
+    vector_norm: str = "raw"
+    rrf_k: float = 60.0
+    share: bool = True
+    complete: bool = True
+    time_filter: str = "soft"
+    strict_lift: float = 3.0
+    keep_dates: bool = True
+    newer_first: bool = False
+    slots: bool = True
+    first_person: bool = False
+    event_anchors: bool = True
+
+    @property
+    def weights(self) -> Weights:
+        return Weights(self.keyword, self.importance, self.recency, self.half_life_days)
+
+    @classmethod
+    def of(cls, values: dict) -> RecallConfig:
+        """A config from `values` (unknown keys ignored), the rest at their defaults."""
+        names = {f.name for f in fields(cls)}
+        return replace(cls(), **{k: v for k, v in values.items() if k in names})
+
+
+RECALL_CONFIG = RecallConfig()
+"""The shipped ranking."""
