@@ -93,7 +93,7 @@ def test_make_embedder() -> None:
 
 @pytest.mark.parametrize("backend", ["OpenAI", "LOCAL", ""])
 def test_make_embedder_unknown_backend(backend: str) -> None:
-    with pytest.raises(ValueError, match="allowed: local, openai, none"):
+    with pytest.raises(ValueError, match="allowed: local, multilingual, openai, none"):
         make_embedder(backend)
 
 
