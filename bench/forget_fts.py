@@ -30,7 +30,7 @@ from pathlib import Path
 import _corpus
 from _common import load_note, summary_ms, table, write_json
 
-from twin import fts_structure
+from twin.store import fts_structure
 from twin.forgetting import forget
 from twin.store import Store
 

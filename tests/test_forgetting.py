@@ -17,7 +17,8 @@ from conftest import drain, push_items, run_worker
 from erasure import traces
 from rq import Queue, SimpleWorker
 
-from twin import fts_structure, manifest
+from twin import manifest
+from twin.store import fts_structure
 from twin.chat import REDACTED, ChatReply, Conversation, mentions
 from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.health import fts_check, repair_fts

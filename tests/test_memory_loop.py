@@ -11,7 +11,7 @@ from erasure import traces, vector_in
 
 from twin.index import VectorIndex
 from twin.learn import forget, learn
-from twin.schema import MIGRATIONS
+from twin.store.schema import MIGRATIONS
 from twin.store import Store
 from twin.wiring import open_recall
 from workers.bus import Bus

@@ -222,10 +222,10 @@ def _check(name: str, ok: bool, detail: str) -> dict:
 
 
 def fts_check(store: Store) -> dict:
-    """The full-text index's health: its structure's level count against FTS5's bound (`twin.fts_structure`) and
+    """The full-text index's health: its structure's level count against FTS5's bound (`twin.store.fts_structure`) and
     FTS5's own integrity check. Fails (with the repair to run) above `NEAR_LIMIT_LEVELS` levels, on a structure
     record that cannot be read, or when the check reports corruption. Reads the whole index."""
-    from twin import fts_structure
+    from twin.store import fts_structure
 
     hint = "; run `twin doctor --repair` (rebuilds the full-text index from the memories)"
     try:
@@ -248,7 +248,7 @@ def repair_fts(store: Store) -> dict:
     """`twin doctor --repair`: rebuild the full-text index from the memories in one transaction (FTS5 `'rebuild'`:
     one level, every memory indexed again; ~0.65 s at 100k memories), then truncate the WAL. Returns
     `{"levels_before", "levels_after", "seconds"}` (levels None when the record could not be read)."""
-    from twin import fts_structure
+    from twin.store import fts_structure
 
     started = time.monotonic()
     try:

@@ -1,6 +1,6 @@
 """The files manifest: what the files connector last saw of each file (its cursor; DESIGN.md invariant 3).
 
-One row per path and being in `files_manifest` (created by `twin.schema`): the file's size and
+One row per path and being in `files_manifest` (created by `twin.store.schema`): the file's size and
 mtime as seen by `lstat`, the SHA-256 of its bytes on disk, and whether it was `indexed` (its text
 was pushed for learning) or `skipped` (with the reason: binary, too large, unreadable, …). A
 `skipped` row never has memories: the connector forgets a file's memories before it records a skip.

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from twin import fts_structure
+from twin.store import fts_structure
 from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
-from twin.schema import SCRUB_DUE, migrate
+from twin.store.schema import SCRUB_DUE, migrate
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +315,7 @@ class Store:
 
     def scrub_deleted_text(self) -> dict:
         """Make deleted text unrecoverable from the database files (DESIGN.md invariant 5), keeping the full-text
-        index readable (`twin.fts_structure`): merge the FTS5 index (`'optimize'`) so no segment still lists a
+        index readable (`twin.store.fts_structure`): merge the FTS5 index (`'optimize'`) so no segment still lists a
         forgotten word (SQLite < 3.42 has no FTS5 secure-delete), or rebuild it when its structure has more than
         `REBUILD_ABOVE_LEVELS` levels (before or after the merge); then checkpoint and truncate the WAL, which may
         hold old copies of the pages. Clears the scrub marker; sets it again when a reader kept the WAL from being
