@@ -173,10 +173,12 @@ class Store:
         return self._conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def atomic(self) -> Iterator[sqlite3.Connection]:
         """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any exception (which is re-raised). Inside an open
         transaction it is a savepoint instead: an exception rolls back only what the inner block wrote, and the
-        outer transaction decides whether everything is committed (sqlite-utils' `atomic`)."""
+        outer transaction decides whether everything is committed (sqlite-utils' `atomic`). A COMMIT that fails
+        (a deferred constraint, disk full, I/O) is rolled back before its error is re-raised, so the connection
+        is never left inside a half-done transaction. Yields the connection (for this package's statements)."""
         conn = self.conn
         if conn.in_transaction:
             conn.execute("SAVEPOINT twin_nested")
@@ -200,6 +202,9 @@ class Store:
             if conn.in_transaction:  # a COMMIT that failed (disk full, I/O) leaves the transaction open
                 conn.execute("ROLLBACK")
             raise
+
+    transaction = atomic
+    """The older name of `atomic`, kept for its callers."""
 
     # -- memories -------------------------------------------------------------------------------
     def find_by_sha(self, being: str, sha: str) -> Memory | None:
@@ -237,7 +242,7 @@ class Store:
         (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction."""
         ids = [(now, int(i)) for i in memory_ids]
         if ids:
-            with self.transaction() as conn:
+            with self.atomic() as conn:
                 conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id = ?",
                                  ids)
 
@@ -299,7 +304,7 @@ class Store:
         ids = [(int(i),) for i in memory_ids]
         if not ids:
             return 0
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             return conn.executemany("DELETE FROM memories WHERE id = ?", ids).rowcount
 
     def scrub_due(self) -> bool:
@@ -324,7 +329,7 @@ class Store:
 
         Returns `{"levels": n, "rebuilt": bool, "wal_truncated": bool, "seconds": s}`."""
         started = time.monotonic()
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             rebuilt = fts_structure.needs_rebuild(conn)
             if not rebuilt:
                 conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
@@ -414,7 +419,7 @@ class Store:
         (a replaced vector gets a new `seq`, so readers catch up). Ids deleted meanwhile are skipped."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         now = utc_now()
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             for mid, vec in zip(memory_ids, vectors, strict=True):
                 conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (mid,))
                 conn.execute("INSERT INTO memory_embeddings (memory_id, model_id, dim, vector, created_at)"
