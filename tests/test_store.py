@@ -64,3 +64,44 @@ def test_a_failed_commit_rolls_back_and_leaves_no_open_transaction(plain_store):
 
 def test_transaction_is_the_same_as_atomic(plain_store):
     assert Store.transaction is Store.atomic
+
+
+def test_supersede_and_revive_move_a_memory_along_its_chain(plain_store):
+    old = _add(plain_store, "Owner lives in Lisbon.")
+    new = _add(plain_store, "Owner lives in Berlin.")
+    assert plain_store.successor(old) == ("active", None)
+    plain_store.supersede(old, new, "same home city, new value: Berlin replaces Lisbon")
+    link = plain_store.successor(old)
+    assert (link.status, link.superseded_by) == ("superseded", new)
+    assert plain_store.get(old).supersede_reason.startswith("same home city")
+    assert [m.id for m in plain_store.list_memories("owner")] == [new]
+    plain_store.revive(old)
+    back = plain_store.get(old)
+    assert (back.status, back.superseded_by, back.supersede_reason) == ("active", None, None)
+    assert plain_store.successor(987654) is None
+
+
+def test_update_in_place_keeps_the_id_and_drops_the_vector(plain_store):
+    import numpy as np
+    mid = _add(plain_store, "Owner lives in Berlin.")
+    plain_store.save_embeddings([mid], np.ones((1, 4), dtype=np.float32), "m")
+    plain_store.update_in_place(mid, "Owner lives in Berlin with Lena.", "sensitive", {"via": "test"}, 0.9,
+                                "2030-01-02T03:04:05Z")
+    m = plain_store.get(mid)
+    assert (m.content, m.sensitivity, m.provenance, m.importance, m.hits) == (
+        "Owner lives in Berlin with Lena.", "sensitive", {"via": "test"}, 0.9, 1)
+    assert (m.last_accessed, m.updated_at, m.tier) == ("2030-01-02T03:04:05Z", "2030-01-02T03:04:05Z", "warm")
+    assert plain_store.find_by_sha("owner", m.content_sha256).id == mid
+    assert plain_store.stored_vectors([mid], "m") == {}
+    plain_store.update_in_place(mid, "Owner lives in Berlin with Lena and Ida.", "private", {}, 0.1,
+                                "2030-01-03T00:00:00Z")
+    assert plain_store.get(mid).importance == 0.9  # the higher importance stays
+
+
+def test_sensitivities_and_removal_report_only_what_exists(plain_store):
+    a, b = _add(plain_store, "Owner likes figs."), _add(plain_store, "Owner's PIN is 4821.")
+    plain_store.set_sensitivity(b, "sensitive")
+    assert sorted(plain_store.sensitivities([a, b, 987654])) == ["private", "sensitive"]
+    with plain_store.atomic():
+        assert sorted(plain_store.remove_memories([b, 987654, b])) == [b]
+    assert plain_store.get(b) is None and plain_store.scrub_due()

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from twin.store import fts_structure
 from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
+from twin.store import fts_structure
+from twin.store.ids import id_chunks
+from twin.store.memories import MemoryStates
 from twin.store.schema import SCRUB_DUE, migrate
 
 log = logging.getLogger(__name__)
@@ -41,19 +43,6 @@ def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
                   sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
                   superseded_by=superseded_by, content_sha256=sha, tier=tier, supersede_reason=reason,
                   updated_at=updated)
-
-
-IN_CHUNK = 500
-"""Ids per `IN (…)` list (well under SQLite's bound-variable limit)."""
-
-
-def id_chunks(memory_ids: Iterable[int]) -> Iterator[tuple[list[int], str]]:
-    """The distinct `memory_ids`, in their order, in chunks of `IN_CHUNK`, each with its `?,?,…` placeholders, for
-    `IN (…)` queries over any number of ids."""
-    ids = list(dict.fromkeys(int(i) for i in memory_ids))
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = ids[start:start + IN_CHUNK]
-        yield chunk, ",".join("?" * len(chunk))
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -111,7 +100,7 @@ def _repair_fts_if_needed(conn: sqlite3.Connection) -> None:
                 fts_structure.FTS5_MAX_LEVELS, time.monotonic() - started)
 
 
-class Store:
+class Store(MemoryStates):
     """A connection to the store at `path`. `open()` connects and migrates; `close()` releases.
 
     Not thread-safe across threads writing at once; each process or thread opens its own `Store`
@@ -338,12 +327,17 @@ class Store:
                 fts_structure.rebuild(conn)
             levels = fts_structure.read_levels(conn) or 0
             conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?", SCRUB_DUE)
-        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        busy = not self.truncate_wal()
         if busy:
             log.warning("store: a reader kept the WAL from being truncated; the next scrub retries")
             self.mark_scrub_due()
         return {"levels": levels, "rebuilt": rebuilt, "wal_truncated": not busy,
                 "seconds": round(time.monotonic() - started, 3)}
+
+    def truncate_wal(self) -> bool:
+        """Checkpoint the WAL into the database file and truncate it to zero bytes (it may hold old copies of
+        pages). Returns False when a reader kept it from being truncated. Call outside a transaction."""
+        return not self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
 
     def fts_search(self, being: str, match: str, limit: int,
                    before: str | None = None) -> list[tuple[int, float, str]]:
@@ -513,6 +507,12 @@ class Store:
         self.conn.execute("INSERT INTO cursors (connector, being_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)"
                           " ON CONFLICT (connector, being_id, key) DO UPDATE SET value = excluded.value,"
                           " updated_at = excluded.updated_at", (connector, being, key, value, utc_now()))
+
+    def count_cursors(self, connector: str, being: str, key_prefix: str) -> int:
+        """How many cursors of `connector` and `being` have a key that starts with `key_prefix` (read-only)."""
+        return self.conn.execute("SELECT COUNT(*) FROM cursors WHERE connector = ? AND being_id = ?"
+                                 " AND substr(key, 1, ?) = ?", (connector, being, len(key_prefix), key_prefix)
+                                 ).fetchone()[0]
 
     def delete_cursor(self, connector: str, being: str, key: str) -> None:
         """Remove a connector's saved cursor value (absent is fine)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from twin.memory import utc_now
-from twin.store import Store
+from twin.store.core import Store
 
 STATES = ("indexed", "skipped")
 """The values of `ManifestEntry.state` (the table's CHECK constraint)."""
@@ -101,3 +101,16 @@ def counts(store: Store, being: str) -> dict[str, int]:
                                        (being,)):
         out[state] = n
     return out
+
+
+def all_paths(store: Store, being: str) -> list[str]:
+    """Every path of `being` in the manifest, sorted (read-only)."""
+    return [p for (p,) in store.conn.execute("SELECT path FROM files_manifest WHERE being_id = ? ORDER BY path",
+                                             (being,))]
+
+
+def mark_forgotten(store: Store, being: str, path: str) -> None:
+    """Mark the row of `path` `skipped` with `FORGOTTEN_FILE_REASON` (its memories were forgotten while the file
+    still exists; it is learned again when it changes)."""
+    store.conn.execute("UPDATE files_manifest SET state = 'skipped', reason = ?, updated_at = ?"
+                       " WHERE being_id = ? AND path = ?", (FORGOTTEN_FILE_REASON, utc_now(), being, path))
