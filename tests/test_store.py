@@ -105,3 +105,18 @@ def test_sensitivities_and_removal_report_only_what_exists(plain_store):
     with plain_store.atomic():
         assert sorted(plain_store.remove_memories([b, 987654, b])) == [b]
     assert plain_store.get(b) is None and plain_store.scrub_due()
+
+
+def test_ranking_fields_are_named_and_see_the_successor_time(plain_store):
+    old = plain_store.insert_memory("owner", "fact", "Owner lives in Lisbon.", "test", 0.4,
+                                    created_at="2024-01-01T00:00:00Z")
+    new = plain_store.insert_memory("owner", "fact", "Owner lives in Berlin.", "test", 0.6,
+                                    created_at="2024-06-01T00:00:00Z")
+    plain_store.supersede(old, new, "moved")
+    fields = plain_store.ranking_fields([old, new, 987654])
+    assert set(fields) == {old, new}
+    was = fields[old]
+    assert (was.being_id, was.kind, was.status, was.importance) == ("owner", "fact", "superseded", 0.4)
+    assert (was.created_at, was.sensitivity, was.tier, was.superseded_at) == (
+        "2024-01-01T00:00:00Z", "private", "warm", "2024-06-01T00:00:00Z")
+    assert fields[new].superseded_at is None and fields[new][0] == "owner"  # still indexable by position

@@ -191,7 +191,7 @@ def _capture_judged(store: Store, being: str, candidate: Candidate, source: str,
     is superseded by the new memory."""
     fields = store.ranking_fields(judged)
     live = {mid: verdict for mid, verdict in judged.items()
-            if mid in fields and fields[mid][0] == being and fields[mid][2] == "active"}
+            if mid in fields and fields[mid].being_id == being and fields[mid].status == "active"}
     for old_id, (relation, reason) in live.items():
         if relation in ("same", "refines"):
             _update_in_place(store, old_id, candidate, now, provenance)

@@ -177,7 +177,7 @@ def compare_with_model(store: Store, activity: Activity | None, being: str, cand
 def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """`matches` (`(id, content)`) without the sensitive memories."""
     fields = store.ranking_fields({mid for mid, _ in matches})
-    return [(mid, text) for mid, text in matches if mid in fields and fields[mid][5] != SENSITIVE]
+    return [(mid, text) for mid, text in matches if mid in fields and fields[mid].sensitivity != SENSITIVE]
 
 
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,

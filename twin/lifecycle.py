@@ -88,7 +88,7 @@ class VectorLookup:
             hits = self.search(vector, want)
             fields = self.store.ranking_fields(i for i, _ in hits)
             keep = [(i, s) for i, s in hits if i != memory_id and i in fields
-                    and fields[i][0] == being and fields[i][2] == "active"]
+                    and fields[i].being_id == being and fields[i].status == "active"]
             if len(keep) >= k or len(hits) < want or want >= SEARCH_CAP:
                 return keep[:k]
             want *= 2

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,6 +34,20 @@ BUSY_TIMEOUT_MS = 15_000
 
 _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
             "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at")
+
+
+class RankingFields(NamedTuple):
+    """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
+    `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
+    an earlier moment still sees it as current. Still a tuple: `fields[0]` is `being_id`."""
+    being_id: str
+    kind: str
+    status: str
+    importance: float
+    created_at: str
+    sensitivity: str
+    tier: str
+    superseded_at: str | None
 
 
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
@@ -248,18 +263,16 @@ class Store(MemoryStates):
                 out[row[0]] = _row_to_memory(row)
         return out
 
-    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple[str, str, str, float, str]]:
-        """`{id: (being_id, kind, status, importance, created_at, sensitivity, tier, superseded_at)}`: the few
-        fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
-        is the creation time of the memory that superseded it (None while active), so a replay `as_of` an
-        earlier moment still sees it as current."""
+    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, RankingFields]:
+        """`{id: RankingFields}`: the few fields recall ranks by, without decoding whole rows (read-only; missing
+        ids are absent)."""
         out = {}
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
                     " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
-                out[row[0]] = row[1:]
+                out[row[0]] = RankingFields(*row[1:])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
