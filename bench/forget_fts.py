@@ -30,9 +30,8 @@ from pathlib import Path
 import _corpus
 from _common import load_note, summary_ms, table, write_json
 
-from twin import fts_structure
 from twin.forgetting import forget
-from twin.store import Store
+from twin.store import Store, fts_structure
 
 CHECKPOINTS = (1, 10, 100, 500, 1000, 1076, 1077, 2000, 5000, 10000)
 """Forget counts at which the level count is printed (1,077: where the issue saw the old way break)."""

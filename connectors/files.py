@@ -37,14 +37,15 @@ from connectors.file_text import Document, Skip
 from connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
 from connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
 from connectors.files_tally import Backlog, Tally, batch_line, scan_line
-from twin import ingest, manifest
+from twin import ingest
 from twin.activity import named as activity_named
 from twin.embedder import model_id_of
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
-from twin.manifest import FORGOTTEN_FILE_REASON, ManifestEntry
 from twin.outside_text import clean_name, escape_controls
 from twin.settings import Settings
+from twin.store import manifest
+from twin.store.manifest import FORGOTTEN_FILE_REASON, ManifestEntry
 
 if TYPE_CHECKING:
     from twin.activity import Activity

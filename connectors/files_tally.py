@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from twin.store import Store
+from twin.store import Store, ingest_items
 
 NOT_FAILURES = ("unreadable: broken symlink", "unreadable: symlink loop", "unreadable: not a regular file")
 """`unreadable: …` reasons that are no failure: there is no regular file to read."""
@@ -114,23 +114,16 @@ class Backlog:
     def at_start(cls, store: Store, started_s: float, model_id: str | None) -> Backlog | None:
         """The file items waiting to be learned right after the start-up scan (those it staged and those an
         earlier run staged and did not see learned), or None when there are none (read-only)."""
-        up_to, files = store.conn.execute(
-            "SELECT MAX(id), COUNT(*) FROM ingest_items WHERE state != 'failed' AND mode IN ('document', 'forget')"
-            " AND substr(source, 1, 5) = 'file:'").fetchone()
+        up_to, files = ingest_items.file_backlog(store)
         return cls(int(up_to), int(files), started_s, model_id) if files else None
 
     def waiting(self, store: Store) -> tuple[int, int, int]:
         """`(items not yet learned, items whose job failed for good, file memories without a vector)`; the last is
         0, not asked, while items wait (read-only)."""
-        left, failed = store.conn.execute(  # the staged items first: cheap, and while they wait nothing more is asked
-            "SELECT COALESCE(SUM(state != 'failed'), 0), COALESCE(SUM(state = 'failed'), 0) FROM ingest_items"
-            " WHERE id <= ? AND mode IN ('document', 'forget') AND substr(source, 1, 5) = 'file:'",
-            (self.up_to,)).fetchone()
+        left, failed = ingest_items.file_backlog_left(store, self.up_to)  # cheap: while they wait, nothing more
         if left:
             return int(left), int(failed), 0
-        unembedded = 0 if self.model_id is None else store.conn.execute(
-            "SELECT COUNT(*) FROM memories m WHERE substr(m.source, 1, 5) = 'file:' AND NOT EXISTS (SELECT 1 FROM"
-            " memory_embeddings e WHERE e.memory_id = m.id AND e.model_id = ?)", (self.model_id,)).fetchone()[0]
+        unembedded = 0 if self.model_id is None else store.unembedded_with_source_prefix("file:", self.model_id)
         return int(left), int(failed), int(unembedded)
 
     def done_line(self, store: Store, now_s: float | None = None) -> str | None:

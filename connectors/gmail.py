@@ -46,8 +46,8 @@ from twin import ingest
 from twin.activity import Activity
 from twin.ingest import Ingest
 from twin.memory import utc_now
-from twin.signals import ProposedSignal, record_signal
-from twin.store import Store
+from twin.store import Store, email_threads
+from twin.store.signals import ProposedSignal, record_signal
 
 if TYPE_CHECKING:
     from twin.settings import Settings
@@ -437,9 +437,7 @@ class GmailConnector:
     def _changed(self, raw_threads: list[dict], address: str, report: SyncReport) -> list[EmailThread]:
         """Parse threads; keep those whose newest message is not the one already learned."""
         ids = [raw["id"] for raw in raw_threads if isinstance(raw, dict) and isinstance(raw.get("id"), str)]
-        known = dict(self.store.conn.execute(  # only the threads in hand: not every thread ever read, each poll
-            "SELECT thread_id, last_message_id FROM email_threads WHERE being_id = ? AND thread_id IN "
-            "(SELECT value FROM json_each(?))", (self.being, json.dumps(ids))).fetchall())
+        known = email_threads.last_message_ids(self.store, self.being, ids)  # the threads in hand, not all
         changed = []
         for raw in raw_threads:
             try:
@@ -464,17 +462,9 @@ class GmailConnector:
 
     def _save_thread(self, thread: EmailThread, now: str) -> None:
         last = thread.messages[-1]
-        self.store.conn.execute(
-            "INSERT INTO email_threads (being_id, thread_id, subject, last_message_id, last_from, last_message_at, "
-            "message_count, needs_reply, reply_reason, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (being_id, thread_id) DO UPDATE SET subject = excluded.subject, "
-            "last_message_id = excluded.last_message_id, last_from = excluded.last_from, "
-            "last_message_at = excluded.last_message_at, message_count = excluded.message_count, "
-            "needs_reply = excluded.needs_reply, reply_reason = excluded.reply_reason, "
-            "updated_at = excluded.updated_at",
-            (self.being, thread.thread_id, thread.subject, last.message_id,
-             "Owner" if last.from_owner else last.sender_name, last.sent_at, len(thread.messages),
-             int(thread.needs_reply), thread.reply_reason, now))
+        email_threads.save(self.store, self.being, email_threads.ThreadRow(
+            thread.thread_id, thread.subject, last.message_id, "Owner" if last.from_owner else last.sender_name,
+            last.sent_at, len(thread.messages), int(thread.needs_reply), thread.reply_reason), now)
 
 
 def _token_state(path: Path) -> tuple[int, int, int] | None:

@@ -36,8 +36,9 @@ from twin.chat import ChatReply, Conversation, owner_words, paired_owners, relev
 from twin.ingest import Ingest
 from twin.memory import KINDS, format_time, parse_time, utc_now
 from twin.provider import provider_for
-from twin.signals import mark_delivered, undelivered
 from twin.store import Store
+from twin.store import chat as transcript
+from twin.store.signals import mark_delivered, undelivered
 from workers.bus import OUTBOX, Bus
 
 log = logging.getLogger("twin.telegram")
@@ -260,11 +261,9 @@ class TelegramConnector:
         code = json.loads(saved)
         if code["sha256"] != pair_code_hash(parts[1]) or parse_time(code["expires_at"]) < datetime.now(UTC):
             return False
-        with self.store.transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO chat_owners (connector, being_id, user_id, paired_at)"
-                         " VALUES (?, ?, ?, ?)", (CONNECTOR, self.being, user_id, utc_now()))
-            conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = 'pair_code'",
-                         (CONNECTOR, self.being))
+        with self.store.atomic():
+            transcript.pair_owner(self.store, CONNECTOR, self.being, user_id)
+            self.store.delete_cursor(CONNECTOR, self.being, "pair_code")
         self.activity.record("system", f"Telegram: paired user {user_id} as the owner.")
         return True
 
@@ -348,10 +347,7 @@ class TelegramConnector:
     def _push_unlearned(self) -> None:
         """Hand to `learn()` the answered owner messages of a twin that kept the whole text in the transcript
         (before staging): staged from their rows (nothing else holds them), then marked learned."""
-        rows = self.store.conn.execute(
-            "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND role = 'owner' AND state = 'answered'"
-            " ORDER BY id", (self.being,)).fetchall()
-        for row_id, chat_id, text in rows:
+        for row_id, chat_id, _, text in transcript.answered_owner_rows(self.store, self.being):
             conversation = self._conversation(int(chat_id))
             own = owner_words(text)  # a line someone else wrote is never learned as the owner's
             with self.store.transaction():

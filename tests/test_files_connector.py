@@ -27,11 +27,11 @@ from rq import Queue
 from connectors import REGISTRY
 from connectors.file_text import Document, Skip, to_text
 from connectors.files import FilesConnector, PathFilter, is_watch_limit
-from twin import ingest, manifest
+from twin import ingest
 from twin.activity import Activity
-from twin.manifest import ManifestEntry
 from twin.settings import Settings
-from twin.store import Store
+from twin.store import Store, manifest
+from twin.store.manifest import ManifestEntry
 from workers.bus import LEARN_QUEUE, Bus
 
 NOTES = ("# Garden notes\n\nThe garden shed holds the blue bicycle and two red kayaks.\n"

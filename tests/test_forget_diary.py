@@ -15,9 +15,9 @@ from conftest import ROOT
 from erasure import traces
 
 from connectors.files import FilesConnector
-from twin import manifest
 from twin.activity import naming
 from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, plan
+from twin.store import manifest
 from workers.bus import Bus
 
 MAX_BYTES = 500

@@ -17,15 +17,14 @@ from conftest import drain, push_items, run_worker
 from erasure import traces
 from rq import Queue, SimpleWorker
 
-from twin import fts_structure, manifest
 from twin.chat import REDACTED, ChatReply, Conversation, mentions
 from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.health import fts_check, repair_fts
 from twin.ingest import Ingest
 from twin.learn import learn
 from twin.lifecycle import VectorLookup, dream
-from twin.manifest import ManifestEntry
-from twin.store import Store
+from twin.store import Store, fts_structure, manifest
+from twin.store.manifest import ManifestEntry
 from workers.bus import LEARN_QUEUE, Bus
 from workers.context import WorkerContext, install
 

@@ -36,7 +36,7 @@ from connectors.gmail import (
 )
 from twin.health import status
 from twin.provider import DATA_RULE
-from twin.signals import list_signals
+from twin.store.signals import list_signals
 from workers.bus import LEARN_QUEUE, Bus
 
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -11,7 +11,7 @@ import pytest
 from twin.hush import HushGate, HushRules, jaccard, reads_like_instructions, signal_words
 from twin.memory import format_time
 from twin.settings import load_settings
-from twin.signals import (
+from twin.store.signals import (
     ProposedSignal,
     get_signal,
     list_signals,

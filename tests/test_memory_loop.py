@@ -11,8 +11,8 @@ from erasure import traces, vector_in
 
 from twin.index import VectorIndex
 from twin.learn import forget, learn
-from twin.schema import MIGRATIONS
 from twin.store import Store
+from twin.store.schema import MIGRATIONS
 from twin.wiring import open_recall
 from workers.bus import Bus
 

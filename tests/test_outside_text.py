@@ -21,8 +21,8 @@ from twin.activity import Activity
 from twin.cli import main
 from twin.logs import OneLineFormatter
 from twin.outside_text import UNSAFE, clean_name, escape_controls, json_text, strip_controls
-from twin.signals import ProposedSignal, record_signal
 from twin.store import Store
+from twin.store.signals import ProposedSignal, record_signal
 from workers.bus import Bus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from twin.hush import HushGate, HushRules
 from twin.learn import learn
 from twin.profile import load_profile
 from twin.reflection import fresh_memories, reflect
-from twin.signals import list_signals, list_widget_suggestions
+from twin.store.signals import list_signals, list_widget_suggestions
 from workers.bus import OUTBOX, Bus
 
 NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

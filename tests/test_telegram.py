@@ -19,8 +19,8 @@ from test_daemon import start, stop, wait_for
 
 from twin.activity import Activity
 from twin.memory import utc_now
-from twin.signals import ProposedSignal, list_signals, record_signal
 from twin.store import Store
+from twin.store.signals import ProposedSignal, list_signals, record_signal
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "4242:SECRET-bot-token_x"

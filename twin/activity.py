@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from twin.memory import utc_now
 from twin.outside_text import escape_controls
 from twin.store import Store
+from twin.store import activity as diary
 
 log = logging.getLogger("twin.activity")
 
@@ -53,17 +53,13 @@ class Activity:
         level = logging.WARNING if kind in ("degraded", "error") else logging.INFO
         log.log(level, "%s", text)
         try:
-            self.store.conn.execute("INSERT INTO activity (being_id, at, kind, text, subject) VALUES (?, ?, ?, ?, ?)",
-                                    (self.being, utc_now(), kind, text, subject))
+            diary.add_line(self.store, self.being, kind, text, subject)
         except sqlite3.Error as exc:  # a full disk or a locked store must not stop what the line describes
             log.warning("activity: could not store this line in the diary (%s)", exc)
 
     def recent(self, n: int = 60, after_id: int = 0) -> list[ActivityLine]:
         """The newest `n` lines with id > `after_id`, oldest first (read-only)."""
-        rows = self.store.conn.execute(
-            "SELECT id, at, kind, text FROM activity WHERE being_id = ? AND id > ? ORDER BY id DESC LIMIT ?",
-            (self.being, after_id, int(n))).fetchall()
-        return [ActivityLine(*r) for r in reversed(rows)]
+        return [ActivityLine(*r) for r in diary.recent_lines(self.store, self.being, n, after_id)]
 
 
 FORGOTTEN_NAMES = {"file": ("{}", "a forgotten file"), "telegram": ("chat {}", "a forgotten chat"),
@@ -82,9 +78,7 @@ def naming(store: Store, being: str, source: str | None = None,
     if source is None and mentions is None:
         return []
     found = []
-    for line_id, text, subject in store.conn.execute(
-            "SELECT id, text, subject FROM activity WHERE being_id = ? AND (subject IS NOT NULL OR substr(text, 1, ?)"
-            " = ?) ORDER BY id", (being, len(_LEGACY_SKIP), _LEGACY_SKIP)):
+    for line_id, text, subject in diary.lines_with_subject(store, being, _LEGACY_SKIP):
         subject = subject or _legacy_subject(text)
         if subject is None:
             continue
@@ -97,8 +91,7 @@ def naming(store: Store, being: str, source: str | None = None,
 
 def named(store: Store, being: str, subject: str) -> bool:
     """True when a diary line of `being` already names `subject` (read-only; one indexed lookup)."""
-    return store.conn.execute("SELECT 1 FROM activity WHERE being_id = ? AND subject = ? LIMIT 1",
-                              (being, subject)).fetchone() is not None
+    return diary.names(store, being, subject)
 
 
 def _legacy_subject(text: str) -> str | None:
@@ -114,10 +107,10 @@ def unname(store: Store, line_ids: list[int]) -> None:
     found in that shape is replaced whole), and the subject is cleared. Call inside the caller's transaction; the
     old text leaves the files at the next scrub."""
     for line_id in line_ids:
-        row = store.conn.execute("SELECT text, subject FROM activity WHERE id = ?", (line_id,)).fetchone()
+        row = diary.line(store, line_id)
         if row is None:
             continue
-        text, subject = row[0], row[1] or _legacy_subject(row[0]) or ""
+        text, subject = row.text, row.subject or _legacy_subject(row.text) or ""
         kind, _, name = subject.partition(":")
         shape, instead = FORGOTTEN_NAMES.get(kind, ("{}", "a forgotten source"))
         for shown in dict.fromkeys((shape.format(name), escape_controls(shape.format(name)))):
@@ -126,4 +119,4 @@ def unname(store: Store, line_ids: list[int]) -> None:
                 break
         else:  # the name is not where the line's shape puts it: the whole line goes rather than keep the name
             text = f"A line about {instead}, rewritten when it was forgotten."
-        store.conn.execute("UPDATE activity SET text = ?, subject = NULL WHERE id = ?", (text, line_id))
+        diary.rewrite_line(store, line_id, text)

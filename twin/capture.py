@@ -30,7 +30,6 @@ rejected}`.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -130,7 +129,7 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
     if existing is not None:
         store.reinforce(existing.id, now)
         if candidate.sensitive and existing.sensitivity != SENSITIVE:  # learned before its secret was recognised
-            store.conn.execute("UPDATE memories SET sensitivity = ? WHERE id = ?", (SENSITIVE, existing.id))
+            store.set_sensitivity(existing.id, SENSITIVE)
         if existing.status == "superseded":  # said again: current again, and what replaced it is not
             hidden = _revive(store, existing.id, existing.superseded_by)
             return CaptureResult(existing.id, deduplicated=True, superseded=[s.id for s in hidden],
@@ -192,7 +191,7 @@ def _capture_judged(store: Store, being: str, candidate: Candidate, source: str,
     is superseded by the new memory."""
     fields = store.ranking_fields(judged)
     live = {mid: verdict for mid, verdict in judged.items()
-            if mid in fields and fields[mid][0] == being and fields[mid][2] == "active"}
+            if mid in fields and fields[mid].being_id == being and fields[mid].status == "active"}
     for old_id, (relation, reason) in live.items():
         if relation in ("same", "refines"):
             _update_in_place(store, old_id, candidate, now, provenance)
@@ -207,24 +206,15 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason,
     rule)` as replaced by it, with the reason."""
     content = candidate.content
-    level = stricter(candidate_sensitivity(candidate), *_sensitivities(store, [old_id for old_id, _, _ in superseded]))
+    level = stricter(candidate_sensitivity(candidate), *store.sensitivities([old_id for old_id, _, _ in superseded]))
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
                                  created_at=now, sensitivity=level, provenance=provenance)
     hidden = [Supersession(old_id, new_id, reason[:300], rule) for old_id, reason, rule in superseded]
     for s in hidden:
-        store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
-                           "WHERE id = ?", (new_id, s.reason, s.id))
+        store.supersede(s.id, new_id, s.reason)
     store.add_edge_markers([new_id], now)
     return CaptureResult(new_id, superseded=[s.id for s in hidden], reason="; ".join(s.reason for s in hidden) or None,
                          supersessions=hidden)
-
-
-def _sensitivities(store: Store, memory_ids: list[int]) -> list[str]:
-    """The sensitivity of each of `memory_ids` that exists (the stricter wins where one replaces another)."""
-    if not memory_ids:
-        return []
-    marks = ",".join("?" * len(memory_ids))
-    return [r[0] for r in store.conn.execute(f"SELECT sensitivity FROM memories WHERE id IN ({marks})", memory_ids)]
 
 
 def candidate_sensitivity(candidate: Candidate) -> str:
@@ -237,22 +227,19 @@ def _revive(store: Store, memory_id: int, superseded_by: int | None) -> list[Sup
     """Make a superseded memory current again (it was said again); the current end of the chain that replaced
     it (following `superseded_by` to the active memory: Lisbon → Berlin → Warsaw gives Warsaw) is superseded by
     it in turn, with the reason "said again: #<id> is current again". Returns what was newly superseded."""
-    store.conn.execute("UPDATE memories SET status = 'active', superseded_by = NULL, supersede_reason = NULL "
-                       "WHERE id = ?", (memory_id,))
+    store.revive(memory_id)
     head, seen = superseded_by, {memory_id}
     while head is not None and head not in seen:
         seen.add(head)
-        row = store.conn.execute("SELECT status, superseded_by FROM memories WHERE id = ?", (head,)).fetchone()
-        if row is None:
+        link = store.successor(head)
+        if link is None:
             return []
-        if row[0] == "active":
+        if link.status == "active":
             reason = f"said again: #{memory_id}, which this memory had replaced, is current again"
-            store.conn.execute("UPDATE memories SET status = 'superseded', superseded_by = ?, supersede_reason = ? "
-                               "WHERE id = ?", (memory_id, reason, head))
-            store.conn.execute("UPDATE memories SET sensitivity = ? WHERE id = ?",  # the stricter of the two wins
-                               (stricter(*_sensitivities(store, [memory_id, head])), memory_id))
+            store.supersede(head, memory_id, reason)
+            store.set_sensitivity(memory_id, stricter(*store.sensitivities([memory_id, head])))  # the stricter wins
             return [Supersession(head, memory_id, reason, "said again")]
-        head = row[1]
+        head = link.superseded_by
     return []
 
 
@@ -321,11 +308,5 @@ def _update_in_place(store: Store, memory_id: int, candidate: Candidate, now: st
     """Seed 003's update: same id, hits and edges; new content (and provenance), the stricter sensitivity of the
     old memory and the new content, the higher importance, hits + 1; the vector is dropped so the embedding worker
     embeds the new content."""
-    store.conn.execute(
-        "UPDATE memories SET content = ?, content_sha256 = ?, sensitivity = ?, provenance = ?, "
-        "importance = MAX(importance, ?), hits = hits + 1, last_accessed = ?, updated_at = ?, tier = 'warm' "
-        "WHERE id = ?",
-        (candidate.content, content_sha256(candidate.content),
-         stricter(candidate_sensitivity(candidate), *_sensitivities(store, [memory_id])),
-         json.dumps(provenance), candidate.importance, now, now, memory_id))
-    store.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))
+    level = stricter(candidate_sensitivity(candidate), *store.sensitivities([memory_id]))
+    store.update_in_place(memory_id, candidate.content, level, provenance, candidate.importance, now)

@@ -21,12 +21,13 @@ from twin import ingest
 from twin.capture_rules import tokens
 from twin.extractor import extract
 from twin.ingest import Ingest
-from twin.memory import Memory, Recalled, strip_controls, utc_now
+from twin.memory import Memory, Recalled, strip_controls
 from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
 from twin.recall import Recall
 from twin.secret_request import asks_for_sensitive, only_what_was_asked
 from twin.sensitivity import find_secrets, redact
 from twin.store import Store
+from twin.store import chat as transcript
 
 log = logging.getLogger("twin.chat")
 
@@ -90,8 +91,7 @@ class ChatReply:
 
 def paired_owners(store: Store, connector: str, being: str) -> set[int]:
     """User ids paired as owners of `being` on `connector` (`chat_owners`; e.g. by `twin telegram pair`)."""
-    return {row[0] for row in store.conn.execute(
-        "SELECT user_id FROM chat_owners WHERE connector = ? AND being_id = ?", (connector, being))}
+    return transcript.paired_owners(store, connector, being)
 
 
 def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list[Recalled]:
@@ -136,16 +136,12 @@ class Conversation:
         owner's text and each voice (with its `speaker` and `origin`, learned as what that person says) whole,
         held until `answered`; returns `(row id, state)`, where a state other than `received` means an earlier
         run already answered it (a restart re-delivered it)."""
-        with self.store.transaction() as conn:
-            row = conn.execute("SELECT id, state FROM chat_messages WHERE chat_id = ? AND update_id = ?",
-                               (self.chat_id, update_id)).fetchone() if update_id is not None else None
+        with self.store.atomic():
+            row = transcript.message_by_update(self.store, self.chat_id, update_id) if update_id is not None else None
             if row is not None:
-                return row[0], row[1]
-            cursor = conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, update_id, created_at)"
-                                  " VALUES (?, ?, 'owner', ?, ?, ?)",
-                                  (self.being, self.chat_id, redact(transcript_text(text, voices)), update_id,
-                                   utc_now()))
-            row_id = int(cursor.lastrowid)
+                return row
+            row_id = transcript.add_owner_message(self.store, self.being, self.chat_id,
+                                                  redact(transcript_text(text, voices)), update_id)
             if learn:
                 ref = self.message_ref(row_id)
                 items = [Ingest(self.being, self.source, v.text, "text", ref,
@@ -163,59 +159,42 @@ class Conversation:
     def answered(self, row_id: int, reply: ChatReply) -> list[int]:
         """Record that `reply` was sent for owner message `row_id` (stored redacted as a `twin` row) and release
         the message's staged item for learning. Returns the released item ids (to be queued)."""
-        with self.store.transaction() as conn:
-            conn.execute("UPDATE chat_messages SET state = 'answered' WHERE id = ? AND state = 'received'",
-                         (row_id,))
-            conn.execute("INSERT INTO chat_messages (being_id, chat_id, role, text, state, shown_memories,"
-                         " created_at) VALUES (?, ?, 'twin', ?, 'answered', ?, ?)",
-                         (self.being, self.chat_id, redact(reply.text), json.dumps(reply.shown), utc_now()))
+        with self.store.atomic():
+            transcript.set_answered(self.store, row_id)
+            transcript.add_twin_reply(self.store, self.being, self.chat_id, redact(reply.text), reply.shown)
             held = ingest.held_ids(self.store, self.being, self.message_ref(row_id))
             ingest.release(self.store, held)
         return held
 
     def learned(self, row_id: int) -> None:
         """Record that owner message `row_id` was handed to `learn()`."""
-        self.store.conn.execute("UPDATE chat_messages SET state = 'learned' WHERE id = ?", (row_id,))
+        transcript.set_learned(self.store, row_id)
 
     def last_shown(self) -> list[int]:
         """Ids of the memories shown in the twin's last answer in this chat (for `/forget`)."""
-        row = self.store.conn.execute("SELECT shown_memories FROM chat_messages WHERE chat_id = ? AND role = 'twin'"
-                                      " ORDER BY id DESC LIMIT 1", (self.chat_id,)).fetchone()
-        return json.loads(row[0]) if row else []
+        return transcript.last_shown(self.store, self.chat_id)
 
     def working_memory(self) -> list[tuple[str, str]]:
         """The last `chat_working_messages` (20) `(role, text)` of this chat, oldest first (seed 002)."""
-        rows = self.store.conn.execute("SELECT role, text FROM chat_messages WHERE chat_id = ? AND being_id = ?"
-                                       " ORDER BY id DESC LIMIT ?",
-                                       (self.chat_id, self.being, self.settings.chat_working_messages)).fetchall()
-        return [(r[0], r[1]) for r in reversed(rows)]
+        return transcript.recent_messages(self.store, self.being, self.chat_id, self.settings.chat_working_messages)
 
     def summary(self) -> str:
         """The session summary ('' before the first compaction)."""
-        row = self.store.conn.execute("SELECT summary FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
-                                      (self.being, self.chat_id)).fetchone()
-        return row[0] if row else ""
+        return transcript.summary(self.store, self.being, self.chat_id)
 
     # -- compaction (seed 002) ------------------------------------------------------------------------
     def compact_if_due(self) -> bool:
         """When more than `chat_compact_after` (50) messages are not yet summarised, fold all but the last
         `chat_keep_recent` (10) into the session summary (the model's, or an extractive one offline); the
         transcript rows stay. Returns True if it compacted."""
-        row = self.store.conn.execute("SELECT summarised_up_to FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
-                                      (self.being, self.chat_id)).fetchone()
-        done_up_to = row[0] if row else 0
-        rows = self.store.conn.execute("SELECT id, role, text FROM chat_messages WHERE being_id = ? AND chat_id = ?"
-                                       " AND id > ? ORDER BY id", (self.being, self.chat_id, done_up_to)).fetchall()
+        done_up_to = transcript.summarised_up_to(self.store, self.being, self.chat_id) or 0
+        rows = transcript.messages_after(self.store, self.being, self.chat_id, done_up_to)
         if len(rows) <= self.settings.chat_compact_after:
             return False
         folded = rows[:-self.settings.chat_keep_recent]
-        summary = self._summarise(self.summary(), [(r[1], r[2]) for r in folded])
-        with self.store.transaction() as conn:
-            conn.execute("INSERT INTO chat_sessions (being_id, chat_id, summary, summarised_up_to, updated_at)"
-                         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (being_id, chat_id) DO UPDATE SET"
-                         " summary = excluded.summary, summarised_up_to = excluded.summarised_up_to,"
-                         " updated_at = excluded.updated_at",
-                         (self.being, self.chat_id, summary, folded[-1][0], utc_now()))
+        summary = self._summarise(self.summary(), [(r.role, r.text) for r in folded])
+        with self.store.atomic():
+            transcript.save_summary(self.store, self.being, self.chat_id, summary, folded[-1].id)
         log.info("chat %s: compacted %d messages into the session summary", self.chat_id, len(folded))
         return True
 
@@ -389,9 +368,7 @@ def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, 
         if m.source.startswith("telegram:"):
             by_chat.setdefault(m.source.split(":", 1)[1], []).append(m.content)
     found: dict[int, str] = {}
-    for row_id, chat_id, text, shown in store.conn.execute(
-            "SELECT id, chat_id, text, shown_memories FROM chat_messages WHERE being_id = ? AND text != ?",
-            (being, REDACTED)):
+    for row_id, chat_id, text, shown in transcript.unredacted_rows(store, being, REDACTED):
         if (row_id in learned_from or any(v in text for v in secrets)
                 or (shown != "[]" and ids & set(json.loads(shown)))
                 or any(mentions(text, content) for content in by_chat.get(chat_id, ()))):
@@ -402,15 +379,14 @@ def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, 
 def rows_mentioning(store: Store, being: str, mentions: Callable[[str], bool]) -> dict[int, str]:
     """`{row id: chat id}` of the transcript rows of `being` whose text `mentions` says mentions the subject of a
     forget (`twin.about.Subject.mentions`; read-only). Rows already redacted are left out."""
-    return {row_id: chat_id for row_id, chat_id, text in store.conn.execute(
-        "SELECT id, chat_id, text FROM chat_messages WHERE being_id = ? AND text != ?", (being, REDACTED))
-        if mentions(text)}
+    return {row_id: chat_id for row_id, chat_id, text, _ in transcript.unredacted_rows(store, being, REDACTED)
+            if mentions(text)}
 
 
 def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, str]:
     """`{row id: chat id}` of every not yet redacted row of those chats (read-only)."""
-    return {row_id: chat_id for chat_id in chat_ids for (row_id,) in store.conn.execute(
-        "SELECT id FROM chat_messages WHERE being_id = ? AND chat_id = ? AND text != ?", (being, chat_id, REDACTED))}
+    return {row_id: chat_id for chat_id in chat_ids
+            for row_id, *_ in transcript.unredacted_rows(store, being, REDACTED, chat_id)}
 
 
 def summaries_holding(store: Store, being: str, rows: dict[int, str], memories: list[Memory],
@@ -419,8 +395,7 @@ def summaries_holding(store: Store, being: str, rows: dict[int, str], memories: 
     secret value of `memories`, mentions one of them, or `mentions` says it mentions the subject of a forget."""
     secrets = _secret_values(memories)
     out = []
-    for chat_id, summary, upto in store.conn.execute(
-            "SELECT chat_id, summary, summarised_up_to FROM chat_sessions WHERE being_id = ?", (being,)):
+    for chat_id, summary, upto in transcript.summaries(store, being):
         if (any(r <= upto for r, c in rows.items() if c == chat_id) or any(v in summary for v in secrets)
                 or any(mentions(summary, m.content) for m in memories)
                 or (mentions is not None and mentions(summary))):
@@ -433,13 +408,7 @@ def redact_rows(store: Store, row_ids: list[int], forgotten: set[int]) -> None:
     `shown_memories`, and move an answered owner row to `learned` (nothing is left to teach). Call inside the
     caller's transaction; sets the scrub marker (the old text stays in WAL pages until the scrub)."""
     for row_id in row_ids:
-        shown = store.conn.execute("SELECT shown_memories FROM chat_messages WHERE id = ?", (row_id,)).fetchone()
-        if shown is None:
-            continue
-        kept = [i for i in json.loads(shown[0]) if i not in forgotten]
-        store.conn.execute("UPDATE chat_messages SET text = ?, shown_memories = ?, state = CASE WHEN role = 'owner'"
-                           " AND state = 'answered' THEN 'learned' ELSE state END WHERE id = ?",
-                           (REDACTED, json.dumps(kept), row_id))
+        transcript.redact_row(store, row_id, REDACTED, forgotten)
     if row_ids:
         store.mark_scrub_due()
 
@@ -447,15 +416,12 @@ def redact_rows(store: Store, row_ids: list[int], forgotten: set[int]) -> None:
 def rebuild_summary(store: Store, being: str, chat_id: str) -> None:
     """Rebuild the chat's summary offline from its (redacted) rows up to `summarised_up_to`, `SUMMARY_REBUILD_ROWS`
     at a time (`offline_summary`): a forget never calls a model. Call inside the caller's transaction."""
-    row = store.conn.execute("SELECT summarised_up_to FROM chat_sessions WHERE being_id = ? AND chat_id = ?",
-                             (being, chat_id)).fetchone()
-    if row is None:
+    up_to = transcript.summarised_up_to(store, being, chat_id)
+    if up_to is None:
         return
-    rows = store.conn.execute("SELECT role, text FROM chat_messages WHERE being_id = ? AND chat_id = ? AND id <= ?"
-                              " ORDER BY id", (being, chat_id, row[0])).fetchall()
+    rows = transcript.messages_up_to(store, being, chat_id, up_to)
     summary = ""
     for start in range(0, len(rows), SUMMARY_REBUILD_ROWS):
         summary = offline_summary(summary, [(r[0], r[1]) for r in rows[start:start + SUMMARY_REBUILD_ROWS]])
-    store.conn.execute("UPDATE chat_sessions SET summary = ?, updated_at = ? WHERE being_id = ? AND chat_id = ?",
-                       (summary, utc_now(), being, chat_id))
+    transcript.replace_summary_text(store, being, chat_id, summary)
     store.mark_scrub_due()

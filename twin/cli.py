@@ -614,7 +614,7 @@ def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
     """List raised and held-back signals, newest first, with their evidence and reasons."""
     from dataclasses import asdict
 
-    from twin.signals import list_signals
+    from twin.store.signals import list_signals
 
     status = {"raised": "raised", "held": "held_back"}.get(args.status)
     with Store(settings.db_path) as store:

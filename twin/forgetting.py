@@ -27,10 +27,11 @@ from dataclasses import dataclass, field, replace
 from twin import chat, ingest
 from twin.about import Subject
 from twin.activity import Activity, naming, unname
-from twin.manifest import FORGOTTEN_FILE_REASON
-from twin.memory import Memory, utc_now
+from twin.memory import Memory
 from twin.outside_text import clean_name
-from twin.store import Store, id_chunks
+from twin.store import Store, edges, email_threads, manifest
+from twin.store import chat as transcript
+from twin.store.manifest import FORGOTTEN_FILE_REASON
 
 __all__ = ["FORGOTTEN_FILE_REASON", "ForgetPlan", "carry_out", "forget", "plan"]
 
@@ -103,42 +104,25 @@ class ForgetPlan:
         return ", ".join(parts)
 
 
-def _count(store: Store, sql: str, ids: list[int], per_chunk_args: int = 1) -> int:
-    total = 0
-    for chunk, marks in id_chunks(ids):
-        total += store.conn.execute(sql.format(marks=marks), chunk * per_chunk_args).fetchone()[0]
-    return total
-
-
 def remove_memories(store: Store, memory_ids: list[int]) -> list[int]:
     """Delete the memories `memory_ids` (row, FTS entry, vector and index tombstone, edges, edge marker; the scrub
     marker is set by trigger) inside the caller's transaction. Returns the ids that existed. The text leaves the
     files only at the next `Store.scrub_deleted_text()`, which the caller runs or requests."""
-    ids = list(dict.fromkeys(int(i) for i in memory_ids))
-    gone: list[int] = []
-    for chunk, marks in id_chunks(ids):
-        gone += [r[0] for r in store.conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)]
-    store.conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in gone])
-    return gone
+    return store.remove_memories(memory_ids)
 
 
 def _select_source(store: Store, being: str, source: str) -> list[int]:
     """Ids of `being`'s memories from `source`: exact, or every source that starts with it when it ends in `*`."""
     if source.endswith("*"):
-        prefix = source[:-1]
-        return [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE being_id = ? AND substr(source, 1, ?)"
-                                                 " = ? ORDER BY id", (being, len(prefix), prefix))]
-    return [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE being_id = ? AND source = ? ORDER BY id",
-                                             (being, source))]
+        return store.ids_with_source_prefix(being, source[:-1])
+    return sorted(store.ids_by_source(being, source))
 
 
 def _select_about(store: Store, being: str, subject: Subject) -> dict[int, tuple[str, ...]]:
     """`{id: parts}` of `being`'s memories (any status) that mention `subject` (`twin.about`): `()` for the whole
     of it, else the parts of the name they mention alone."""
     found: dict[int, tuple[str, ...]] = {}
-    for mid, content in store.conn.execute(
-            "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
-            " AND m.being_id = ? ORDER BY m.id", (subject.fts_query(), being)):
+    for mid, content in store.fts_all(being, subject.fts_query()):
         mention = subject.match(content)
         if mention is not None:
             found[mid] = mention.parts
@@ -151,10 +135,8 @@ def _source_state(store: Store, being: str, source: str) -> tuple[list[str], lis
 
     def hit(candidate: str) -> bool:
         return candidate.startswith(prefix) if prefix is not None else candidate == source
-    threads = [t for (t,) in store.conn.execute("SELECT thread_id FROM email_threads WHERE being_id = ?"
-                                                " ORDER BY thread_id", (being,)) if hit(f"email:{t}")]
-    paths = [p for (p,) in store.conn.execute("SELECT path FROM files_manifest WHERE being_id = ? ORDER BY path",
-                                              (being,)) if hit(f"file:{p}")]
+    threads = [t for t in email_threads.thread_ids(store, being) if hit(f"email:{t}")]
+    paths = [p for p in manifest.all_paths(store, being) if hit(f"file:{p}")]
     return threads, paths
 
 
@@ -179,8 +161,8 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     plain = set(selected)
     out = ForgetPlan(being, memories, about=subject.text if subject is not None else None,
                      by_part={i: about_ids[i] for i in mids if about_ids.get(i) and i not in plain})
-    out.vectors = _count(store, "SELECT COUNT(*) FROM memory_embeddings WHERE memory_id IN ({marks})", mids)
-    out.edges = _count(store, "SELECT COUNT(*) FROM memory_edges WHERE src IN ({marks}) OR dst IN ({marks})", mids, 2)
+    out.vectors = store.count_vectors(mids)
+    out.edges = edges.count_touching(store, mids)
     mentions = subject.mentions if subject is not None else None
     rows = chat.rows_holding(store, being, memories)
     if mentions is not None:
@@ -198,8 +180,7 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
 
 def _chats_of(store: Store, being: str, pattern: str) -> list[str]:
     """The chat ids of `being`'s transcript that `pattern` names: exact, or every one that starts so (`…*`)."""
-    return [c for (c,) in store.conn.execute("SELECT DISTINCT chat_id FROM chat_messages WHERE being_id = ?",
-                                             (being,))
+    return [c for c in transcript.chat_ids(store, being)
             if (c.startswith(pattern[:-1]) if pattern.endswith("*") else c == pattern)]
 
 
@@ -210,7 +191,7 @@ def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> Forg
     (`Store.scrub_deleted_text`). One `forgot` diary line naming ids
     and counts, never text. Returns the plan of what was actually removed (memories gone meanwhile left out)."""
     forgotten = {m.id for m in todo.memories}
-    with store.transaction() as conn:
+    with store.atomic():
         gone = set(remove_memories(store, sorted(forgotten)))
         ingest.consume(store, todo.staged)
         unname(store, todo.diary_lines)
@@ -218,14 +199,12 @@ def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> Forg
         for chat_id in todo.summaries:
             chat.rebuild_summary(store, todo.being, chat_id)
         for thread_id in todo.email_threads:
-            conn.execute("UPDATE email_threads SET subject = '', last_from = '', needs_reply = 0, reply_reason = NULL,"
-                         " updated_at = ? WHERE being_id = ? AND thread_id = ?", (utc_now(), todo.being, thread_id))
+            email_threads.clear(store, todo.being, thread_id)
         for path in todo.manifest_entries:
             if os.path.lexists(path):
-                conn.execute("UPDATE files_manifest SET state = 'skipped', reason = ?, updated_at = ?"
-                             " WHERE being_id = ? AND path = ?", (FORGOTTEN_FILE_REASON, utc_now(), todo.being, path))
+                manifest.mark_forgotten(store, todo.being, path)
             else:
-                conn.execute("DELETE FROM files_manifest WHERE being_id = ? AND path = ?", (todo.being, path))
+                manifest.delete(store, todo.being, path)
         if not todo.empty:
             store.mark_scrub_due()
     done = replace(todo, memories=[m for m in todo.memories if m.id in gone])

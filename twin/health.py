@@ -15,7 +15,7 @@ from twin.embedder import model_id_of
 from twin.exceptions import EmbedderError
 from twin.index import meta_path_of
 from twin.settings import Settings, exposed_secret_files
-from twin.store import Store
+from twin.store import Store, email_threads, signals
 
 PROBE_MEMORY = "Owner is allergic to penicillin."
 PROBE_QUERY = "which antibiotic must doctors never give me?"
@@ -65,7 +65,8 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(redis_line(settings, redis_error, answer_s))
     else:
         report["queues"] = bus.depths()
-    from twin import ingest, manifest
+    from twin import ingest
+    from twin.store import manifest
 
     report["staged"] = ingest.counts(store)
     if report["staged"]["failed"]:
@@ -170,8 +171,7 @@ def gmail_state(settings: Settings, store: Store) -> dict:
     if not settings.gmail_token_path.exists():
         return {"connected": False}
     being = settings.being
-    threads, waiting = store.conn.execute("SELECT COUNT(*), COALESCE(SUM(needs_reply), 0) FROM email_threads "
-                                          "WHERE being_id = ?", (being,)).fetchone()
+    threads, waiting = email_threads.counts(store, being)
     auth_error, sync_error = (store.get_cursor("gmail", being, key) for key in ("auth_error", "sync_error"))
     return {"connected": True, "account": store.get_cursor("gmail", being, "address"),
             "last_sync": store.get_cursor("gmail", being, "last_sync"),
@@ -187,13 +187,9 @@ def waiting_threads(store: Store, being: str, *, newest_first: bool = False, lim
     ISO-8601, since when it waits), `asks` the sentence that asks (None when unknown); oldest first unless
     `newest_first`; all of them unless `limit`. Read-only; the one query `twin status`, `twin email waiting`
     and any other interface use."""
-    order = "DESC" if newest_first else "ASC"
-    rows = store.conn.execute(
-        "SELECT thread_id, subject, last_from, last_message_at, reply_reason, message_count FROM email_threads "
-        f"WHERE being_id = ? AND needs_reply = 1 ORDER BY last_message_at {order}, thread_id {order} LIMIT ?",
-        (being, -1 if limit is None else max(0, limit))).fetchall()
-    return [{"thread_id": r[0], "subject": r[1], "from": r[2], "at": r[3], "asks": r[4], "messages": r[5]}
-            for r in rows]
+    return [{"thread_id": r.thread_id, "subject": r.subject, "from": r.last_from, "at": r.last_message_at,
+             "asks": r.reply_reason, "messages": r.message_count}
+            for r in email_threads.waiting(store, being, newest_first=newest_first, limit=limit)]
 
 
 def browser_state(settings: Settings, store: Store) -> dict:
@@ -201,8 +197,7 @@ def browser_state(settings: Settings, store: Store) -> dict:
     how many profiles have a cursor, and the profiles the last import could not read (their reasons)."""
     if not settings.browser_enabled:
         return {"enabled": False}
-    profiles = store.conn.execute("SELECT COUNT(*) FROM cursors WHERE connector = 'browser' AND being_id = ? "
-                                  "AND key LIKE 'visit:%'", (settings.being,)).fetchone()[0]
+    profiles = store.count_cursors("browser", settings.being, "visit:")
     return {"enabled": True, "last_import": store.get_cursor("browser", settings.being, "last_import"),
             "profiles": profiles, "every_s": settings.browser_interval_s,
             "unreadable": json.loads(store.get_cursor("browser", settings.being, "unreadable") or "[]")}
@@ -210,11 +205,7 @@ def browser_state(settings: Settings, store: Store) -> dict:
 
 def signal_counts(store: Store, being: str) -> dict:
     """Signals of `being`: raised, held back, and raised but not yet delivered."""
-    raised, held, waiting = store.conn.execute(
-        "SELECT COALESCE(SUM(status = 'raised'), 0), COALESCE(SUM(status = 'held_back'), 0),"
-        " COALESCE(SUM(status = 'raised' AND delivered_at IS NULL), 0) FROM signals WHERE being_id = ?",
-        (being,)).fetchone()
-    return {"raised": raised, "held_back": held, "undelivered": waiting}
+    return signals.counts(store, being)
 
 
 def _check(name: str, ok: bool, detail: str) -> dict:
@@ -222,10 +213,10 @@ def _check(name: str, ok: bool, detail: str) -> dict:
 
 
 def fts_check(store: Store) -> dict:
-    """The full-text index's health: its structure's level count against FTS5's bound (`twin.fts_structure`) and
+    """The full-text index's health: its structure's level count against FTS5's bound (`twin.store.fts_structure`) and
     FTS5's own integrity check. Fails (with the repair to run) above `NEAR_LIMIT_LEVELS` levels, on a structure
     record that cannot be read, or when the check reports corruption. Reads the whole index."""
-    from twin import fts_structure
+    from twin.store import fts_structure
 
     hint = "; run `twin doctor --repair` (rebuilds the full-text index from the memories)"
     try:
@@ -248,7 +239,7 @@ def repair_fts(store: Store) -> dict:
     """`twin doctor --repair`: rebuild the full-text index from the memories in one transaction (FTS5 `'rebuild'`:
     one level, every memory indexed again; ~0.65 s at 100k memories), then truncate the WAL. Returns
     `{"levels_before", "levels_after", "seconds"}` (levels None when the record could not be read)."""
-    from twin import fts_structure
+    from twin.store import fts_structure
 
     started = time.monotonic()
     try:
@@ -257,7 +248,7 @@ def repair_fts(store: Store) -> dict:
         before = None
     with store.transaction() as conn:
         fts_structure.rebuild(conn)
-    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.truncate_wal()
     return {"levels_before": before, "levels_after": fts_structure.read_levels(store.conn),
             "seconds": round(time.monotonic() - started, 3)}
 
@@ -292,9 +283,7 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
     sims = vectors[1:] @ vectors[0]
     checks.append(_check("paraphrase ranks first", int(np.argmax(sims)) == 0,
                          f"similarity {sims[0]:.2f} vs unrelated ≤ {sims[1:].max():.2f}"))
-    ids = [r[0] for r in store.conn.execute(
-        "SELECT m.id FROM memories m JOIN memory_embeddings e ON e.memory_id = m.id"
-        " WHERE m.being_id = ? AND m.status = 'active'", (settings.being,))]
+    ids = store.embedded_active_ids(settings.being)
     sample = random.Random(0).sample(ids, min(DOCTOR_SAMPLE, len(ids)))
     recall = open_recall(settings, store, embedder=embedder)  # the model loaded once for every check
     try:
@@ -320,9 +309,8 @@ def _index_check(store: Store, recall) -> dict:
         return _check("index matches SQLite", False, "no usable checkpoint (the embedding worker rebuilds it)")
     index = reader.index
     labels = index.live_labels()
-    stored = {r[0] for r in store.conn.execute("SELECT memory_id FROM memory_embeddings WHERE seq <= ?",
-                                               (index.watermark,))}
-    every = {r[0] for r in store.conn.execute("SELECT memory_id FROM memory_embeddings")}
+    stored = store.embedding_ids(up_to_seq=index.watermark)
+    every = store.embedding_ids()
     pending_scrub = {r[1] for r in store.tombstones()}
     ghosts = labels - every - pending_scrub
     missing = stored - labels

@@ -23,8 +23,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from twin.exceptions import StoreError
 from twin.memory import format_time, normalise_content, parse_time
-from twin.signals import ProposedSignal, Signal, get_signal, raised_since, record_signal
 from twin.store import Store
+from twin.store.signals import ProposedSignal, Signal, get_signal, raised_since, record_signal
 
 if TYPE_CHECKING:
     from twin.activity import Activity

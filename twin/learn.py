@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from twin import ingest, manifest
+from twin import ingest
 from twin.activity import Activity
 from twin.capture import Supersession, capture, related_memories, supersession_line
 from twin.capture_judge import COMPARED_PER_MEMORY, judge
@@ -24,7 +24,7 @@ from twin.model_extractor import MODEL_CONFIDENCE, extract_with_model
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.sensitivity import SENSITIVE, contains_secret
-from twin.store import Store
+from twin.store import Store, manifest
 
 log = logging.getLogger("twin.learn")
 
@@ -177,7 +177,7 @@ def compare_with_model(store: Store, activity: Activity | None, being: str, cand
 def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """`matches` (`(id, content)`) without the sensitive memories."""
     fields = store.ranking_fields({mid for mid, _ in matches})
-    return [(mid, text) for mid, text in matches if mid in fields and fields[mid][5] != SENSITIVE]
+    return [(mid, text) for mid, text in matches if mid in fields and fields[mid].sensitivity != SENSITIVE]
 
 
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,

@@ -30,7 +30,8 @@ from twin.activity import Activity
 from twin.capture_rules import token_jaccard
 from twin.forgetting import remove_memories
 from twin.memory import SENSITIVITIES, Memory, format_time, parse_time
-from twin.store import Store, id_chunks
+from twin.store import Store, edges, id_chunks
+from twin.store.memories import Usage
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +88,10 @@ class VectorLookup:
             hits = self.search(vector, want)
             fields = self.store.ranking_fields(i for i, _ in hits)
             keep = [(i, s) for i, s in hits if i != memory_id and i in fields
-                    and fields[i][0] == being and fields[i][2] == "active"]
+                    and fields[i].being_id == being and fields[i].status == "active"]
             if len(keep) >= k or len(hits) < want or want >= SEARCH_CAP:
                 return keep[:k]
             want *= 2
-
-
-def _insert_edges(store: Store, edges: list[tuple[int, int, str, float, str]]) -> int:
-    """INSERT OR IGNORE `(src, dst, kind, strength, created_at)` rows whose ends both still exist (an FK
-    violation is not ignored by OR IGNORE); the caller holds the transaction. Returns how many were new."""
-    before = store.conn.total_changes
-    store.conn.executemany(
-        "INSERT OR IGNORE INTO memory_edges (src, dst, kind, strength, created_at) SELECT ?1, ?2, ?3, ?4, ?5"
-        " WHERE ?1 != ?2 AND EXISTS (SELECT 1 FROM memories WHERE id = ?1)"
-        " AND EXISTS (SELECT 1 FROM memories WHERE id = ?2)", edges)
-    return store.conn.total_changes - before
 
 
 # -- graph ------------------------------------------------------------------------------------------------------
@@ -111,18 +101,15 @@ def write_pending_edges(store: Store, search: VectorLookup, limit: int = BATCH, 
     strength = cosine clamped to 0..1, `INSERT OR IGNORE`; then drop their markers, in one transaction. A marker
     whose memory has no vector yet stays for the next flush (the durable marker). Returns how many markers were
     resolved (fewer than `limit`: none with a vector is left)."""
-    rows = store.conn.execute(
-        "SELECT k.memory_id, m.being_id, e.vector FROM edge_markers k JOIN memories m ON m.id = k.memory_id"
-        " JOIN memory_embeddings e ON e.memory_id = k.memory_id AND e.model_id = ? ORDER BY k.memory_id LIMIT ?",
-        (search.model_id, int(limit))).fetchall()
+    rows = edges.marked_with_vectors(store, search.model_id, limit)
     if not rows:
         return 0
     at = format_time(now or datetime.now(UTC))
-    edges = [(mid, other, "co_occurs", min(1.0, max(0.0, cos)), at) for mid, being, blob in rows
+    found = [(mid, other, "co_occurs", min(1.0, max(0.0, cos)), at) for mid, being, blob in rows
              for other, cos in search.nearest(mid, np.frombuffer(blob, dtype=np.float32), being)]
-    with store.transaction() as conn:
-        written = _insert_edges(store, edges)
-        conn.executemany("DELETE FROM edge_markers WHERE memory_id = ?", [(r[0],) for r in rows])
+    with store.atomic():
+        written = edges.insert_edges(store, found)
+        edges.drop_markers(store, [r[0] for r in rows])
     log.debug("lifecycle: %d co_occurs edge(s) for %d new memories", written, len(rows))
     return len(rows)
 
@@ -134,16 +121,6 @@ def write_all_pending_edges(store: Store, search: VectorLookup) -> int:
     while n := write_pending_edges(store, search):
         done += n
     return done
-
-
-def _edges_around(store: Store, ids: list[int]) -> list[tuple[int, int, float]]:
-    """`(node, other end, strength)` of every edge touching `ids`, either direction (read-only)."""
-    out = []
-    for chunk, marks in id_chunks(ids):
-        out += store.conn.execute(f"SELECT src, dst, strength FROM memory_edges WHERE src IN ({marks}) UNION ALL"
-                                  f" SELECT dst, src, strength FROM memory_edges WHERE dst IN ({marks})",
-                                  (*chunk, *chunk)).fetchall()
-    return out
 
 
 def neighbors(store: Store, memory_id: int, depth: int = 1,
@@ -160,7 +137,7 @@ def neighbors(store: Store, memory_id: int, depth: int = 1,
     frontier = {memory_id: 1.0}
     for _ in range(depth):  # hop-limited Bellman-Ford: only nodes improved in the last hop relax again
         improved: dict[int, float] = {}
-        for node, other, strength in _edges_around(store, list(frontier)):
+        for node, other, strength in edges.edges_around(store, list(frontier)):
             score = frontier[node] * strength
             if score > best.get(other, -1.0) and score > improved.get(other, -1.0):
                 improved[other] = score
@@ -193,9 +170,8 @@ def decay(store: Store, being: str, now: datetime | None = None) -> dict:
     ISO-8601) and, when any moved, one `decayed` diary line. `now` is an aware datetime (default: the clock).
     Returns `{"demoted": n}`."""
     moment = now or datetime.now(UTC)
-    with store.transaction() as conn:
-        rows = conn.execute("SELECT id, hits, COALESCE(last_accessed, created_at) FROM memories"
-                            " WHERE being_id = ? AND status = 'active' AND tier = 'warm'", (being,)).fetchall()
+    with store.atomic():
+        rows = store.idle_rows(being)
         cold = []
         for mid, hits, last in rows:
             try:
@@ -203,8 +179,8 @@ def decay(store: Store, being: str, now: datetime | None = None) -> dict:
             except ValueError:
                 continue  # an unreadable time: leave it warm rather than guess
             if idle_days > lifespan_days(hits + CAPTURE_USES):
-                cold.append((mid,))
-        conn.executemany("UPDATE memories SET tier = 'cold' WHERE id = ?", cold)
+                cold.append(mid)
+        store.demote_cold(cold)
         store.set_cursor(CURSOR, being, "last_decay", format_time(moment))
     if cold:
         Activity(store, being).record("decayed", f"Decay: {len(cold)} memory(ies) idle past their lifespan moved "
@@ -234,27 +210,17 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
     or they are the same."""
     if canonical == loser:
         return False
-    with store.transaction() as conn:
-        rows = {r[0]: r[1:] for r in conn.execute(
-            "SELECT id, hits, importance, last_accessed, sensitivity, tier FROM memories WHERE id IN (?, ?)",
-            (canonical, loser))}
+    with store.atomic():
+        rows = store.usage([canonical, loser])
         if len(rows) != 2:
             return False
-        (hits_c, imp_c, seen_c, sens_c, tier_c), (hits_l, imp_l, seen_l, sens_l, tier_l) = rows[canonical], \
-            rows[loser]
-        conn.execute(
-            "INSERT INTO memory_edges (src, dst, kind, strength, created_at)"
-            " SELECT CASE WHEN src = :l THEN :c ELSE src END, CASE WHEN dst = :l THEN :c ELSE dst END,"
-            " kind, strength, created_at FROM memory_edges"
-            " WHERE (src = :l AND dst NOT IN (:l, :c)) OR (dst = :l AND src NOT IN (:l, :c))"
-            " ON CONFLICT (src, dst, kind) DO UPDATE SET strength = MAX(strength, excluded.strength)",
-            {"l": loser, "c": canonical})
-        conn.execute("UPDATE memories SET superseded_by = ? WHERE superseded_by = ?", (canonical, loser))
-        conn.execute("UPDATE memories SET hits = ?, importance = ?, last_accessed = ?, sensitivity = ?, tier = ?"
-                     " WHERE id = ?",
-                     (hits_c + hits_l, max(imp_c, imp_l), max(filter(None, (seen_c, seen_l)), default=None),
-                      max(sens_c, sens_l, key=SENSITIVITIES.index),
-                      "warm" if "warm" in (tier_c, tier_l) else "cold", canonical))
+        kept, lost = rows[canonical], rows[loser]
+        edges.move_edges(store, loser, canonical)
+        store.fold_usage(canonical, loser, Usage(
+            kept.hits + lost.hits, max(kept.importance, lost.importance),
+            max(filter(None, (kept.last_accessed, lost.last_accessed)), default=None),
+            max(kept.sensitivity, lost.sensitivity, key=SENSITIVITIES.index),
+            "warm" if "warm" in (kept.tier, lost.tier) else "cold"))
         remove_memories(store, [loser])
     return True
 
@@ -294,10 +260,7 @@ def _promote_edges(store: Store, being: str, at: str) -> int:
     mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped at 1. Cost: the sum over
     memories of degree². Returns how many edges were added."""
     adjacent: dict[int, dict[int, float]] = defaultdict(dict)
-    for src, dst, strength in store.conn.execute(
-            "SELECT e.src, e.dst, e.strength FROM memory_edges e JOIN memories a ON a.id = e.src"
-            " JOIN memories b ON b.id = e.dst WHERE a.being_id = ? AND b.being_id = ? AND a.status = 'active'"
-            " AND b.status = 'active' AND e.src != e.dst", (being, being)):
+    for src, dst, strength in edges.active_edges(store, being):
         strength = max(strength, adjacent[src].get(dst, 0.0))
         adjacent[src][dst] = adjacent[dst][src] = strength
     paths: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -307,12 +270,12 @@ def _promote_edges(store: Store, being: str, at: str) -> int:
             for b, s_b in ends[i + 1:]:
                 if b not in adjacent[a]:
                     paths[(a, b)].append(s_a * s_b)
-    edges = [(a, b, "co_inferred", min(1.0, sum(p) / len(p)), at) for (a, b), p in sorted(paths.items())
-             if len(p) >= PROMOTE_SHARED]
-    if not edges:
+    inferred = [(a, b, "co_inferred", min(1.0, sum(p) / len(p)), at) for (a, b), p in sorted(paths.items())
+                if len(p) >= PROMOTE_SHARED]
+    if not inferred:
         return 0
-    with store.transaction():
-        return _insert_edges(store, edges)
+    with store.atomic():
+        return edges.insert_edges(store, inferred)
 
 
 def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None) -> dict:
@@ -325,8 +288,7 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
     (walked: active memories visited, minus those merged away before their turn)."""
     started = time.monotonic()
     moment = now or datetime.now(UTC)
-    ids = [r[0] for r in store.conn.execute("SELECT id FROM memories WHERE being_id = ? AND status = 'active'"
-                                            " ORDER BY id", (being,))]
+    ids = store.active_ids(being)
     walked, merged = _merge_pass(store, being, ids, vectors_lookup) if vectors_lookup else (len(ids), 0)
     if merged:
         store.scrub_deleted_text()  # once for the whole pass: the merges are coalesced
@@ -346,19 +308,15 @@ def stats(store: Store, being: str) -> dict:
     None)."""
     by_kind: dict[str, dict[str, int]] = {}
     superseded = 0
-    for kind, status, tier, n in store.conn.execute(
-            "SELECT kind, status, tier, COUNT(*) FROM memories WHERE being_id = ? GROUP BY kind, status, tier",
-            (being,)):
+    for kind, status, tier, n in store.tier_counts(being):
         if status == "active":
             by_kind.setdefault(kind, {"warm": 0, "cold": 0})[tier] = n
         else:
             superseded += n
-    edges = {"co_occurs": 0, "co_inferred": 0}
-    edges.update(store.conn.execute("SELECT e.kind, COUNT(*) FROM memory_edges e JOIN memories m ON m.id = e.src"
-                                    " WHERE m.being_id = ? GROUP BY e.kind", (being,)).fetchall())
+    edge_counts = {"co_occurs": 0, "co_inferred": 0, **edges.kind_counts(store, being)}
     return {"by_kind": dict(sorted(by_kind.items())),
             "total_warm": sum(t["warm"] for t in by_kind.values()),
             "total_cold": sum(t["cold"] for t in by_kind.values()),
-            "superseded": superseded, "edges": edges,
+            "superseded": superseded, "edges": edge_counts,
             "last_decay": store.get_cursor(CURSOR, being, "last_decay"),
             "last_dream": store.get_cursor(CURSOR, being, "last_dream")}

@@ -14,7 +14,7 @@ import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from twin.outside_text import strip_controls
-from twin.store import Store
+from twin.store import Store, profiles
 
 LISTS = ("facts", "goals", "preferences", "routines")
 MAX_ITEMS = 40
@@ -134,20 +134,18 @@ class Profile(ProfileDelta):
 
 def load_profile(store: Store, being: str) -> Profile:
     """The stored profile of `being` (empty when none was ever written, or when the row is unreadable)."""
-    row = store.conn.execute("SELECT data FROM profiles WHERE being_id = ?", (being,)).fetchone()
-    if row is None:
+    data = profiles.profile_json(store, being)
+    if data is None:
         return Profile()
     try:
-        return Profile.model_validate_json(row[0])
+        return Profile.model_validate_json(data)
     except ValueError:
         return Profile()
 
 
 def save_profile(store: Store, being: str, profile: Profile, now: str) -> None:
     """Replace the profile of `being`; `now` is UTC ISO-8601. Joins the caller's transaction if one is open."""
-    store.conn.execute("INSERT INTO profiles (being_id, data, updated_at) VALUES (?, ?, ?)"
-                       " ON CONFLICT (being_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
-                       (being, profile.model_dump_json(), now))
+    profiles.save_profile_json(store, being, profile.model_dump_json(), now)
 
 
 def merge_into_profile(store: Store, being: str, delta: ProfileDelta, now: str) -> bool:

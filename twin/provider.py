@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from twin.exceptions import TwinError
 from twin.memory import strip_controls
 from twin.sensitivity import redact
-from twin.store import Store
+from twin.store import Store, profiles
 
 log = logging.getLogger("twin.provider")
 
@@ -168,16 +168,14 @@ class CallBudget:
 
     def used(self, tier: str | None = "cheap") -> int:
         """Calls of `tier` made today; of every tier when `tier` is None (what the limit counts)."""
-        row = self.store.conn.execute("SELECT COALESCE(SUM(calls), 0) FROM provider_usage WHERE day = ?"
-                                      " AND (? IS NULL OR tier = ?)", (self.day(), tier, tier)).fetchone()
-        return int(row[0])
+        return profiles.calls_on(self.store, self.day(), tier)
 
     def take(self, tier: str, share: float = 1.0) -> None:
         """Count one call of `tier`, or raise `BudgetExhausted` (and count nothing) when today's calls have
         reached `share` of the limit (extraction and embedding pass `BULK_SHARE`, keeping the rest for reflection).
         Atomic across processes (the count and the increment in one write transaction)."""
         day = self.day()
-        with self.store.transaction() as conn:
+        with self.store.atomic():
             if self.limit:
                 allowed = max(1, int(self.limit * share))
                 if self.used(None) >= allowed:
@@ -185,8 +183,7 @@ class CallBudget:
                                                   "rest is kept for reflection)"
                     raise BudgetExhausted(f"today's model call budget{what} (TWIN_LLM_DAILY_CALLS={self.limit}) "
                                           "is used up")
-            conn.execute("INSERT INTO provider_usage (day, tier, calls) VALUES (?, ?, 1)"
-                         " ON CONFLICT (day, tier) DO UPDATE SET calls = calls + 1", (day, tier))
+            profiles.count_call(self.store, day, tier)
 
 
 class ModelProvider:

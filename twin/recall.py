@@ -327,12 +327,8 @@ class Recall:
         end = format_time(window.end)
         if before and before < end:
             end = before
-        return self.store.conn.execute(
-            "SELECT m.id, e.vector FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
-            " AND e.model_id = ? WHERE m.being_id = ? AND m.created_at >= ? AND m.created_at < ?"
-            " ORDER BY m.created_at DESC LIMIT ?",
-            (self.embedder.model_id if self.embedder else "", being, format_time(window.start), end,
-             WINDOW_CANDIDATES)).fetchall()
+        return self.store.window_rows(being, self.embedder.model_id if self.embedder else "",
+                                      format_time(window.start), end, WINDOW_CANDIDATES)
 
     @staticmethod
     def _window_scores(rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:

@@ -29,8 +29,8 @@ from twin.provider import (
     quote_data,
     unit_interval,
 )
-from twin.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
 from twin.store import Store
+from twin.store.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
 
 log = logging.getLogger("twin.reflection")
 
@@ -176,9 +176,7 @@ class ReflectionResult:
 def fresh_memories(store: Store, being: str) -> list[Memory]:
     """Active, non-sensitive memories of `being` that arrived after the last reflection, oldest first."""
     after = int(store.get_cursor(CURSOR, being, "last_memory_id") or 0)
-    ids = [row[0] for row in store.conn.execute(
-        "SELECT id FROM memories WHERE being_id = ? AND id > ? AND status = 'active' AND sensitivity != 'sensitive'"
-        " ORDER BY id", (being, after))]
+    ids = store.shareable_ids_after(being, after)
     found = store.get_many(ids)
     return [found[i] for i in ids if i in found]
 

@@ -21,6 +21,7 @@ from twin.import_lines import BadLine, checked_row, line_notes, read_line, shown
 from twin.memory import content_sha256, utc_now
 from twin.outside_text import json_text, strip_controls
 from twin.store import Store
+from twin.store.edges import edges_of_being, insert_edges
 
 
 def export_memories(store: Store, being: str, out: TextIO) -> int:
@@ -28,9 +29,7 @@ def export_memories(store: Store, being: str, out: TextIO) -> int:
     terminal controls and lone surrogates as `\\uXXXX` escapes, so the file is safe on a terminal and always
     encodable). Returns the count."""
     edges: dict[int, list[list]] = {}
-    for src, dst, kind, strength in store.conn.execute(
-            "SELECT e.src, e.dst, e.kind, e.strength FROM memory_edges e JOIN memories m ON m.id = e.src"
-            " WHERE m.being_id = ? ORDER BY e.src, e.dst, e.kind", (being,)):
+    for src, dst, kind, strength in edges_of_being(store, being):
         edges.setdefault(src, []).append([dst, kind, strength])
     n = 0
     for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
@@ -80,13 +79,12 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
         for mid, old_target, reason, number in superseded:
             target = old_to_new.get(old_target) if _is_id(old_target) else None
             if target is None or target == mid:
-                store.conn.execute("UPDATE memories SET status = 'active' WHERE id = ?", (mid,))
+                store.revive(mid)  # inserted superseded, with no successor yet
                 report["problems"].append(f"line {number}: superseded by {shown(old_target)}, which is not in the "
                                           "import; imported as active")
                 continue
             why = " ".join(strip_controls(reason).split())[:300] if isinstance(reason, str) else None
-            store.conn.execute("UPDATE memories SET superseded_by = ?, supersede_reason = ? WHERE id = ?",
-                               (target, why or None, mid))
+            store.supersede(mid, target, why or None)
         _restore_edges(store, edges, old_to_new)
     if activity is not None:
         activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
@@ -127,5 +125,4 @@ def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: di
             dst = old_to_new[item[0]]
             if dst != src and 0 <= float(item[2]) <= 1:
                 rows.append((src, dst, item[1], float(item[2]), utc_now()))
-    store.conn.executemany("INSERT OR IGNORE INTO memory_edges (src, dst, kind, strength, created_at)"
-                           " VALUES (?, ?, ?, ?, ?)", rows)
+    insert_edges(store, rows)

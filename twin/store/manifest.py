@@ -1,6 +1,6 @@
 """The files manifest: what the files connector last saw of each file (its cursor; DESIGN.md invariant 3).
 
-One row per path and being in `files_manifest` (created by `twin.schema`): the file's size and
+One row per path and being in `files_manifest` (created by `twin.store.schema`): the file's size and
 mtime as seen by `lstat`, the SHA-256 of its bytes on disk, and whether it was `indexed` (its text
 was pushed for learning) or `skipped` (with the reason: binary, too large, unreadable, …). A
 `skipped` row never has memories: the connector forgets a file's memories before it records a skip.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from twin.memory import utc_now
-from twin.store import Store
+from twin.store.core import Store
 
 STATES = ("indexed", "skipped")
 """The values of `ManifestEntry.state` (the table's CHECK constraint)."""
@@ -101,3 +101,16 @@ def counts(store: Store, being: str) -> dict[str, int]:
                                        (being,)):
         out[state] = n
     return out
+
+
+def all_paths(store: Store, being: str) -> list[str]:
+    """Every path of `being` in the manifest, sorted (read-only)."""
+    return [p for (p,) in store.conn.execute("SELECT path FROM files_manifest WHERE being_id = ? ORDER BY path",
+                                             (being,))]
+
+
+def mark_forgotten(store: Store, being: str, path: str) -> None:
+    """Mark the row of `path` `skipped` with `FORGOTTEN_FILE_REASON` (its memories were forgotten while the file
+    still exists; it is learned again when it changes)."""
+    store.conn.execute("UPDATE files_manifest SET state = 'skipped', reason = ?, updated_at = ?"
+                       " WHERE being_id = ? AND path = ?", (FORGOTTEN_FILE_REASON, utc_now(), being, path))

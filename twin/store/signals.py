@@ -3,7 +3,7 @@ outbox has delivered it; plus reflection's widget suggestions (seed 001; tables 
 
 Times are UTC ISO-8601 strings (`YYYY-MM-DDTHH:MM:SSZ`, as `twin.memory.format_time` writes them), so they
 compare correctly as text. The functions here are single statements: a caller that needs several writes to land
-together (the Hush gate: a signal and its diary line) wraps them in `store.transaction()`.
+together (the Hush gate: a signal and its diary line) wraps them in `store.atomic()`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from twin.memory import format_time, parse_time
-from twin.store import Store
+from twin.store.core import Store
 
 SIGNAL_KINDS = ("insight", "reminder")
 """What reflection may propose (seed 001: `kind: 'insight' | 'reminder'`)."""
@@ -158,3 +158,13 @@ def list_widget_suggestions(store: Store, being: str, limit: int = 20) -> list[W
     rows = store.conn.execute("SELECT id, being_id, type, reason, created_at FROM widget_suggestions"
                               " WHERE being_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", (being, int(limit)))
     return [WidgetSuggestion(*r) for r in rows]
+
+
+def counts(store: Store, being: str) -> dict[str, int]:
+    """`{raised, held_back, undelivered}`: signals of `being` raised, held back, and raised but not yet delivered
+    (read-only)."""
+    raised, held, waiting = store.conn.execute(
+        "SELECT COALESCE(SUM(status = 'raised'), 0), COALESCE(SUM(status = 'held_back'), 0),"
+        " COALESCE(SUM(status = 'raised' AND delivered_at IS NULL), 0) FROM signals WHERE being_id = ?",
+        (being,)).fetchone()
+    return {"raised": raised, "held_back": held, "undelivered": waiting}

@@ -16,13 +16,16 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from twin import fts_structure
 from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
-from twin.schema import SCRUB_DUE, migrate
+from twin.store import fts_structure
+from twin.store.ids import id_chunks
+from twin.store.memories import MemoryStates
+from twin.store.schema import SCRUB_DUE, migrate
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,20 @@ _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, 
             "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at")
 
 
+class RankingFields(NamedTuple):
+    """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
+    `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
+    an earlier moment still sees it as current. Still a tuple: `fields[0]` is `being_id`."""
+    being_id: str
+    kind: str
+    status: str
+    importance: float
+    created_at: str
+    sensitivity: str
+    tier: str
+    superseded_at: str | None
+
+
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
     (mid, being, kind, content, source, importance, tags, created, accessed, hits,
      sensitivity, provenance, status, superseded_by, sha, tier, reason, updated) = row
@@ -41,19 +58,6 @@ def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
                   sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
                   superseded_by=superseded_by, content_sha256=sha, tier=tier, supersede_reason=reason,
                   updated_at=updated)
-
-
-IN_CHUNK = 500
-"""Ids per `IN (…)` list (well under SQLite's bound-variable limit)."""
-
-
-def id_chunks(memory_ids: Iterable[int]) -> Iterator[tuple[list[int], str]]:
-    """The distinct `memory_ids`, in their order, in chunks of `IN_CHUNK`, each with its `?,?,…` placeholders, for
-    `IN (…)` queries over any number of ids."""
-    ids = list(dict.fromkeys(int(i) for i in memory_ids))
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = ids[start:start + IN_CHUNK]
-        yield chunk, ",".join("?" * len(chunk))
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -111,7 +115,7 @@ def _repair_fts_if_needed(conn: sqlite3.Connection) -> None:
                 fts_structure.FTS5_MAX_LEVELS, time.monotonic() - started)
 
 
-class Store:
+class Store(MemoryStates):
     """A connection to the store at `path`. `open()` connects and migrates; `close()` releases.
 
     Not thread-safe across threads writing at once; each process or thread opens its own `Store`
@@ -173,10 +177,12 @@ class Store:
         return self._conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def atomic(self) -> Iterator[sqlite3.Connection]:
         """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any exception (which is re-raised). Inside an open
         transaction it is a savepoint instead: an exception rolls back only what the inner block wrote, and the
-        outer transaction decides whether everything is committed (sqlite-utils' `atomic`)."""
+        outer transaction decides whether everything is committed (sqlite-utils' `atomic`). A COMMIT that fails
+        (a deferred constraint, disk full, I/O) is rolled back before its error is re-raised, so the connection
+        is never left inside a half-done transaction. Yields the connection (for this package's statements)."""
         conn = self.conn
         if conn.in_transaction:
             conn.execute("SAVEPOINT twin_nested")
@@ -200,6 +206,9 @@ class Store:
             if conn.in_transaction:  # a COMMIT that failed (disk full, I/O) leaves the transaction open
                 conn.execute("ROLLBACK")
             raise
+
+    transaction = atomic
+    """The older name of `atomic`, kept for its callers."""
 
     # -- memories -------------------------------------------------------------------------------
     def find_by_sha(self, being: str, sha: str) -> Memory | None:
@@ -237,7 +246,7 @@ class Store:
         (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction."""
         ids = [(now, int(i)) for i in memory_ids]
         if ids:
-            with self.transaction() as conn:
+            with self.atomic() as conn:
                 conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id = ?",
                                  ids)
 
@@ -254,18 +263,16 @@ class Store:
                 out[row[0]] = _row_to_memory(row)
         return out
 
-    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple[str, str, str, float, str]]:
-        """`{id: (being_id, kind, status, importance, created_at, sensitivity, tier, superseded_at)}`: the few
-        fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
-        is the creation time of the memory that superseded it (None while active), so a replay `as_of` an
-        earlier moment still sees it as current."""
+    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, RankingFields]:
+        """`{id: RankingFields}`: the few fields recall ranks by, without decoding whole rows (read-only; missing
+        ids are absent)."""
         out = {}
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
                     " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
-                out[row[0]] = row[1:]
+                out[row[0]] = RankingFields(*row[1:])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
@@ -299,7 +306,7 @@ class Store:
         ids = [(int(i),) for i in memory_ids]
         if not ids:
             return 0
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             return conn.executemany("DELETE FROM memories WHERE id = ?", ids).rowcount
 
     def scrub_due(self) -> bool:
@@ -315,7 +322,7 @@ class Store:
 
     def scrub_deleted_text(self) -> dict:
         """Make deleted text unrecoverable from the database files (DESIGN.md invariant 5), keeping the full-text
-        index readable (`twin.fts_structure`): merge the FTS5 index (`'optimize'`) so no segment still lists a
+        index readable (`twin.store.fts_structure`): merge the FTS5 index (`'optimize'`) so no segment still lists a
         forgotten word (SQLite < 3.42 has no FTS5 secure-delete), or rebuild it when its structure has more than
         `REBUILD_ABOVE_LEVELS` levels (before or after the merge); then checkpoint and truncate the WAL, which may
         hold old copies of the pages. Clears the scrub marker; sets it again when a reader kept the WAL from being
@@ -324,7 +331,7 @@ class Store:
 
         Returns `{"levels": n, "rebuilt": bool, "wal_truncated": bool, "seconds": s}`."""
         started = time.monotonic()
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             rebuilt = fts_structure.needs_rebuild(conn)
             if not rebuilt:
                 conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
@@ -333,12 +340,17 @@ class Store:
                 fts_structure.rebuild(conn)
             levels = fts_structure.read_levels(conn) or 0
             conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?", SCRUB_DUE)
-        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        busy = not self.truncate_wal()
         if busy:
             log.warning("store: a reader kept the WAL from being truncated; the next scrub retries")
             self.mark_scrub_due()
         return {"levels": levels, "rebuilt": rebuilt, "wal_truncated": not busy,
                 "seconds": round(time.monotonic() - started, 3)}
+
+    def truncate_wal(self) -> bool:
+        """Checkpoint the WAL into the database file and truncate it to zero bytes (it may hold old copies of
+        pages). Returns False when a reader kept it from being truncated. Call outside a transaction."""
+        return not self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
 
     def fts_search(self, being: str, match: str, limit: int,
                    before: str | None = None) -> list[tuple[int, float, str]]:
@@ -414,7 +426,7 @@ class Store:
         (a replaced vector gets a new `seq`, so readers catch up). Ids deleted meanwhile are skipped."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         now = utc_now()
-        with self.transaction() as conn:
+        with self.atomic() as conn:
             for mid, vec in zip(memory_ids, vectors, strict=True):
                 conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (mid,))
                 conn.execute("INSERT INTO memory_embeddings (memory_id, model_id, dim, vector, created_at)"
@@ -508,6 +520,12 @@ class Store:
         self.conn.execute("INSERT INTO cursors (connector, being_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)"
                           " ON CONFLICT (connector, being_id, key) DO UPDATE SET value = excluded.value,"
                           " updated_at = excluded.updated_at", (connector, being, key, value, utc_now()))
+
+    def count_cursors(self, connector: str, being: str, key_prefix: str) -> int:
+        """How many cursors of `connector` and `being` have a key that starts with `key_prefix` (read-only)."""
+        return self.conn.execute("SELECT COUNT(*) FROM cursors WHERE connector = ? AND being_id = ?"
+                                 " AND substr(key, 1, ?) = ?", (connector, being, len(key_prefix), key_prefix)
+                                 ).fetchone()[0]
 
     def delete_cursor(self, connector: str, being: str, key: str) -> None:
         """Remove a connector's saved cursor value (absent is fine)."""

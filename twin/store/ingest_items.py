@@ -1,0 +1,134 @@
+"""The `ingest_items` rows: staged items waiting to be learned (`twin.ingest` has the item and its states: `held`,
+`ready`, `queued`, `failed`). Every function runs in the caller's transaction when one is open, else in its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from twin.memory import utc_now
+from twin.store.core import Store
+from twin.store.ids import id_chunks
+
+StagedRow = tuple[str, str, str, str | None, str, dict]
+"""`(being, mode, source, ref, text, extra)`: one item as `stage_rows` writes it."""
+
+
+def stage_rows(store: Store, rows: Iterable[StagedRow], held: bool = False) -> list[int]:
+    """Insert `rows` (`held` ones wait for `release`, the others are `ready`), stamped now; returns their ids in
+    order. Raises `sqlite3.Error` when the store cannot write (nothing is staged then)."""
+    now, state = utc_now(), "held" if held else "ready"
+    ids = []
+    with store.atomic() as conn:
+        for being, mode, source, ref, text, extra in rows:
+            cur = conn.execute("INSERT INTO ingest_items (being_id, mode, source, ref, text, extra, state, created_at)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                               (being, mode, source, ref, text, json.dumps(extra, ensure_ascii=False), state, now))
+            ids.append(int(cur.lastrowid))
+    return ids
+
+
+def fetch_rows(store: Store, ids: Iterable[int]) -> list[tuple[int, StagedRow]]:
+    """`(id, row)` of the staged items among `ids`, in no order; ids already learned or forgotten are absent
+    (read-only)."""
+    out = []
+    for chunk, marks in id_chunks(ids):
+        out += [(r[0], (r[1], r[2], r[3], r[4], r[5], json.loads(r[6]))) for r in store.conn.execute(
+            f"SELECT id, being_id, mode, source, ref, text, extra FROM ingest_items WHERE id IN ({marks})", chunk)]
+    return out
+
+
+def unlearned(store: Store, being: str, source: str | None = None) -> list[tuple[int, str, str | None]]:
+    """`(id, text, extra JSON)` of `being`'s staged items not yet learned (forget items aside), ascending id; of
+    `source` only when given (exact, or every source that starts so when it ends in `*`) (read-only)."""
+    where, args = ["being_id = ?", "mode != 'forget'"], [being]
+    if source is not None:
+        if source.endswith("*"):
+            where.append("substr(source, 1, ?) = ?")
+            args += [len(source) - 1, source[:-1]]
+        else:
+            where.append("source = ?")
+            args.append(source)
+    return store.conn.execute(f"SELECT id, text, extra FROM ingest_items WHERE {' AND '.join(where)} ORDER BY id",
+                              args).fetchall()
+
+
+def release(store: Store, ids: Iterable[int]) -> None:
+    """Let `held` items be queued (a chat message once its reply is sent)."""
+    with store.atomic() as conn:
+        for chunk, marks in id_chunks(ids):
+            conn.execute(f"UPDATE ingest_items SET state = 'ready' WHERE state = 'held' AND id IN ({marks})", chunk)
+
+def mark_queued(store: Store, ids: Iterable[int], job_id: str) -> None:
+    """Record that job `job_id` now carries `ids` (they are no longer `ready`)."""
+    now = utc_now()
+    with store.atomic() as conn:
+        for chunk, marks in id_chunks(ids):
+            conn.execute(f"UPDATE ingest_items SET state = 'queued', job_id = ?, queued_at = ? WHERE id IN ({marks})"
+                         " AND state != 'held'", (job_id, now, *chunk))
+
+def mark_failed(store: Store, job_id: str) -> int:
+    """The items of job `job_id`, which failed for good, become `failed` (kept, counted in `twin status`, never
+    queued again by themselves). Returns how many."""
+    with store.atomic() as conn:
+        return conn.execute("UPDATE ingest_items SET state = 'failed' WHERE job_id = ? AND state = 'queued'",
+                            (job_id,)).rowcount
+
+def consume(store: Store, ids: Iterable[int]) -> None:
+    """Delete learned items (inside the transaction that stored their memories, when the caller has one open);
+    `secure_delete` zeroes their text in the database file."""
+    with store.atomic() as conn:
+        for chunk, marks in id_chunks(ids):
+            conn.execute(f"DELETE FROM ingest_items WHERE id IN ({marks})", chunk)
+
+def waiting(store: Store, being: str, source: str) -> int:
+    """How many items of `being`'s `source` are handed over but not yet learned (`ready` or `queued`; held and
+    failed ones aside) (read-only)."""
+    return store.conn.execute("SELECT COUNT(*) FROM ingest_items WHERE being_id = ? AND source = ? AND state IN"
+                              " ('ready', 'queued')", (being, source)).fetchone()[0]
+
+def held_ids(store: Store, being: str, ref: str) -> list[int]:
+    """Ids of the `held` items of `being` captured from `ref` (read-only)."""
+    return [r[0] for r in store.conn.execute("SELECT id FROM ingest_items WHERE being_id = ? AND ref = ? AND"
+                                             " state = 'held'", (being, ref))]
+
+def ready(store: Store, limit: int = 1000) -> list[tuple[int, str, str]]:
+    """`(id, being, mode)` of the `ready` items (staged, not yet carried by a job), oldest first (read-only)."""
+    return store.conn.execute("SELECT id, being_id, mode FROM ingest_items WHERE state = 'ready' ORDER BY id"
+                              " LIMIT ?", (int(limit),)).fetchall()
+
+def queued_jobs(store: Store, before: str) -> list[str]:
+    """The distinct job ids that carry `queued` items queued before `before` (UTC ISO-8601), oldest first: the jobs
+    to look for in Redis (one may be lost with a Redis that lost its files) (read-only)."""
+    return [r[0] for r in store.conn.execute("SELECT job_id FROM ingest_items WHERE state = 'queued' AND queued_at < ?"
+                                             " GROUP BY job_id ORDER BY MIN(id)", (before,))]
+
+def requeue(store: Store, job_id: str) -> int:
+    """The items of `job_id` (whose job is gone) become `ready` again. Returns how many."""
+    with store.atomic() as conn:
+        return conn.execute("UPDATE ingest_items SET state = 'ready', job_id = NULL, queued_at = NULL"
+                            " WHERE job_id = ? AND state = 'queued'", (job_id,)).rowcount
+
+def counts(store: Store) -> dict[str, int]:
+    """`{held, ready, queued, failed}`: staged items by state, all beings (read-only)."""
+    out = dict.fromkeys(("held", "ready", "queued", "failed"), 0)
+    out.update(store.conn.execute("SELECT state, COUNT(*) FROM ingest_items GROUP BY state").fetchall())
+    return out
+
+
+def file_backlog(store: Store) -> tuple[int | None, int]:
+    """`(highest id, count)` of the staged file items (`document` and `forget` of a `file:` source) not failed
+    (read-only)."""
+    up_to, files = store.conn.execute(
+        "SELECT MAX(id), COUNT(*) FROM ingest_items WHERE state != 'failed' AND mode IN ('document', 'forget')"
+        " AND substr(source, 1, 5) = 'file:'").fetchone()
+    return up_to, files
+
+
+def file_backlog_left(store: Store, up_to: int) -> tuple[int, int]:
+    """`(not yet learned, failed for good)` among the staged file items with id ≤ `up_to` (read-only)."""
+    left, failed = store.conn.execute(
+        "SELECT COALESCE(SUM(state != 'failed'), 0), COALESCE(SUM(state = 'failed'), 0) FROM ingest_items"
+        " WHERE id <= ? AND mode IN ('document', 'forget') AND substr(source, 1, 5) = 'file:'", (up_to,)).fetchone()
+    return left, failed
