@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from conftest import drain, run_worker
+from in_process import twin_cli
 
 from twin.store import Store
 
@@ -16,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def twin(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, input=stdin, check=False)
+    """`twin ARGS` in this process (tests/in_process.py); `check`: exit 0 is asserted."""
+    proc = twin_cli(*args, stdin=stdin)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

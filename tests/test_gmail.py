@@ -24,6 +24,7 @@ from conftest import ROOT, diary_lines, drain
 from fake_gmail import FakeGmail, token_file_json
 from gmail_fixtures import message_json, thread_json
 from googleapiclient.http import HttpMockSequence
+from in_process import twin_cli
 from redis import Redis
 
 from connectors.gmail import (
@@ -411,8 +412,7 @@ def test_twin_connect_gmail_runs_the_installed_app_flow_and_saves_a_private_toke
 
 
 def test_twin_connect_gmail_without_a_client_file_says_what_to_do(twin_env):
-    proc = subprocess.run([sys.executable, "-m", "twin", "connect", "gmail", "--no-browser"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = twin_cli("connect", "gmail", "--no-browser")
     assert proc.returncode == 1 and "TWIN_GMAIL_CLIENT_SECRETS" in proc.stderr
     assert not re.search(r"Traceback", proc.stderr)
 
@@ -506,8 +506,8 @@ NOT_WAITING = [  # machines and phishing: never waiting, however they are phrase
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=os.environ.copy())
+    """`twin ARGS` in this process (tests/in_process.py)."""
+    return twin_cli(*args)
 
 
 def test_status_names_the_count_and_the_newest_waiting_and_twin_email_waiting_lists_all_oldest_first(
