@@ -191,9 +191,15 @@ def embedder():
 
 def run_worker(role: str) -> None:
     """Run a real twin worker (`workers.main`'s learn, embed or scheduler loop, RQ's `SimpleWorker`) in burst mode
-    in this process until its queue is empty (tests/in_process.py); fail the test on a non-zero exit."""
+    in this process until its queue is empty (tests/in_process.py), or as a process when called off the main thread
+    (`run_worker_process`); fail the test on a non-zero exit."""
+    import threading
+
     from in_process import burst_worker
 
+    if threading.current_thread() is not threading.main_thread():  # RQ's worker sets signal handlers: main only
+        run_worker_process(role)
+        return
     code = burst_worker(role)
     if code != 0:
         pytest.fail(f"worker {role} exited {code}")

@@ -114,6 +114,7 @@ def test_remote_embedder_stores_vectors_under_its_model_id(remote_settings, stor
     embedder.close()
 
 
+@pytest.mark.slow
 def test_unreachable_provider_fails_open_in_one_line_and_the_worker_exits(twin_env, monkeypatch, store):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
@@ -294,6 +295,7 @@ def test_recall_is_keyword_only_while_the_provider_fails(remote_settings, store,
         recall.close()
 
 
+@pytest.mark.slow
 def test_cli_backfill_prints_progress(remote_settings, store, fake):
     remember(store, 450)
     proc = twin_cli("backfill")

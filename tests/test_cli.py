@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import drain, run_worker
 from in_process import twin_cli
 
@@ -24,6 +25,7 @@ def twin(*args: str, check: bool = True, stdin: str | None = None) -> subprocess
     return proc
 
 
+@pytest.mark.slow
 def test_learn_recall_memories_forget_activity(twin_env):
     out = twin("learn", "I'm allergic to penicillin. My brother Rui lives in Faro.", "--json").stdout
     created = json.loads(out)["created"]
@@ -58,6 +60,7 @@ def test_learn_recall_memories_forget_activity(twin_env):
     assert "penicillin" not in diary  # forgotten text never repeated
 
 
+@pytest.mark.slow
 def test_status_and_doctor(twin_env):
     for text in ["I bake sourdough bread every Sunday morning.", "My cat Pixel is afraid of the vacuum cleaner.",
                  "I prefer trains over planes for trips under six hours."]:
@@ -75,6 +78,7 @@ def test_status_and_doctor(twin_env):
                                                       "recall finds stored memories", "index matches SQLite"}
 
 
+@pytest.mark.slow
 def test_doctor_fails_when_vectors_are_missing(twin_env):
     twin("learn", "I keep the spare house key under the blue flower pot.")  # no worker runs: never embedded
     proc = twin("doctor", check=False)
@@ -85,6 +89,7 @@ def test_doctor_fails_when_vectors_are_missing(twin_env):
     assert proc.returncode == 0 and index["ok"] and index["detail"].startswith("no index built yet")
 
 
+@pytest.mark.slow
 def test_keyword_only_without_embedder(twin_env, monkeypatch):
     monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
     twin("learn", "I keep the spare house key under the blue flower pot.")
@@ -95,6 +100,7 @@ def test_keyword_only_without_embedder(twin_env, monkeypatch):
     assert any("keyword-only" in line for line in status["degraded"])
 
 
+@pytest.mark.slow
 def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
     twin("learn", "I moved to Berlin in September 2025. My manager is called Jonas.")
     with Store(twin_env.db_path) as store:
@@ -144,6 +150,7 @@ def test_import_reports_bad_lines_and_keeps_the_rest(twin_env, tmp_path):
     assert "line 11" in proc.stderr and "utf-8" in proc.stderr
 
 
+@pytest.mark.slow
 def test_recall_as_of_replays_a_moment(twin_env, tmp_path):
     rows = [{"content": "Owner lives in Lisbon.", "kind": "fact", "created_at": "2025-03-01T10:00:00Z"},
             {"content": "Owner moved to Berlin.", "kind": "fact", "created_at": "2025-09-01T10:00:00Z"}]

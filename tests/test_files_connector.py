@@ -195,6 +195,7 @@ def test_filter_ignores_file_name_globs(root):
 
 
 # -- the scan against the real queue and workers -----------------------------------------------------------------
+@pytest.mark.slow
 def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     being = twin_env.being
     notes, readme, page = root / "notes.md", root / "rsync" / "README.gz", root / "trip.html"
@@ -336,6 +337,7 @@ def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity
     assert set(manifest.paths(store, being, root)) == {str(readme), str(licence), str(changelog)}
 
 
+@pytest.mark.slow
 def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity, redis, root):
     being = twin_env.being
     notes, keep = root / "notes.md", root / "keep.md"

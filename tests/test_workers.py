@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import drain, push_text, run_worker, run_worker_process
 from erasure import decompressed_streams
 from rq import Queue
@@ -12,6 +13,7 @@ from workers.bus import LEARN_QUEUE, LEARN_RETRY, Bus
 from workers.jobs import JOBS
 
 
+@pytest.mark.slow
 def test_bad_input_is_set_aside_and_the_queue_goes_on(twin_env, store, redis):
     queue = Queue(LEARN_QUEUE, connection=redis)
     bad = queue.enqueue(JOBS["learn_text"], kwargs={"being": "owner", "text": 12345, "source": "muse"},

@@ -498,8 +498,11 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
             else:
                 show(profile.to_toml(), newlines=True, end="")
             return 0
-        raw = args.file.read(MAX_PROFILE_BYTES + 1) if args.file is not None else _edit_text(profile.to_toml(),
-                                                                                              settings)
+        if args.file is not None:
+            with args.file:  # opened by argparse; closed here, not left to the garbage collector
+                raw = args.file.read(MAX_PROFILE_BYTES + 1)
+        else:
+            raw = _edit_text(profile.to_toml(), settings)
         if len(raw) > MAX_PROFILE_BYTES:
             raise TwinError(f"the new profile is larger than {MAX_PROFILE_BYTES} bytes; it was not changed")
         try:
