@@ -364,6 +364,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_twin_connect_gmail_runs_the_installed_app_flow_and_saves_a_private_token(twin_env, tmp_path):
     server = FakeGmail(OWNER).start()
     proc = None
@@ -528,7 +529,10 @@ def test_status_names_the_count_and_the_newest_waiting_and_twin_email_waiting_li
     assert plain[0].endswith("(2 days): Could you pay your half of the fence, £180, by Sunday?")
 
     status_lines = _cli("status").stdout.splitlines()
-    gmail_lines = [line for line in status_lines if line.startswith(("gmail:", "  "))]
+    start = next(i for i, line in enumerate(status_lines) if line.startswith("gmail:"))  # its part: gmail's lines
+    end = next((i for i in range(start, len(status_lines)) if not status_lines[i].startswith(("gmail:", "  "))),
+               len(status_lines))
+    gmail_lines = status_lines[start:end]
     assert gmail_lines[1] == (f"gmail: {len(listed)} threads wait for your reply; the newest 3 below, `twin email "
                               "waiting` lists all")
     assert gmail_lines[2].startswith("  Alice Smith, “Quarterly report”, waiting since ")
