@@ -295,7 +295,6 @@ def test_recall_is_keyword_only_while_the_provider_fails(remote_settings, store,
         recall.close()
 
 
-@pytest.mark.slow
 def test_cli_backfill_prints_progress(remote_settings, store, fake):
     remember(store, 450)
     proc = twin_cli("backfill")

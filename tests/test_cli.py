@@ -25,7 +25,6 @@ def twin(*args: str, check: bool = True, stdin: str | None = None) -> subprocess
     return proc
 
 
-@pytest.mark.slow
 def test_learn_recall_memories_forget_activity(twin_env):
     out = twin("learn", "I'm allergic to penicillin. My brother Rui lives in Faro.", "--json").stdout
     created = json.loads(out)["created"]
@@ -60,7 +59,6 @@ def test_learn_recall_memories_forget_activity(twin_env):
     assert "penicillin" not in diary  # forgotten text never repeated
 
 
-@pytest.mark.slow
 def test_status_and_doctor(twin_env):
     for text in ["I bake sourdough bread every Sunday morning.", "My cat Pixel is afraid of the vacuum cleaner.",
                  "I prefer trains over planes for trips under six hours."]:
@@ -78,7 +76,6 @@ def test_status_and_doctor(twin_env):
                                                       "recall finds stored memories", "index matches SQLite"}
 
 
-@pytest.mark.slow
 def test_doctor_fails_when_vectors_are_missing(twin_env):
     twin("learn", "I keep the spare house key under the blue flower pot.")  # no worker runs: never embedded
     proc = twin("doctor", check=False)
@@ -89,7 +86,6 @@ def test_doctor_fails_when_vectors_are_missing(twin_env):
     assert proc.returncode == 0 and index["ok"] and index["detail"].startswith("no index built yet")
 
 
-@pytest.mark.slow
 def test_keyword_only_without_embedder(twin_env, monkeypatch):
     monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
     twin("learn", "I keep the spare house key under the blue flower pot.")
@@ -150,7 +146,6 @@ def test_import_reports_bad_lines_and_keeps_the_rest(twin_env, tmp_path):
     assert "line 11" in proc.stderr and "utf-8" in proc.stderr
 
 
-@pytest.mark.slow
 def test_recall_as_of_replays_a_moment(twin_env, tmp_path):
     rows = [{"content": "Owner lives in Lisbon.", "kind": "fact", "created_at": "2025-03-01T10:00:00Z"},
             {"content": "Owner moved to Berlin.", "kind": "fact", "created_at": "2025-09-01T10:00:00Z"}]

@@ -195,7 +195,6 @@ def test_filter_ignores_file_name_globs(root):
 
 
 # -- the scan against the real queue and workers -----------------------------------------------------------------
-@pytest.mark.slow
 def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     being = twin_env.being
     notes, readme, page = root / "notes.md", root / "rsync" / "README.gz", root / "trip.html"
@@ -545,6 +544,7 @@ def test_json_files_give_their_prose():
     assert to_text(Path("broken.json"), b"not json, just a sentence about the garden.").text.startswith("not json")
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_touched_again_and_again_never_stops_the_watcher(twin_env, store, activity,
                                                                                       redis, root):
     """watchfiles' watcher dies on such a name each time it changes; the connector keeps following every other

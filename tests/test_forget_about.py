@@ -123,7 +123,6 @@ def test_the_cli_dry_run_lists_part_matches_apart(twin_env, store):
 SECRETS = ("Owner's gym locker code is 4-8-1-5#.", "The Tallinn office alarm PIN is 930417.")
 
 
-@pytest.mark.slow
 def test_a_forget_plan_hides_sensitive_text_in_every_output_unless_asked(twin_env, store):
     ids = [learn(store, None, "owner", text, "muse").created[0] for text in SECRETS]
     learn(store, None, "owner", "Owner's gym is on Tallinn street.", "muse")

@@ -152,7 +152,6 @@ def test_doctor_fails_near_the_limit_with_the_repair_to_run(store):
     assert fts_check(store)["ok"] and store.fts_search("owner", '"canoe"', 5)
 
 
-@pytest.mark.slow
 def test_twin_doctor_fails_on_a_damaged_full_text_index_and_repair_fixes_it(twin_env):
     for text in ("I keep the canoe paddles in the cellar.", "My neighbour Ilse waters the tomatoes in July."):
         assert twin_cli("learn", text).returncode == 0
@@ -181,7 +180,6 @@ def _learned_document(twin_env, store, redis, source: str, text: str) -> list[in
     return store.ids_by_source("owner", source)
 
 
-@pytest.mark.slow
 def test_a_deleted_watched_file_leaves_no_text_or_vector(twin_env, store, redis):
     source = f"file:{twin_env.data_dir.parent / 'docs' / 'boat.md'}"
     ids = _learned_document(twin_env, store, redis, source, DOC_OLD)
@@ -194,7 +192,6 @@ def test_a_deleted_watched_file_leaves_no_text_or_vector(twin_env, store, redis)
 
 
 @pytest.mark.parametrize("kind", ["file", "email"])
-@pytest.mark.slow
 def test_a_relearned_document_or_thread_leaves_no_text_of_its_old_memories(twin_env, store, redis, kind):
     source = "file:/home/owner/boat.md" if kind == "file" else "email:thread-q1"
     old = _learned_document(twin_env, store, redis, source, DOC_OLD)
@@ -210,7 +207,6 @@ def test_a_relearned_document_or_thread_leaves_no_text_of_its_old_memories(twin_
     assert traces(twin_env.data_dir, ["quokkaboat", "zanzibarine", "kerrisdale"], vectors) == []
 
 
-@pytest.mark.slow
 def test_the_dream_merge_leaves_no_text_of_the_merged_away_memory(twin_env, store, activity, redis, embedder):
     keep = store.insert_memory("owner", "fact", "Owner keeps a sourdough starter called Gertrude in the fridge.",
                                "muse", 0.5, created_at="2026-01-01T00:00:00Z")
@@ -356,7 +352,6 @@ def _file_and_chat(twin_env, store, redis, docs: Path) -> tuple[Path, list[int],
     return path, file_ids, chat_ids
 
 
-@pytest.mark.slow
 def test_forget_a_whole_source_with_a_dry_run_first(twin_env, store, redis, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir(exist_ok=True)

@@ -285,7 +285,6 @@ def test_lifecycle_loop_waits_for_the_next_due_pass(store, twin_env, monkeypatch
     assert pushed == []
 
 
-@pytest.mark.slow
 def test_jobs_and_cli_end_to_end(store, redis, activity):
     flat = [_mem(store, "Owner's favourite coffee is a flat white.", hits=1),
             _mem(store, "The owner's favourite coffee is a flat white.")]

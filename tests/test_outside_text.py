@@ -119,7 +119,6 @@ def _hostile_names() -> list[str]:
     return [*names, "screen-clear\\x1b[2J\\x1b[H.md", "nul-and-del\x7f.md", *LEGIT]  # literal backslashes
 
 
-@pytest.mark.slow
 def test_the_files_connector_keeps_names_safe_unique_and_findable(twin_env, store, activity, redis, tmp_path):
     root = tmp_path / "docs"
     root.mkdir()

@@ -407,6 +407,7 @@ def test_eval_memories(eval_dir: Path):
     "locker combination is 1-2-3-4-",
 ])
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_one_megabyte_of_worst_case_input_finishes(unit):
     """No catastrophic backtracking: a megabyte of repeated near-secrets is scanned in linear time (about 0.5 s
     here; the generous timeout only catches a regex that goes quadratic). Speed itself is not asserted."""
