@@ -1,9 +1,11 @@
-"""Shared fixtures: a private redis-server on a temp unix socket, an isolated twin environment, the real
-model, and real RQ workers run in burst mode as subprocesses (nothing mocked)."""
+"""Shared fixtures: a private redis-server on a temp unix socket, an isolated twin environment (with or without
+Redis), the real model, and real RQ workers run in burst mode (in this process, or as a process where that is what
+is tested; nothing mocked). Test tiers and markers: see `pytest_collection_modifyitems` and the README."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,53 @@ from twin.settings import Settings, load_settings
 from twin.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
+EVAL_DIR = ROOT.parent / "shared" / "eval"
+"""Where the shared eval set is looked for unless `--eval-dir` says (as bench/_common.py's DEFAULT_EVAL_DIR)."""
+EVAL_FILES = ("memories.jsonl", "queries.jsonl")
+
+DAEMON_MODULES = {"test_daemon", "test_sources_daemon", "test_erasure_daemon", "test_telegram",
+                  "test_telegram_forwards", "test_network", "test_network_observers"}
+"""Test modules that start `twin up` (the supervisor, its Redis and its workers as real processes): marked
+`daemon`, the real-process tier. A test elsewhere that uses `daemon_env` is marked so too."""
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--eval-dir", type=Path, default=None,
+                     help=f"the shared eval set ({', '.join(EVAL_FILES)}) for the tests marked eval; default "
+                          "../shared/eval beside the repo. Given, or with -m eval, a missing set fails those tests")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """The tiers: tests of the modules in `DAEMON_MODULES` or using `daemon_env` get the `daemon` marker (before
+    `-m` selects, so `-m "not daemon"` leaves them out). `slow` and `eval` are set by hand on the tests."""
+    for item in items:
+        if item.module.__name__ in DAEMON_MODULES or "daemon_env" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.daemon)
+
+
+def eval_asked(config) -> bool:
+    """Whether this run asks for the eval set: `--eval-dir` is given, or `-m` names `eval` other than as
+    `not eval` (`-m eval`, `-m "eval or slow"`)."""
+    if config.getoption("--eval-dir") is not None:
+        return True
+    words = re.findall(r"\w+", config.getoption("markexpr") or "")
+    return any(word == "eval" and (i == 0 or words[i - 1] != "not") for i, word in enumerate(words))
+
+
+@pytest.fixture
+def eval_dir(request) -> Path:
+    """The shared eval set's folder (`--eval-dir`, default `EVAL_DIR`). Missing, the test fails when the run asks
+    for the eval set (`eval_asked`), and is skipped with the reason otherwise (the default run, on a checkout
+    without the set): a CI job that wants the eval runs `-m eval` and cannot pass without it."""
+    path = request.config.getoption("--eval-dir") or EVAL_DIR
+    missing = [name for name in EVAL_FILES if not (path / name).is_file()]
+    if missing:
+        why = f"no eval set at {path} ({', '.join(missing)} missing; --eval-dir PATH names it)"
+        if eval_asked(request.config):
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why + "; -m eval fails instead")
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -49,8 +98,9 @@ def redis_server(tmp_path_factory) -> str:
 
 
 @pytest.fixture
-def redis(redis_server) -> Redis:
-    """A client of the private server, emptied before each test."""
+def redis(twin_env, redis_server) -> Redis:
+    """A client of the private server, emptied before each test; the isolated twin (`twin_env`) uses it too, so
+    workers and the CLI find the queues the test fills."""
     client = Redis.from_url(redis_server)
     client.flushall()
     yield client
@@ -58,15 +108,16 @@ def redis(redis_server) -> Redis:
 
 
 @pytest.fixture
-def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
-    """An isolated twin: data, config and runtime dirs and HOME under tmp_path, the private Redis, zero flush delay.
-    Set through `TWIN_…` variables so worker subprocesses see the same settings."""
+def twin_paths(tmp_path, monkeypatch) -> Settings:
+    """An isolated twin without Redis: data, config and runtime dirs and HOME under tmp_path, zero flush delay;
+    no `TWIN_REDIS_URL`, so nothing finds a queue (the CLI says the daemon is not running). What a test of
+    SQLite alone needs (the `store` fixture): it runs where `redis-server` is not installed. Set through
+    `TWIN_…` variables so the CLI and workers see the same settings."""
     env = {
         "TWIN_DATA_DIR": str(tmp_path / "data"),
         "TWIN_CONFIG_DIR": str(tmp_path / "config"),
         "TWIN_RUNTIME_DIR": str(tmp_path / "run"),
         "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
-        "TWIN_REDIS_URL": redis_server,
         "TWIN_EMBED_FLUSH_DELAY_S": "0",
         "TWIN_EMBED_RESCHEDULE_S": "0",
         "TWIN_EMBED_THREADS": "1",
@@ -79,6 +130,14 @@ def twin_env(tmp_path, monkeypatch, redis_server) -> Settings:
     # the browser connector reads profiles under HOME: never the developer's own browsers
     (tmp_path / "home").mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return load_settings()
+
+
+@pytest.fixture
+def twin_env(twin_paths, monkeypatch, redis_server) -> Settings:
+    """The isolated twin (`twin_paths`) with the private Redis, emptied: what workers, the bus and the daemon's
+    queues need."""
+    monkeypatch.setenv("TWIN_REDIS_URL", redis_server)
     Redis.from_url(redis_server).flushall()
     return load_settings()
 
@@ -107,17 +166,17 @@ def daemon_env(tmp_path, monkeypatch) -> dict:
 
 
 @pytest.fixture
-def store(twin_env) -> Store:
-    """The isolated twin's store, opened."""
-    s = Store(twin_env.db_path).open()
+def store(twin_paths) -> Store:
+    """The isolated twin's store, opened (no Redis: add `twin_env` or `redis` for queues)."""
+    s = Store(twin_paths.db_path).open()
     yield s
     s.close()
 
 
 @pytest.fixture
-def activity(store, twin_env) -> Activity:
+def activity(store, twin_paths) -> Activity:
     """The diary of the isolated twin's being."""
-    return Activity(store, twin_env.being)
+    return Activity(store, twin_paths.being)
 
 
 @pytest.fixture(scope="session")
@@ -130,9 +189,25 @@ def embedder():
     return model
 
 
-def run_worker(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
-    """Run a real worker (`python -m workers ROLE --burst`) with the current environment until its queue
-    is empty; fail the test on a non-zero exit."""
+def run_worker(role: str) -> None:
+    """Run a real twin worker (`workers.main`'s learn, embed or scheduler loop, RQ's `SimpleWorker`) in burst mode
+    in this process until its queue is empty (tests/in_process.py), or as a process when called off the main thread
+    (`run_worker_process`); fail the test on a non-zero exit."""
+    import threading
+
+    from in_process import burst_worker
+
+    if threading.current_thread() is not threading.main_thread():  # RQ's worker sets signal handlers: main only
+        run_worker_process(role)
+        return
+    code = burst_worker(role)
+    if code != 0:
+        pytest.fail(f"worker {role} exited {code}")
+
+
+def run_worker_process(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
+    """Run a real worker process (`python -m workers ROLE --burst`) with the current environment until its queue
+    is empty; fail the test on a non-zero exit. For what only the process shows: its logging, its start-up."""
     proc = subprocess.run([sys.executable, "-m", "workers", role, "--burst"], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout_s)
     if proc.returncode != 0:
@@ -202,7 +277,7 @@ def diary_lines(activity: Activity, kind: str) -> list[str]:
 
 
 @pytest.fixture
-def recall(twin_env, store, embedder, activity):
+def recall(twin_paths, store, embedder, activity):
     """Recall over the isolated store with the real model and index; `recall.embed()` embeds what a test inserted
     (the embedding worker's flush, in-process) and makes the reader see it at once."""
     from twin.index import VectorIndex
@@ -210,7 +285,7 @@ def recall(twin_env, store, embedder, activity):
     from twin.vectors import IndexReader, IndexWriter
     from workers.jobs import flush_pending
 
-    index = VectorIndex.for_settings(twin_env, embedder.model_id, embedder.dim)
+    index = VectorIndex.for_settings(twin_paths, embedder.model_id, embedder.dim)
     writer = IndexWriter(store, index, activity)
     writer.open()
     reader = IndexReader(store, index)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fake_llm import EMBED_DIM, FakeLLM, Reply, hashed_embedding
+from in_process import twin_cli
 
 from twin.activity import Activity
 from twin.backfill import BackfillError, backfill
@@ -104,6 +105,7 @@ def test_remote_embedder_stores_vectors_under_its_model_id(remote_settings, stor
     embedder.close()
 
 
+@pytest.mark.slow
 def test_unreachable_provider_fails_open_in_one_line_and_the_worker_exits(twin_env, monkeypatch, store):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
@@ -287,8 +289,7 @@ def test_recall_is_keyword_only_while_the_provider_fails(remote_settings, store,
 
 def test_cli_backfill_prints_progress(remote_settings, store, fake):
     remember(store, 450)
-    proc = subprocess.run([sys.executable, "-m", "twin", "backfill"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = twin_cli("backfill")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "backfill: 450 of 450 memories need a vector of remote:fake-embed"
@@ -298,20 +299,17 @@ def test_cli_backfill_prints_progress(remote_settings, store, fake):
     assert lines[1].endswith("/s")
     assert lines[4].startswith("backfill: done, 450/450 memories have a vector of remote:fake-embed (450 embedded")
     assert store.count_pending_embeddings(REMOTE_ID) == 0
-    diary = subprocess.run([sys.executable, "-m", "twin", "activity", "-n", "5"], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120).stdout
+    diary = twin_cli("activity", "-n", "5").stdout
     assert "Backfilled 450 memories with the vectors of remote:fake-embed." in diary
 
-    again = subprocess.run([sys.executable, "-m", "twin", "backfill"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=120)
+    again = twin_cli("backfill")
     assert again.returncode == 0 and "nothing to do, all 450 memories" in again.stdout
 
 
 def test_cli_backfill_reports_an_unreachable_provider(remote_settings, store, fake):
     remember(store, 3)
     fake.script(Reply(status=500))  # the probe of open()
-    proc = subprocess.run([sys.executable, "-m", "twin", "backfill"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = twin_cli("backfill")
     assert proc.returncode == 1
     assert proc.stderr.startswith("twin: embedder: remote:fake-embed at ") and proc.stderr.count("\n") == 1
 

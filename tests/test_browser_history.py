@@ -140,6 +140,7 @@ def test_find_profiles_in_an_empty_home_and_a_malformed_profiles_ini(tmp_path, c
 
 
 # -- reading: copies of databases the browser holds -------------------------------------------------------------
+@pytest.mark.slow
 def test_locked_chromium_database_is_read_from_a_copy(tmp_path):
     history = make_chromium_profile(tmp_path, visits=[page(f"https://docs.rs/tokio/{i}", i) for i in range(3)])
     with history_writer(history, exclusive=True) as browser:  # what Chrome's HistoryDatabase does

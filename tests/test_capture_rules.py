@@ -12,7 +12,6 @@ import pytest
 
 from twin.capture_rules import DUPLICATE_JACCARD, Relation, relate, token_jaccard, tokens, unworthy
 
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 SAMPLE = 300  # pairs per negative sample
 SEED = 20261120  # fixed: the eval set's last day
 
@@ -210,13 +209,12 @@ def _sample(pairs: list[tuple[dict, dict]], rng: random.Random) -> list[tuple[di
     return rng.sample(pairs, min(SAMPLE, len(pairs)))
 
 
-def test_eval_set_recall_and_false_calls():
+@pytest.mark.eval
+def test_eval_set_recall_and_false_calls(eval_dir: Path):
     """Ground truth: every `supersedes` pair should be a contradiction and every `dup_of` pair a duplicate.
     Negatives: pairs of memories about Owner that no `dup_of`/`supersedes` chain links, new = the later one;
     300 at random, and 300 among the pairs sharing a tag (same topic: harder). Prints a table (pytest -s)."""
-    path = EVAL / "memories.jsonl"
-    if not path.exists():
-        pytest.skip(f"no eval set at {path}")
+    path = eval_dir / "memories.jsonl"
     memories = {m["id"]: m for m in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
     cluster = _clusters(memories)
     ordered = sorted((m for m in memories.values() if m["content"].startswith("Owner")), key=lambda m: m["created_at"])

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import drain, run_worker
+from in_process import twin_cli
 
 from twin.store import Store
 
@@ -16,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def twin(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, input=stdin, check=False)
+    """`twin ARGS` in this process (tests/in_process.py); `check`: exit 0 is asserted."""
+    proc = twin_cli(*args, stdin=stdin)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -94,6 +96,7 @@ def test_keyword_only_without_embedder(twin_env, monkeypatch):
     assert any("keyword-only" in line for line in status["degraded"])
 
 
+@pytest.mark.slow
 def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
     twin("learn", "I moved to Berlin in September 2025. My manager is called Jonas.")
     with Store(twin_env.db_path) as store:

@@ -147,6 +147,7 @@ def test_onnxruntime_imported_before_twin_is_reported(tmp_path: Path) -> None:
     assert "onnxruntime was imported before twin turned its telemetry off" in done.stderr
 
 
+@pytest.mark.slow
 def test_no_module_of_twin_imports_onnxruntime_at_import_time() -> None:
     # the embedder is the one place onnxruntime is imported, after its telemetry is turned off
     done = subprocess.run([sys.executable, "-c", (

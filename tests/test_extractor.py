@@ -462,6 +462,7 @@ def _cpu_s(text: str) -> float:
 
 
 @pytest.mark.parametrize("build", MEGABYTE_INPUTS.values(), ids=MEGABYTE_INPUTS.keys())
+@pytest.mark.slow
 def test_a_megabyte_costs_four_quarter_megabytes(build):
     """Extraction stays linear on hostile shapes (a long run of one character, a million tiny lines): a megabyte
     costs about four times a quarter megabyte (a quadratic step would cost sixteen). A ratio of the same machine's

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import run_worker
 from test_files_connector import _scan_as, lines, make, memories, root, wait_for  # noqa: F401 (fixture)
 
@@ -93,6 +94,7 @@ def test_the_lines_count_every_outcome():
     assert batch_line(Tally(new=1)) == "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed."
 
 
+@pytest.mark.slow
 def test_the_backlog_is_searchable_only_once_learned_and_embedded(twin_env, store, activity, redis, root):  # noqa: F811
     for n in range(6):
         (root / f"note{n}.md").write_text(f"# Note {n}\n\nThe number {n} is painted on the red garden gate.\n")

@@ -336,6 +336,7 @@ def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity
     assert set(manifest.paths(store, being, root)) == {str(readme), str(licence), str(changelog)}
 
 
+@pytest.mark.slow
 def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity, redis, root):
     being = twin_env.being
     notes, keep = root / "notes.md", root / "keep.md"
@@ -543,6 +544,7 @@ def test_json_files_give_their_prose():
     assert to_text(Path("broken.json"), b"not json, just a sentence about the garden.").text.startswith("not json")
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_touched_again_and_again_never_stops_the_watcher(twin_env, store, activity,
                                                                                       redis, root):
     """watchfiles' watcher dies on such a name each time it changes; the connector keeps following every other

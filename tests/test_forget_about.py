@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import in_process
 import pytest
 from erasure import traces
 
@@ -25,8 +25,8 @@ CHAT_SETTINGS = SimpleNamespace(chat_working_messages=20, chat_compact_after=50,
 
 
 def twin_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=180, check=False)
+    """`twin ARGS` in this process (tests/in_process.py)."""
+    return in_process.twin_cli(*args)
 
 
 @pytest.mark.parametrize(("name", "text", "parts"), [

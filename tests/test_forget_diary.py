@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from erasure import traces
+from in_process import twin_cli
 
 from connectors.files import FilesConnector
 from twin.activity import naming
@@ -117,17 +115,15 @@ def test_twin_forget_dry_run_counts_the_diary_lines(twin_env, store, activity, r
     for name in ("marl-1.txt", "marl-2.txt"):
         (root / name).write_text("m" * (MAX_BYTES + 1))
     scan(twin_env, store, redis, activity, root)
-    cli = [sys.executable, "-m", "twin", "forget", "--source", f"file:{root}/marl*"]
-    dry = subprocess.run([*cli, "--dry-run"], cwd=ROOT, capture_output=True, text=True, timeout=180, check=False)
+    cli = ["forget", "--source", f"file:{root}/marl*"]
+    dry = twin_cli(*cli, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "activity: 2 diary line(s) naming it" in dry.stdout
-    as_json = subprocess.run([*cli, "--dry-run", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                             check=False)
+    as_json = twin_cli(*cli, "--dry-run", "--json")
     assert json.loads(as_json.stdout)["counts"]["diary_lines"] == 2
-    done = subprocess.run([*cli, "--yes"], cwd=ROOT, capture_output=True, text=True, timeout=180, check=False)
+    done = twin_cli(*cli, "--yes")
     assert done.returncode == 0, done.stderr
-    shown = subprocess.run([sys.executable, "-m", "twin", "activity"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=180, check=False)
+    shown = twin_cli("activity")
     assert "marl-" not in shown.stdout and shown.stdout.count("a forgotten file") == 2
 
 

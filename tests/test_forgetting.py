@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import in_process
 import numpy as np
 import pytest
 from conftest import drain, push_items, run_worker
@@ -39,8 +39,8 @@ RECORD_2001 = bytes.fromhex("000000008f5101990000")
 
 
 def twin_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=180, input=stdin, check=False)
+    """`twin ARGS` in this process (tests/in_process.py)."""
+    return in_process.twin_cli(*args, stdin=stdin)
 
 
 def blobs(store: Store, ids: list[int]) -> list[bytes]:

@@ -24,6 +24,7 @@ from conftest import ROOT, diary_lines, drain
 from fake_gmail import FakeGmail, token_file_json
 from gmail_fixtures import message_json, thread_json
 from googleapiclient.http import HttpMockSequence
+from in_process import twin_cli
 from redis import Redis
 
 from connectors.gmail import (
@@ -363,6 +364,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_twin_connect_gmail_runs_the_installed_app_flow_and_saves_a_private_token(twin_env, tmp_path):
     server = FakeGmail(OWNER).start()
     proc = None
@@ -411,8 +413,7 @@ def test_twin_connect_gmail_runs_the_installed_app_flow_and_saves_a_private_toke
 
 
 def test_twin_connect_gmail_without_a_client_file_says_what_to_do(twin_env):
-    proc = subprocess.run([sys.executable, "-m", "twin", "connect", "gmail", "--no-browser"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = twin_cli("connect", "gmail", "--no-browser")
     assert proc.returncode == 1 and "TWIN_GMAIL_CLIENT_SECRETS" in proc.stderr
     assert not re.search(r"Traceback", proc.stderr)
 
@@ -506,8 +507,8 @@ NOT_WAITING = [  # machines and phishing: never waiting, however they are phrase
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=os.environ.copy())
+    """`twin ARGS` in this process (tests/in_process.py)."""
+    return twin_cli(*args)
 
 
 def test_status_names_the_count_and_the_newest_waiting_and_twin_email_waiting_lists_all_oldest_first(
@@ -528,7 +529,10 @@ def test_status_names_the_count_and_the_newest_waiting_and_twin_email_waiting_li
     assert plain[0].endswith("(2 days): Could you pay your half of the fence, £180, by Sunday?")
 
     status_lines = _cli("status").stdout.splitlines()
-    gmail_lines = [line for line in status_lines if line.startswith(("gmail:", "  "))]
+    start = next(i for i, line in enumerate(status_lines) if line.startswith("gmail:"))  # its part: gmail's lines
+    end = next((i for i in range(start, len(status_lines)) if not status_lines[i].startswith(("gmail:", "  "))),
+               len(status_lines))
+    gmail_lines = status_lines[start:end]
     assert gmail_lines[1] == (f"gmail: {len(listed)} threads wait for your reply; the newest 3 below, `twin email "
                               "waiting` lists all")
     assert gmail_lines[2].startswith("  Alice Smith, “Quarterly report”, waiting since ")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from twin.import_lines import MAX_LINE_BYTES, bounded_lines
 from twin.outside_text import UNSAFE
 from twin.store import Store
@@ -137,6 +139,7 @@ def test_every_good_line_of_a_hostile_file_lands_and_every_bad_one_is_reported(t
     _check_landed(tmp_path / "twin.db", expected)
 
 
+@pytest.mark.slow
 def test_twin_import_prints_every_problem_and_imports_the_rest(tmp_path):
     problems, expected = _write(tmp_path / "hostile.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")}
@@ -167,6 +170,7 @@ def test_a_line_longer_than_the_bound_is_read_past_with_bounded_memory(tmp_path)
     assert lines[2] == good(2) + b"\n"
 
 
+@pytest.mark.slow
 def test_a_line_imported_otherwise_than_it_says_gets_a_note_and_a_clean_file_exits_0(tmp_path):
     from twin.transfer import import_memories
 

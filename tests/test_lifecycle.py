@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import diary_lines, run_worker
+from in_process import twin_cli
 
 from daemon import supervisor as supervisor_module
 from twin.capture_rules import token_jaccard
@@ -75,8 +75,8 @@ def _lookup(store: Store, writer: IndexWriter) -> VectorLookup:
 
 
 def twin(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, check=False)
+    """`twin ARGS` in this process (tests/in_process.py); `check`: exit 0 is asserted."""
+    proc = twin_cli(*args)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

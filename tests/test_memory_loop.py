@@ -115,6 +115,7 @@ def _vector_in_file(blob: bytes, path) -> bool:
 
 
 @pytest.mark.parametrize("damage", ["delete", "corrupt", "truncate"])
+@pytest.mark.slow
 def test_index_lost_or_corrupt_is_rebuilt_with_same_results(twin_env, store, activity, redis, damage):
     _learn_all(twin_env, store, activity, redis)
     query = "who in my family works in a hospital?"

@@ -92,6 +92,7 @@ def test_rate_limit_then_success_is_retried_by_the_client(provider, store, activ
     assert len(fake_llm.chat_requests()) == 2 and provider.budget.used() == 1  # one call, two HTTP attempts
 
 
+@pytest.mark.slow
 def test_timeout_falls_back_and_a_down_provider_is_not_called_again_at_once(provider, store, activity, fake_llm):
     fake_llm.script(Reply(answer(), delay_s=3), Reply(answer(), delay_s=3))  # > the 2 s timeout, twice
     first = learn(store, activity, "owner", "I play the cello on Sundays.", "muse", provider=provider)

@@ -9,12 +9,11 @@ import json
 import logging
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import drain
+from in_process import twin_cli
 
 from connectors.files import FilesConnector, file_source
 from twin.activity import Activity
@@ -157,7 +156,7 @@ def test_the_files_connector_keeps_names_safe_unique_and_findable(twin_env, stor
 # -- the CLI -------------------------------------------------------------------------------------------------------
 def _twin(*args: str) -> str:
     """`python -m twin ARGS`: its stdout, which must be strict UTF-8 with no control but line breaks."""
-    proc = subprocess.run([sys.executable, "-m", "twin", *args], cwd=ROOT, capture_output=True, timeout=180)
+    proc = twin_cli(*args, text=False)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
     assert _safe(out, newlines=True) and _safe(err, newlines=True)

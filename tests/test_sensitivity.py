@@ -23,7 +23,6 @@ from twin.sensitivity import (
     redact,
 )
 
-EVAL_MEMORIES = Path(__file__).resolve().parents[2] / "shared" / "eval" / "memories.jsonl"
 _rng = random.Random(20261130)
 ALNUM = string.ascii_letters + string.digits
 
@@ -368,11 +367,11 @@ def test_overlapping_findings_merge_into_one_redaction():
     assert redact(f"API key: {token}") == f"API key: {REDACTED}"
 
 
-def test_eval_memories():
+@pytest.mark.eval
+def test_eval_memories(eval_dir: Path):
     """The 15 memories marked sensitive in eval/ are inferred sensitive; none of the other 486 are."""
-    if not EVAL_MEMORIES.exists():
-        pytest.skip(f"{EVAL_MEMORIES} not present")
-    rows = [json.loads(line) for line in EVAL_MEMORIES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in (eval_dir / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
     marked = [r["content"] for r in rows if r["sensitive"]]
     others = [r["content"] for r in rows if not r["sensitive"]]
     assert len(marked) == 15
@@ -408,6 +407,7 @@ def test_eval_memories():
     "locker combination is 1-2-3-4-",
 ])
 @pytest.mark.timeout(60)
+@pytest.mark.slow
 def test_one_megabyte_of_worst_case_input_finishes(unit):
     """No catastrophic backtracking: a megabyte of repeated near-secrets is scanned in linear time (about 0.5 s
     here; the generous timeout only catches a regex that goes quadratic). Speed itself is not asserted."""

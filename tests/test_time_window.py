@@ -22,7 +22,6 @@ from twin.time_window import (
 )
 
 ZONES = ("Europe/Berlin", "America/Los_Angeles")
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
 
 def at(local: str, zone: str) -> datetime:
@@ -316,16 +315,17 @@ def test_within_today_and_naive_now() -> None:
         find_window("today", datetime(2026, 6, 17, 12), zone)
 
 
-def _eval_rows() -> tuple[list[dict], dict[str, dict]]:
-    if not (EVAL / "queries.jsonl").exists():
-        pytest.skip(f"no eval set at {EVAL}")
-    queries = [json.loads(line) for line in (EVAL / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    memories = [json.loads(line) for line in (EVAL / "memories.jsonl").read_text(encoding="utf-8").splitlines() if line]
+def _eval_rows(eval_dir: Path) -> tuple[list[dict], dict[str, dict]]:
+    queries = [json.loads(line) for line in (eval_dir / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+               if line]
+    memories = [json.loads(line) for line in (eval_dir / "memories.jsonl").read_text(encoding="utf-8").splitlines()
+                if line]
     return queries, {m["id"]: m for m in memories}
 
 
-def test_eval_temporal_windows_hold_their_gold() -> None:
-    queries, memories = _eval_rows()
+@pytest.mark.eval
+def test_eval_temporal_windows_hold_their_gold(eval_dir: Path) -> None:
+    queries, memories = _eval_rows(eval_dir)
     zone = ZoneInfo("Europe/Berlin")
     temporal = [q for q in queries if q["category"] == "temporal"]
     found, held, misses = 0, 0, []
@@ -345,8 +345,9 @@ def test_eval_temporal_windows_hold_their_gold() -> None:
     assert held >= 0.9 * found, report
 
 
-def test_eval_current_facts_get_no_strict_window() -> None:
-    queries, _ = _eval_rows()
+@pytest.mark.eval
+def test_eval_current_facts_get_no_strict_window(eval_dir: Path) -> None:
+    queries, _ = _eval_rows(eval_dir)
     zone = ZoneInfo("Europe/Berlin")
     strict = [(q["qid"], q["query"], w.phrase) for q in queries if q["category"] == "current_fact"
               if (w := find_window(q["query"], datetime.fromisoformat(q["as_of"]), zone)) and w.strict]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import drain, push_text, run_worker
+import pytest
+from conftest import drain, push_text, run_worker, run_worker_process
 from erasure import decompressed_streams
 from rq import Queue
 from rq.intermediate_queue import IntermediateQueue
@@ -12,12 +13,13 @@ from workers.bus import LEARN_QUEUE, LEARN_RETRY, Bus
 from workers.jobs import JOBS
 
 
+@pytest.mark.slow
 def test_bad_input_is_set_aside_and_the_queue_goes_on(twin_env, store, redis):
     queue = Queue(LEARN_QUEUE, connection=redis)
     bad = queue.enqueue(JOBS["learn_text"], kwargs={"being": "owner", "text": 12345, "source": "muse"},
                         retry=LEARN_RETRY)
     push_text(store, redis, "owner", "I keep my climbing shoes in the hallway cupboard.", "muse")
-    proc = run_worker("learn")
+    proc = run_worker_process("learn")  # the worker's process, its logging included (`python -m workers`)
     assert "set aside job" in proc.stdout + proc.stderr
     assert bad.id in queue.failed_job_registry.get_job_ids()
     assert Job.fetch(bad.id, connection=redis).retries_left == 0  # not retried: it can never succeed

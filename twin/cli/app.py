@@ -1,0 +1,156 @@
+"""The `twin` command line (argparse): the parser of every command and `main`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+
+from twin import __version__
+from twin.cli.arguments import folder, memory_id, port, positive, share, time_point
+from twin.cli.forget import cmd_forget
+from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall, cmd_stats
+from twin.cli.output import show
+from twin.cli.run import cmd_backfill, cmd_dream, cmd_reflect, cmd_up
+from twin.cli.sources import cmd_connect, cmd_sync, cmd_telegram
+from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cmd_status
+from twin.cli.transfer import cmd_export, cmd_import, cmd_profile
+from twin.exceptions import SettingsError, TwinError
+from twin.memory import KINDS
+from twin.settings import load_settings
+from twin.startup_checks import startup_warnings
+
+JSON_HELP = "print the result as JSON (one line, for scripts) instead of lines for people"
+"""The help of `--json` where a command says nothing more particular."""
+
+
+def add_command(sub, name: str, func, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
+    """Add the command `name` to the subparsers `sub`: `func(settings, args) -> exit code` runs it, its docstring
+    is the command's description. With `json_help`, the command takes `--json` (`args.json`; the command prints
+    through `twin.cli.output.emit`): the one place a command gets it."""
+    p = sub.add_parser(name, help=help_, description=func.__doc__)
+    p.set_defaults(func=func)
+    if json_help is not None:
+        p.add_argument("--json", action="store_true", help=json_help)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree of every `twin` command."""
+    parser = argparse.ArgumentParser(prog="twin", description="A personal memory daemon.")
+    parser.add_argument("--version", action="version", version=f"twin {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
+        return add_command(sub, name, func, help_, json_help)
+
+    p = add("up", cmd_up, "run the daemon in the foreground")
+    p.add_argument("--files", type=folder, action="append", help="a folder to learn from (repeatable)")
+    p = add("learn", cmd_learn, "learn from TEXT now", json_help=JSON_HELP)
+    p.add_argument("text", help="what to learn, or - to read it from stdin")
+    p.add_argument("--force", action="store_true",
+                   help="store what the worthiness gate would reject (short, filler); still deduplicated")
+    p.add_argument("--source", default="muse", help="where it came from (default muse); control characters are "
+                   "stored escaped")
+    p.add_argument("--sensitive", action="store_true", help="print secret values of sensitive memories learned")
+    p = add("recall", cmd_recall, "recall memories by meaning", json_help=JSON_HELP)
+    p.add_argument("query")
+    p.add_argument("--limit", type=positive, default=10, help="at most this many (1-200)")
+    p.add_argument("--kind", choices=KINDS)
+    p.add_argument("--since", type=time_point)
+    p.add_argument("--as-of", dest="as_of", type=time_point, help="replay recall at this UTC time")
+    p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
+    p.add_argument("--min-relevance", dest="min_relevance", type=share, default=None,
+                   help="drop results the query found less well than this (0..1; none left: nothing printed)")
+    for name, help_ in (("memories", "list memories, newest first"),
+                        ("recent", "memories made since --since, newest first"),
+                        ("today", "memories made today (your time zone), newest first")):
+        p = add(name, cmd_memories, help_, json_help=JSON_HELP)
+        p.add_argument("--kind", choices=KINDS)
+        p.add_argument("--limit", type=positive, default=50)
+        p.add_argument("--all", action="store_true", help="include superseded memories")
+        p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
+        if name == "recent":
+            p.add_argument("--since", type=time_point, help="UTC ISO-8601 lower bound of created_at")
+    p = add("forget", cmd_forget, "forget memories by id, a whole source, or everything about something",
+            json_help="the dry run's list as JSON")
+    p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once)")
+    p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
+                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
+    p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "
+                   "a name's parts count alone too ('Ana', 'Dr. Souza' for 'Ana Souza'), listed apart")
+    p.add_argument("--whole", action="store_true", help="with --about: only what names it whole")
+    p.add_argument("--dry-run", "-n", action="store_true", help="list what would go, per table; change nothing")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed with --source/--about off a terminal)")
+    p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")
+    p = add("activity", cmd_activity, "the activity diary", json_help=JSON_HELP)
+    p.add_argument("-n", type=positive, default=60)
+    p.add_argument("--follow", "-f", action="store_true")
+    p = add("status", cmd_status, "counts, queues, index and degraded modes", json_help=JSON_HELP)
+    p = add("doctor", cmd_doctor, "self-check that the memory loop is closed", json_help=JSON_HELP)
+    p.add_argument("--repair", action="store_true", help="rebuild the full-text index first")
+    p = add("backfill", cmd_backfill, "embed every memory that lacks a vector of the current model (resumable)")
+    p.add_argument("--batch", type=positive, default=200, help="memories per embedding call and checkpoint")
+    p = add("export", cmd_export, "write all memories as JSON lines")
+    p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
+                   help="file to write (created 0600); default stdout")
+    p = add("profile", cmd_profile, "show the profile, or edit it by hand", json_help=JSON_HELP)
+    p.add_argument("action", nargs="?", choices=("show", "edit"), default="show")
+    p.add_argument("--file", type=argparse.FileType("rb"), help="with edit: read the new profile "
+                   "(TOML, as `twin profile` prints it) from this file instead of opening an editor")
+    p = add("reflect", cmd_reflect, "reflect now and print what it raised", json_help=JSON_HELP)
+    p = add("signals", cmd_signals, "raised and held-back signals with their evidence", json_help=JSON_HELP)
+    p.add_argument("--status", choices=("raised", "held"), help="only these")
+    p.add_argument("--limit", type=positive, default=20)
+    p = add("dream", cmd_dream, "run the dream cycle now: merge near-duplicates, link related memories",
+            json_help=JSON_HELP)
+    p = add("stats", cmd_stats, "memory counts by kind and tier, graph edges, last decay and dream",
+            json_help=JSON_HELP)
+    p = add("neighbors", cmd_neighbors, "memories linked to memory ID in the graph", json_help=JSON_HELP)
+    p.add_argument("id", type=memory_id)
+    p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="edges away, 1-3 (default 1)")
+    p.add_argument("--sensitive", action="store_true", help="include sensitive memories")
+    p = add("telegram", cmd_telegram, "pair your Telegram account with the bot, or list its owners",
+            json_help="with owners: the owners as JSON")
+    p.add_argument("action", choices=("pair", "owners"))
+    p = add("connect", cmd_connect, "connect a source that needs signing in (gmail)")
+    p.add_argument("source", choices=("gmail",))
+    p.add_argument("--port", type=port, default=8765, help="local port Google redirects to (default 8765)")
+    p.add_argument("--no-browser", action="store_true", help="only print the URL (a headless machine)")
+    p.add_argument("--timeout", type=positive, default=300, help="seconds to wait for the sign-in")
+    p = add("sync", cmd_sync, "import browser history now instead of at the daily pace", json_help=JSON_HELP)
+    p.add_argument("source", choices=("browser",))
+    p = add("email", cmd_email, "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
+    p.add_argument("action", choices=("waiting",))
+    p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
+                                  "imported)")
+    p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `twin`. Exit codes: 0 ok, 1 a command failed, 2 bad usage or an invalid setting.
+
+    Files twin creates (exports included) are private: the umask is 077, and twin's own dirs are made 0700 before
+    any command runs; what stays open, and an unknown `TWIN_…` variable, is said once on stderr
+    (`twin.startup_checks`, invariant 8)."""
+    os.umask(0o077)
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        show(f"twin: {exc}", file=sys.stderr)
+        return 2
+    for line in startup_warnings(settings):
+        show(f"twin: warning: {line}", file=sys.stderr)
+    try:
+        return args.func(settings, args)
+    except TwinError as exc:
+        show(f"twin: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # e.g. "database or disk is full": one line, not a traceback
+        show(f"twin: the store at {settings.db_path} failed: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0

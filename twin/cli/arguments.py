@@ -1,0 +1,71 @@
+"""The argument types of the `twin` command line: each turns bad input into one argparse error line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from twin.memory import parse_time
+
+
+def whole(value: str) -> int:
+    """A whole number ≥ 1. Raises `argparse.ArgumentTypeError` (one line naming the value) otherwise."""
+    try:
+        number = int(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
+    return number
+
+
+def positive(value: str) -> int:
+    """A count or limit: a whole number ≥ 1, capped at SQLite's largest integer."""
+    return min(whole(value), 2**63 - 1)
+
+
+def share(value: str) -> float:
+    """A share 0..1 ("0.4"); anything else is an argparse error."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number 0..1: {value!r}") from None
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError(f"not a number 0..1: {value!r}")
+    return number
+
+
+def memory_id(value: str) -> int:
+    """A memory id: a whole number ≥ 1 that fits SQLite's INTEGER (≤ 2**63 - 1)."""
+    number = whole(value)
+    if number > 2**63 - 1:
+        raise argparse.ArgumentTypeError(f"no memory has id {value}")
+    return number
+
+
+def port(value: str) -> int:
+    """A TCP port, 1-65535."""
+    number = whole(value)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"not a port (1-65535): {value!r}")
+    return number
+
+
+def folder(value: str) -> Path:
+    """An existing folder (`~` expanded), as an absolute path."""
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {value!r}")
+    return path.resolve()
+
+
+def time_point(value: str) -> str:
+    """An ISO-8601 time that `twin.memory.parse_time` reads and `format_time` can write (no year 0 after the UTC
+    shift); returned as given."""
+    from twin.memory import format_time
+
+    try:
+        format_time(parse_time(value))
+    except (ValueError, OverflowError) as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
+    return value

@@ -1,0 +1,199 @@
+"""Commands that teach and read memories: learn, recall, memories/recent/today, neighbors, stats."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+
+from twin.activity import Activity
+from twin.cli.output import emit, show
+from twin.cli.output import print_json as _print_json
+from twin.cli.queues import reachable_bus as _bus
+from twin.outside_text import clean_name
+from twin.settings import Settings
+from twin.store import Store
+
+
+def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
+    """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it. `--json` prints
+    `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
+    updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
+    `rejected: [{content, reason}]` for each candidate not stored."""
+    from twin.extractor import MAX_PER_CALL
+    from twin.learn import as_memories, learn
+    from twin.provider import provider_for
+
+    # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
+    text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
+    with Store(settings.db_path) as store:
+        provider = provider_for(settings, store)
+        # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
+        source = clean_name(args.source)
+        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider,
+                       force=args.force)
+        if provider is not None:
+            provider.close()
+        if result.updated:  # the old wording of a memory updated in place leaves the database files now
+            from twin.forgetting import scrub_if_due
+
+            scrub_if_due(store)
+        bus = _bus(settings)
+        if bus is not None and (result.created or result.updated):
+            bus.notify_embed()
+        created = as_memories(store, result.created)
+        reinforced = as_memories(store, result.reinforced)
+        updated = as_memories(store, result.updated)
+    if args.json:
+        shown = [_masked(m.to_dict(), args.sensitive) for m in created + reinforced + updated]
+        shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
+        _print_json({"created": shown_created, "reinforced": shown_reinforced,
+                     "updated": [{**d, "reason": result.update_reasons.get(d["id"])}
+                                 for d in shown[len(created) + len(reinforced):]],
+                     "superseded": [s.to_dict() for s in result.supersessions],
+                     "rejected": [{"content": c, "reason": r} for c, r in result.rejections]
+                     + [{"content": None, "reason": r} for r in result.skipped]})
+        return 0
+    for m in created:
+        show(f"learned   #{m.id} {m.kind}{_echo(m, args.sensitive)}")
+    for m in reinforced:
+        show(f"reinforced #{m.id} {m.kind}{_echo(m, args.sensitive)} (importance {m.importance:.2f})")
+    for m in updated:
+        show(f"updated   #{m.id} {m.kind}{_echo(m, args.sensitive)} ({result.update_reasons.get(m.id)})")
+    for s in result.supersessions:
+        show(f"superseded #{s.id} by #{s.by}: {s.reason} (kept: twin memories --all)")
+    for reason in result.rejected + result.skipped:
+        show(f"not stored: {reason}")
+    if not (created or reinforced or updated or result.rejected or result.skipped):
+        show("nothing memorable found in that text")
+    if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
+        show(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
+              "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
+              file=sys.stderr)
+    return 0
+
+
+def _echo(memory, show_secrets: bool) -> str:
+    """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`sensitivity.redact`)
+    unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never echoes a key block."""
+    from twin.sensitivity import SENSITIVE, redact
+
+    if memory.sensitivity != SENSITIVE:
+        return f": {memory.content}"
+    if show_secrets:
+        return f" (sensitive): {memory.content}"
+    return f" (sensitive: the value is stored, `twin memories --sensitive` shows it): {redact(memory.content)}"
+
+
+def _masked(fields: dict, show_secrets: bool) -> dict:
+    """A memory's JSON fields with a sensitive memory's secret values masked unless `show_secrets`."""
+    from twin.sensitivity import SENSITIVE, redact
+
+    if fields.get("sensitivity") == SENSITIVE and not show_secrets:
+        return {**fields, "content": redact(fields["content"])}
+    return fields
+
+
+def _mark(memory) -> str:
+    """"  [sensitive]" after a sensitive memory in recall and memories lists, else ""."""
+    return "  [sensitive]" if memory.sensitivity == "sensitive" else ""
+
+
+def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
+    """Answer QUERY with the best-matching memories (hybrid recall)."""
+    from twin.wiring import open_recall
+
+    with Store(settings.db_path) as store:
+        recall = open_recall(settings, store)
+        try:
+            results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
+                                    as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
+                                    **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
+            waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
+        finally:
+            recall.close()
+    if waiting:
+        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
+              "them, or run twin backfill)", file=sys.stderr)
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+        return 0
+    if recall.keyword_only:
+        show("(keyword-only recall: no embedder)", file=sys.stderr)
+    for r in results:
+        m = r.memory
+        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]{_mark(m)}")
+    if not results:
+        show("nothing found")
+    return 0
+
+
+def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
+    """List memories newest first (everything is readable: seed 000 "read all of it"; superseded ones with
+    --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (since
+    local midnight in the owner's zone, `time_window.today_window`); listing never re-promotes a cold memory
+    (seed 003)."""
+    since = args.since if getattr(args, "since", None) else None
+    if args.command == "today":
+        from datetime import UTC, datetime
+
+        from twin.hush import owner_zone
+        from twin.memory import format_time
+        from twin.time_window import today_window
+
+        since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
+    with Store(settings.db_path) as store:
+        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
+                                   include_superseded=args.all)
+    rows = [m for m in rows if args.sensitive or m.sensitivity != "sensitive"]
+
+    def plain() -> None:
+        for m in rows:
+            why = f": {m.supersede_reason}" if m.supersede_reason else ""
+            stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
+            show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}{_mark(m)}")
+
+    return emit(args, [m.to_dict() for m in rows], plain)
+
+
+def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
+    """Memories linked to memory ID through the graph (seed 003), up to --depth edges away, scored by the product
+    of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter).
+    When the graph cannot be read the answer is empty and says "degraded" on stderr (seed 003)."""
+    from twin.lifecycle import neighbors
+
+    with Store(settings.db_path) as store:
+        if store.get(args.id) is None:
+            show(f"no memory #{args.id}", file=sys.stderr)
+            return 1
+        try:
+            found = neighbors(store, args.id, depth=args.depth, include_sensitive=args.sensitive)
+        except sqlite3.Error as exc:  # seed 003: a failed relations query is "degraded", the set empty
+            show(f"degraded: the graph could not be read ({exc}); no neighbours shown", file=sys.stderr)
+            found = []
+
+    def plain() -> None:
+        for m, score in found:
+            show(f"#{m.id:<6} {score:.3f}  {m.kind:<12} {m.content}  [{m.source}]")
+        if not found:
+            show("no neighbours")
+
+    return emit(args, [{**m.to_dict(), "score": round(score, 4)} for m, score in found], plain)
+
+
+def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
+    """Memory counts by kind and tier (warm/cold), superseded ones, graph edges, last decay and dream (seed 003)."""
+    from twin.lifecycle import stats
+
+    with Store(settings.db_path) as store:
+        report = stats(store, settings.being)
+
+    def plain() -> None:
+        for kind, tiers in report["by_kind"].items():
+            show(f"{kind:<13} {tiers['warm']:>7} warm {tiers['cold']:>7} cold")
+        show(f"{'total':<13} {report['total_warm']:>7} warm {report['total_cold']:>7} cold; "
+             f"{report['superseded']} superseded")
+        show(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
+        show(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
+
+    return emit(args, report, plain)

@@ -1,0 +1,116 @@
+"""Commands that run the daemon or a piece of its work now: up, backfill, reflect, dream."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from twin.activity import Activity
+from twin.cli.output import emit, show
+from twin.cli.queues import reachable_bus
+from twin.settings import Settings
+from twin.store import Store
+
+
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    """Run the supervisor in the foreground (what systemd runs)."""
+    import asyncio
+
+    from daemon.supervisor import Supervisor
+    from twin.logs import configure_logging
+
+    if args.files:
+        settings.files_roots = args.files
+    configure_logging(settings.log_level, settings.secret_values)
+    return asyncio.run(Supervisor(settings).run())
+
+
+def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
+    """Give every memory a vector of the current embedding model (after switching `embed_backend` or the
+    remote model): embedded in batches, saved to SQLite after each (every 200), with a progress line each time.
+    Interrupted, it resumes where it stopped when run again. Writes only SQLite: the daemon's embedding worker
+    brings its index up to date. Run it with the daemon stopped or already restarted with the new setting."""
+    from twin.backfill import backfill
+    from twin.wiring import open_embedder
+
+    with Store(settings.db_path) as store:
+        embedder = None
+        try:
+            if (embedder := open_embedder(settings, store)) is None:
+                show("twin: TWIN_EMBED_BACKEND=none: there is no embedding model to backfill with", file=sys.stderr)
+                return 1
+            pending = store.count_pending_embeddings(embedder.model_id)
+            show(f"backfill: {pending} of {store.embedding_count(embedder.model_id) + pending} memories need a "
+                  f"vector of {embedder.model_id}", flush=True)
+            report = backfill(store, embedder, batch=args.batch, progress=lambda p: show(p.line(), flush=True),
+                              activity=Activity(store, settings.being))
+        except KeyboardInterrupt:
+            show("backfill: interrupted; what was embedded is saved: run `twin backfill` again to resume",
+                  file=sys.stderr)
+            return 130
+        finally:
+            if hasattr(embedder, "close"):
+                embedder.close()
+    show(report.line())
+    bus = reachable_bus(settings)
+    if bus is not None and report.embedded:
+        bus.request_checkpoint()  # a running daemon catches its index up now, not at its next checkpoint
+    return 0
+
+
+def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
+    """Reflect now (forced: no 3-new-memories gate) and print `{ran, signals, widgets, thought}`."""
+    from twin.hush import HushGate, HushRules
+    from twin.provider import provider_for
+    from twin.reflection import reflect
+
+    bus = reachable_bus(settings)
+    with Store(settings.db_path) as store:
+        provider = provider_for(settings, store)
+        gate = HushGate(store, settings.being, HushRules.from_settings(settings))
+        outbox = None if bus is None else (lambda signal_id: bus.push_signal(signal_id, settings.being))
+        try:
+            result = reflect(store, Activity(store, settings.being), settings.being, provider, gate, force=True,
+                             outbox=outbox)
+        finally:
+            if provider is not None:
+                provider.close()
+
+    def plain() -> None:
+        show(f"ran: {str(result.ran).lower()} ({result.new_memories} new memories)"
+             + (f"; {result.note}" if result.note else ""))
+        for signal in result.signals:
+            line = f"signal #{signal['id']} {signal['status']}: {signal['title']}"
+            show(line + (f" ({signal['reason']})" if signal["reason"] else ""))
+        for widget in result.widgets:
+            show(f"widget suggested: {widget['type']} ({widget['reason']})")
+        if result.thought:
+            show(f"thought: {result.thought}")
+
+    return emit(args, result.to_dict(), plain)
+
+
+def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
+    """Run seed 003's dream cycle now: merge near-duplicate memories (cosine >= 0.97 and word overlap >= 0.5),
+    then link memories that share 3 graph neighbours. Runs here, whether or not the daemon runs: the vectors come
+    from SQLite and top-k from the index reader recall uses (the last checkpoint plus an exact search of newer
+    vectors), and every write is to SQLite; a running daemon's index writer is then asked to scrub the merged
+    memories' vectors, as after `twin forget`."""
+    from twin.embedder import model_id_of
+    from twin.lifecycle import VectorLookup, dream
+    from twin.wiring import open_index_reader
+
+    with Store(settings.db_path) as store:
+        model_id = model_id_of(settings)
+        dim = store.embedding_dim(model_id) if model_id else None
+        lookup = None
+        if model_id and dim:
+            reader = open_index_reader(settings, store, model_id, dim)
+            lookup = VectorLookup(store, reader.search, model_id)
+        result = dream(store, settings.being, lookup)
+    bus = reachable_bus(settings)
+    if bus is not None and result["merged"]:
+        bus.request_checkpoint()
+    return emit(args, result, lambda: show(
+        f"walked {result['walked']} memories, merged {result['merged']}, promoted {result['edgesPromoted']} edges in "
+        f"{result['durationMs']} ms" + ("" if lookup else " (no vectors: nothing to merge)")))

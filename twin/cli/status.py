@@ -1,0 +1,163 @@
+"""Commands that say how the twin is: status, doctor, activity, signals, email waiting."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from twin.activity import Activity
+from twin.cli.output import INDENT, emit, print_json, report_lines, show
+from twin.cli.queues import REDIS_ANSWER_S, probe_redis
+from twin.memory import parse_time
+from twin.settings import Settings
+from twin.store import Store
+
+
+def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    """Counts, embedding backlog, queue depths, index state and degraded modes."""
+    from twin.health import status
+
+    bus, redis_error = probe_redis(settings)
+    with Store(settings.db_path) as store:
+        report = status(settings, store, bus, redis_error, REDIS_ANSWER_S)
+    return emit(args, report, lambda: print_status(report))
+
+
+def print_status(report: dict) -> None:
+    """`twin status` for people (`twin.health.status`'s report): the counts as aligned `key: value` lines, a
+    section per component (index, queues, staged, files, model, signals, the sources, lifecycle), gmail in its
+    own words (`_gmail_lines`), and last the degraded modes one per line, or `degraded: ok`."""
+    body = {k: v for k, v in report.items() if k != "degraded"}
+    for text, style in report_lines(body, own={"gmail": _gmail_lines}):
+        show(text, style=style)
+    degraded = report.get("degraded") or []
+    if not degraded:
+        show("degraded: ok", style="green")
+        return
+    show("degraded", style="bold")
+    for line in degraded:
+        show(INDENT + line, style="yellow")
+
+
+STATUS_WAITING_SHOWN = 3
+"""Threads waiting for a reply that the plain `twin status` names (the newest; `twin email waiting` has all)."""
+
+
+def _gmail_lines(state: dict) -> list[str]:
+    """The gmail part of `twin status` in plain words: the account and last sync, threads read, how many wait for
+    a reply, then the newest few of those, one per line (who, subject, since when, what they ask)."""
+    if not state.get("connected"):
+        return ["gmail: not connected (run `twin connect gmail`)"]
+    sync = f"last sync {state['last_sync']}" if state.get("last_sync") else "not synced yet"
+    lines = [f"gmail: {state.get('account') or 'connected'}, {sync}, {state['threads']} thread(s) read"]
+    count = state["needs_reply"]
+    if not count:
+        return [*lines, "gmail: no thread waits for your reply"]
+    shown = state["waiting"][:STATUS_WAITING_SHOWN]
+    more = f"; the newest {len(shown)} below, `twin email waiting` lists all" if count > len(shown) else ""
+    lines.append(f"gmail: {count} thread{'s' if count != 1 else ''} wait{'s' if count == 1 else ''} for your "
+                 f"reply{more}")
+    return lines + [f"  {_waiting_line(thread)}" for thread in shown]
+
+
+def _waiting_line(thread: dict, now: float | None = None) -> str:
+    """"Alice Smith, “Quarterly report”, waiting since 28 Nov 2026 09:00 UTC (3 days): Can you send …"; `now` in
+    seconds since the epoch (default: the clock)."""
+    from datetime import UTC
+
+    try:
+        at = parse_time(thread["at"])
+    except (TypeError, ValueError):
+        since = "waiting"
+    else:
+        days = int(((now or time.time()) - at.timestamp()) // 86_400)
+        age = "today" if days <= 0 else f"{days} day{'s' if days != 1 else ''}"
+        since = f"waiting since {at.astimezone(UTC):%d %b %Y %H:%M} UTC ({age})"
+    asks = f": {thread['asks']}" if thread.get("asks") else ""
+    return f"{thread['from'] or 'someone'}, “{thread['subject']}”, {since}{asks}"
+
+
+def cmd_email(settings: Settings, args: argparse.Namespace) -> int:
+    """`waiting`: every email thread that waits for your reply, oldest first: who wrote last, the subject, since
+    when it waits and what they ask (as the last Gmail sync saw them; a thread you answered leaves the list at
+    the next sync)."""
+    from twin.health import waiting_threads
+
+    with Store(settings.db_path) as store:
+        threads = waiting_threads(store, settings.being)
+
+    def plain() -> None:
+        for thread in threads:
+            show(_waiting_line(thread))
+        if not threads:
+            show("no email thread waits for your reply")
+
+    return emit(args, threads, plain)
+
+
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    """Seed 004's self-check: the full-text index is healthy, vectors exist, a paraphrase ranks its memory first,
+    the index matches SQLite. `--repair` first rebuilds the full-text index from the memories (what a failing
+    full-text check asks for)."""
+    from twin.health import doctor, repair_fts
+
+    with Store(settings.db_path) as store:
+        if args.repair:
+            fixed = repair_fts(store)
+            print(f"repaired: full-text index rebuilt from the memories in {fixed['seconds']:.2f} s "
+                  f"({fixed['levels_before'] if fixed['levels_before'] is not None else 'unreadable'} → "
+                  f"{fixed['levels_after']} level(s))", file=sys.stderr)
+        checks = doctor(settings, store)
+    ok = all(c["ok"] for c in checks)
+    emit(args, {"ok": ok, "checks": checks}, lambda: [
+        show(f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}: {c['detail']}") for c in checks])
+    return 0 if ok else 1
+
+
+def cmd_activity(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the newest diary lines; `--follow` keeps printing new ones until interrupted."""
+    with Store(settings.db_path) as store:
+        diary = Activity(store, settings.being)
+        last = 0
+        while True:
+            lines = diary.recent(args.n if last == 0 else 1000, after_id=last)
+            for line in lines:
+                if args.json:
+                    print_json(line.__dict__)
+                else:
+                    show(f"{line.at}  {line.text}", flush=True)
+                last = line.id
+            if not args.follow:
+                return 0
+            try:
+                time.sleep(1)
+            except KeyboardInterrupt:
+                return 0
+
+
+def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
+    """List raised and held-back signals, newest first, with their evidence and reasons."""
+    from dataclasses import asdict
+
+    from twin.store.signals import list_signals
+
+    status = {"raised": "raised", "held": "held_back"}.get(args.status)
+    with Store(settings.db_path) as store:
+        signals = list_signals(store, settings.being, status=status, limit=args.limit)
+        evidence = store.get_many({i for s in signals for i in s.evidence})
+
+    def plain() -> None:
+        for s in signals:
+            show(f"#{s.id} {s.created_at} {s.status} {s.kind}: {s.title}")
+            if s.body:
+                show(f"    {s.body}")
+            if s.reason:
+                show(f"    held back: {s.reason}")
+            for mid in s.evidence:
+                memory = evidence.get(mid)
+                show(f"    evidence #{mid}: " + (memory.content if memory is not None else "(forgotten)"))
+        if not signals:
+            show("no signals yet")
+
+    return emit(args, [asdict(s) for s in signals], plain)

@@ -1,0 +1,114 @@
+"""Commands that move memories and the profile in and out: export, import, profile show/edit."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from twin.activity import Activity
+from twin.cli.output import emit, show
+from twin.cli.queues import reachable_bus
+from twin.exceptions import TwinError
+from twin.settings import Settings
+from twin.store import Store
+
+
+def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
+    """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
+    from twin.transfer import export_memories
+
+    with args.output as out, Store(settings.db_path) as store:
+        if out is not sys.stdout:
+            os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
+        n = export_memories(store, settings.being, out)
+    show(f"exported {n} memories", file=sys.stderr)
+    return 0
+
+
+def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
+    """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
+    and skipped, every good line is imported (`twin.import_lines` has the rules), and a line imported otherwise
+    than it says gets a note. Exit 1 when any line was skipped (the good ones are imported all the same)."""
+    from twin.import_lines import bounded_lines
+    from twin.transfer import import_memories
+
+    with args.input as source, Store(settings.db_path) as store:
+        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source))
+    bus = reachable_bus(settings)
+    if bus is not None and report["created"]:
+        bus.notify_embed()
+    noted = f" ({len(report['notes'])} imported with a note)" if report["notes"] else ""
+    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}{noted}")
+    for problem in report["problems"]:
+        show(f"  {problem}", file=sys.stderr)
+    for note in report["notes"]:
+        show(f"  {note} (imported)", file=sys.stderr)
+    return 1 if report["skipped"] else 0
+
+
+MAX_PROFILE_BYTES = 256 * 1024
+"""A hand-edited profile larger than this is refused (4 lists of at most 40 short items fit many times over)."""
+
+
+def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
+    """Show the profile, or edit it by hand (`edit`: in $VISUAL/$EDITOR, or from `--file`)."""
+    from twin.profile import Profile, load_profile, save_profile
+
+    with Store(settings.db_path) as store:
+        profile = load_profile(store, settings.being)
+        if args.action == "show":
+            return emit(args, profile.model_dump(), lambda: show(profile.to_toml(), newlines=True, end=""))
+        if args.file is not None:
+            with args.file:  # opened by argparse; closed here, not left to the garbage collector
+                raw = args.file.read(MAX_PROFILE_BYTES + 1)
+        else:
+            raw = _edit_text(profile.to_toml(), settings)
+        if len(raw) > MAX_PROFILE_BYTES:
+            raise TwinError(f"the new profile is larger than {MAX_PROFILE_BYTES} bytes; it was not changed")
+        try:
+            edited = Profile.from_toml(raw.decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError included
+            show(f"twin: the profile was not changed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 1
+        if edited == profile:
+            show("profile unchanged")
+            return 0
+        from twin.memory import utc_now
+
+        with store.transaction():
+            save_profile(store, settings.being, edited, utc_now())
+        Activity(store, settings.being).record("profile", "You edited your profile by hand.")
+    show("profile saved")
+    return 0
+
+
+def _edit_text(text: str, settings: Settings) -> bytes:
+    """Open `text` in the owner's editor ($VISUAL, $EDITOR, else nano or vi) in a private temporary file in the
+    data dir, and return the bytes saved (up to `MAX_PROFILE_BYTES` + 1: the caller refuses more). Raises
+    `TwinError` when no editor runs, it fails, or the file it leaves cannot be read."""
+    import shlex
+    import shutil
+    import subprocess
+    import tempfile
+
+    from twin.store import private_dir
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or shutil.which("nano") or shutil.which("vi")
+    if not editor:
+        raise TwinError("no editor found: set $EDITOR, or use `twin profile edit --file FILE`")
+    with tempfile.TemporaryDirectory(prefix="profile-", dir=private_dir(settings.data_dir)) as folder:
+        path = Path(folder) / "profile.toml"
+        path.write_text(text, encoding="utf-8")
+        try:
+            code = subprocess.call([*shlex.split(editor), str(path)])
+        except OSError as exc:
+            raise TwinError(f"cannot run the editor {editor!r}: {exc.strerror or exc}") from exc
+        if code != 0:
+            raise TwinError(f"the editor exited with code {code}; the profile was not changed")
+        try:
+            with open(path, "rb") as edited:
+                return edited.read(MAX_PROFILE_BYTES + 1)
+        except OSError as exc:
+            raise TwinError(f"the edited profile cannot be read ({exc.strerror or exc}); it was not changed") from exc
