@@ -254,16 +254,17 @@ class Store:
                 out[row[0]] = _row_to_memory(row)
         return out
 
-    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple[str, str, str, float, str]]:
-        """`{id: (being_id, kind, status, importance, created_at, sensitivity, tier, superseded_at)}`: the few
-        fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
+    def ranking_fields(self, memory_ids: Iterable[int]) -> dict[int, tuple]:
+        """`{id: (being_id, kind, status, importance, created_at, sensitivity, tier, superseded_at, content)}`: the
+        few fields recall ranks by, without decoding whole rows (read-only; missing ids are absent). `superseded_at`
         is the creation time of the memory that superseded it (None while active), so a replay `as_of` an
-        earlier moment still sees it as current."""
+        earlier moment still sees it as current; `content` is last, so recall reads the words of a candidate in
+        the same query."""
         out = {}
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
-                    " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    " s.created_at, m.content FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = row[1:]
         return out
@@ -360,6 +361,12 @@ class Store:
             sql += " AND m.status = 'active'"
         sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
+
+    def fts_all_ranks(self, match: str) -> dict[int, float]:
+        """`{id: bm25}` of every memory FTS5 `match` finds (any being or status; bm25 negative, lower is better, on
+        `fts_search`'s scale); read-only. For a match known to find few memories (`keyword_search.ALL_RANKS_MAX`).
+        Raises `sqlite3.OperationalError` on a malformed query."""
+        return dict(self.conn.execute("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?", (match,)))
 
     def fts_ranks(self, match: str, memory_ids: Iterable[int]) -> list[tuple[int, float, str]]:
         """`(id, bm25, content)` of those of `memory_ids` that FTS5 `match` finds (bm25 negative, lower is better,
