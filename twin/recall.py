@@ -18,8 +18,8 @@ The memory lifecycle (seeds 003 and 004) adds:
   written keeps its keyword credit (`strip_time_words(keep_dates=True)`);
 - a keyword hit outside the vector top-k gets its real cosine from its stored vector, a vector hit its real bm25
   (`RecallConfig.complete`: a rare code among look-alikes);
-- of the results stating the same slot of a fact (`twin.slots`, swappable), the newest ranks above the older ones
-  (`_newest_of_slot`), unless the query names a time;
+- of the results stating the same slot of a fact (`twin.capture_slots.slot_of`, the rule capture supersedes by;
+  swappable), the newest ranks above the older ones (`_newest_of_slot`), unless the query names a time;
 - `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
@@ -32,18 +32,18 @@ import functools
 import logging
 import math
 import sqlite3
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 import numpy as np
 
-from twin import slots
+from twin.capture_slots import slot_of as capture_slot_of
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
 from twin.keyword_search import fts_query, keyword_scores, query_terms, search_keywords, term_forms  # noqa: F401
 from twin.memory import Recalled, format_time, parse_time
-from twin.slots import SlotOf
 from twin.store import Store
 from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.vectors import IndexReader
@@ -181,14 +181,14 @@ class Recall:
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
                  weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR,
                  zone: tzinfo = UTC, touch_bar: TouchBar = TOUCH_BAR, config: RecallConfig | None = None,
-                 slot_of: SlotOf | None = None):
+                 slot_of: Callable[[str], tuple[str, str] | None] | None = None):
         self.store, self.embedder, self.reader = store, embedder, reader
         if config is None:
             config = RecallConfig.of({**vars(weights), "candidates": candidates}) if (
                 weights != RECALL_WEIGHTS or candidates != RECALL_CONFIG.candidates) else RECALL_CONFIG
         # slot rules are pure: a memory's slot is read once per recall object, not once per query
         self.config = config
-        self.slot_of = functools.lru_cache(maxsize=SLOT_CACHE)(slot_of if slot_of is not None else slots.slot_of)
+        self.slot_of = functools.lru_cache(maxsize=SLOT_CACHE)(slot_of or capture_slot_of)
         self.weights, self.candidates, self.score_floor = config.weights, config.candidates, score_floor
         self.touch_bar = touch_bar
         self.zone = zone
@@ -257,9 +257,9 @@ class Recall:
         that moment and ignores memories created at or after it (for replaying a moment in evaluation: only
         what existed before then, with what was current then). Superseded memories are never returned;
         `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone`
-        resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`). A time
-        named by an event ("the week I moved to Berlin", `anchor_events`) is the calendar unit around the memory
-        that best matches the event (`_event_window`).
+        resolves words like "yesterday" (default: the recall's own, the owner's zone from
+        `twin.wiring.open_recall`). A time named by an event ("the week I moved to Berlin", `anchor_events`) is
+        the calendar unit around the memory that best matches the event (`_event_window`).
         `min_relevance` (0..1) drops every result whose `Recalled.relevance` is below it, but a memory made inside
         a strict window the query names ([] when none is left: abstaining; `MIN_RELEVANCE` for the default).
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
@@ -480,34 +480,3 @@ def recall_with(store: Store, embedder: Embedder | None, reader: IndexReader | N
                 zone: tzinfo = UTC) -> Recall:
     """A `Recall` ranking by `RecallConfig.of(values)` (the bench's grid and the settings build it this way)."""
     return Recall(store, embedder, reader, config=RecallConfig.of(values), zone=zone)
-
-
-def open_recall(settings, store: Store) -> Recall:
-    """A ready `Recall` for `settings`: the configured embedder (local model, or the provider's `embed` tier,
-    whose calls count against the daily budget in `store`) if it opens, and an index reader over the vectors of
-    that embedder's model only (vectors of another model are never searched).
-
-    Degrades to keyword-only recall, with one log line, when the backend is `none`, the model cannot be loaded
-    or the provider cannot be reached (seed 004: fail-soft; a broken embedder must not break recall).
-    """
-    from twin.embedder import make_embedder
-    from twin.exceptions import EmbedderError
-    from twin.index import VectorIndex
-
-    weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
-                      recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
-    reader = None
-    if embedder is not None:
-        try:
-            embedder.open()
-        except EmbedderError as exc:
-            log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
-            embedder = None
-    if embedder is not None:
-        index = VectorIndex.for_settings(settings, embedder.model_id, embedder.dim)
-        reader = IndexReader(store, index)
-        reader.open()
-    from twin.hush import owner_zone
-
-    return Recall(store, embedder, reader, weights, settings.recall_candidates, zone=owner_zone(settings))
