@@ -8,7 +8,7 @@
   with one being named after it; its turns ("Caroline: …", chat turns, not third-person memories) go in through
   `Store.insert_memory` with an edge marker, as a learned memory would.
 
-Every store is embedded with `workers.jobs.flush_pending` into an `IndexWriter` and linked to its 3 nearest by
+Every store is embedded with `twin.embedding_flush.flush_pending` into an `IndexWriter` and linked to its 3 nearest by
 `twin.lifecycle.write_all_pending_edges` (what the embedding worker does after a flush). Vectors are cached on
 disk by model and text (`VectorCache`, under `bench/out/cache/`), so a second run embeds nothing.
 """
@@ -105,11 +105,11 @@ def _index_and_link(workdir: Path, store, embedder) -> tuple[object, int]:
     """Embed every memory of `store` (flush_pending), checkpoint the index, link the graph edges; returns a
     fresh `IndexReader` and how many memories were embedded."""
     from twin.activity import Activity
+    from twin.embedding_flush import flush_pending
     from twin.index import VectorIndex
     from twin.lifecycle import VectorLookup, write_all_pending_edges
     from twin.settings import Settings
     from twin.vectors import IndexReader, IndexWriter
-    from workers.jobs import flush_pending
 
     f = Settings.model_fields
 

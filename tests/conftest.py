@@ -280,10 +280,10 @@ def diary_lines(activity: Activity, kind: str) -> list[str]:
 def recall(twin_paths, store, embedder, activity):
     """Recall over the isolated store with the real model and index; `recall.embed()` embeds what a test inserted
     (the embedding worker's flush, in-process) and makes the reader see it at once."""
+    from twin.embedding_flush import flush_pending
     from twin.index import VectorIndex
     from twin.recall import Recall
     from twin.vectors import IndexReader, IndexWriter
-    from workers.jobs import flush_pending
 
     index = VectorIndex.for_settings(twin_paths, embedder.model_id, embedder.dim)
     writer = IndexWriter(store, index, activity)

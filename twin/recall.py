@@ -18,8 +18,8 @@ The memory lifecycle (seeds 003 and 004) adds:
   written keeps its keyword credit (`strip_time_words(keep_dates=True)`);
 - a keyword hit outside the vector top-k gets its real cosine from its stored vector, a vector hit its real bm25
   (`RecallConfig.complete`: a rare code among look-alikes);
-- of the results stating the same slot of a fact (`twin.slots`, swappable), the newest ranks above the older ones
-  (`_newest_of_slot`), unless the query names a time;
+- of the results stating the same slot of a fact (`twin.capture_slots.slot_of`, the rule capture supersedes by;
+  swappable), the newest ranks above the older ones (`_newest_of_slot`), unless the query names a time;
 - `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
@@ -28,23 +28,22 @@ The memory lifecycle (seeds 003 and 004) adds:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
-import re
 import sqlite3
-import unicodedata
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 import numpy as np
 
+from twin.capture_slots import slot_of as capture_slot_of
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
-from twin.extractor import agree
+from twin.keyword_search import fts_query, keyword_scores, query_terms, search_keywords, term_forms  # noqa: F401
 from twin.memory import Recalled, format_time, parse_time
-from twin import slots
-from twin.slots import SlotOf
 from twin.store import Store
 from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.vectors import IndexReader
@@ -55,18 +54,6 @@ log = logging.getLogger(__name__)
 LIMIT_MAX = 200
 """At most this many results per call (seed 000: "capped at 200 per call")."""
 
-STOPWORDS = frozenset(
-    """
-    a an and are as at be been but by can could did do does for from had has have how i if in into is it
-    its me my of on or our so than that the their them then there these they this to was we were what
-    when where which who whom why will with would you your about any all am also just more most no not
-    now only other some such too very s t d ll re ve m
-    """.split())
-_WORD = re.compile(r"\w+", re.UNICODE)
-COMMON_TERM_SHARE = 0.01
-"""A query word found in more than this share of memories is not used to find keyword candidates."""
-COMMON_TERM_MIN_DOCS = 200
-"""… unless it is in fewer than this many memories (small stores keep every word)."""
 COLD_PENALTY = 0.95
 """A cold memory's score is multiplied by this (seed 003: cold entries stay searchable, ranked a little lower)."""
 WINDOW_LIFT = 1.15
@@ -93,6 +80,8 @@ NEWER_STATEMENT_POOL = 15
 """Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures)."""
 SLOT_POOL = 20
 """Slots are compared among the best this many results (ours)."""
+SLOT_CACHE = 4096
+"""The slots of this many memory texts are kept between queries (`Recall.slot_of`; a few hundred KiB)."""
 SLOT_FOUND = (0.4, 0.5)
 """The newest value of a slot passes an older one only when the query found it by itself: a cosine or a keyword
 score of at least these (`TOUCH_BAR`'s); a newer memory the query hardly found is not its answer (a rare code's
@@ -158,56 +147,6 @@ def subject_head(sentence: str) -> tuple[str, ...] | None:
     return tuple(words[:2]) if words[0].endswith("'s") else (words[0],)
 
 
-def fold(text: str) -> str:
-    """Case-fold and strip diacritics, as FTS5's `unicode61 remove_diacritics 2` tokenizer does."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def query_terms(text: str) -> list[str]:
-    """The query's distinct non-stopword terms in FTS form, in order, at most 32 (contraction tails such as
-    the `s` of "what's" are stopwords: they would match every "Owner's")."""
-    terms: list[str] = []
-    for word in _WORD.findall(fold(text)):
-        if word not in STOPWORDS and word not in terms:
-            terms.append(word)
-    return terms[:32]
-
-
-_FIRST_PERSON_VERB = re.compile(
-    r"(?i)\b(?:i|we)\s+(?:(?:really|still|usually|often|always|never|now|currently|also|just|mostly)\s+)?([a-z]+)\b")
-
-
-def term_forms(query: str, terms: list[str]) -> dict[str, frozenset[str]]:
-    """`{term: the forms keyword search looks for}`: a verb right after "I"/"we" in `query` also as the phrase
-    "owner <third-person form>" (the extractor's own agreement, `twin.extractor.agree`: "where do I live?" looks
-    for "live" and "owner lives", as the owner's memories say "Owner lives …", while "Owner's sister lives …" is
-    not the owner living somewhere); every other term only as written (-s forms of every word cost Recall@5 on
-    the eval)."""
-    verbs = {fold(m[1]) for m in _FIRST_PERSON_VERB.finditer(query)}
-    return {t: frozenset({t, f"owner {agree(t)}"}) if t in verbs and agree(t) != t else frozenset({t})
-            for t in terms}
-
-
-def has_form(form: str, words: set[str], folded: str) -> bool:
-    """True when a memory holds `form`: one of its `words`, or for a phrase ("owner lives") its case-folded
-    text `folded` holds those words in a row."""
-    if " " not in form:
-        return form in words
-    return re.search(rf"\b{re.escape(form)}\b", folded) is not None
-
-
-def fts_query(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression: the OR of `terms`, each quoted (so no user text is read as FTS syntax).
-    None when there is nothing to match."""
-    return " OR ".join(f'"{t.replace(chr(34), "")}"' for t in terms) or None
-
-
-def idf(documents: int, containing: int) -> float:
-    """BM25's inverse document frequency, always > 0: ln((N − n + 0.5) / (n + 0.5) + 1)."""
-    return math.log((documents - containing + 0.5) / (containing + 0.5) + 1)
-
-
 def normalise(values: list[float], method: str, rrf_k: float = 60.0) -> list[float]:
     """`values` (one signal over a query's candidates) brought to 0..1 by `method` (`RecallConfig`): "best"/"raw" as
     they are, "minmax", "zscore" (normal CDF of the z-score), "rank" ((k + 1) / (k + rank) for the positive ones,
@@ -242,12 +181,14 @@ class Recall:
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
                  weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR,
                  zone: tzinfo = UTC, touch_bar: TouchBar = TOUCH_BAR, config: RecallConfig | None = None,
-                 slot_of: SlotOf | None = None):
+                 slot_of: Callable[[str], tuple[str, str] | None] | None = None):
         self.store, self.embedder, self.reader = store, embedder, reader
         if config is None:
             config = RecallConfig.of({**vars(weights), "candidates": candidates}) if (
                 weights != RECALL_WEIGHTS or candidates != RECALL_CONFIG.candidates) else RECALL_CONFIG
-        self.config, self.slot_of = config, slot_of if slot_of is not None else slots.slot_of
+        # slot rules are pure: a memory's slot is read once per recall object, not once per query
+        self.config = config
+        self.slot_of = functools.lru_cache(maxsize=SLOT_CACHE)(slot_of or capture_slot_of)
         self.weights, self.candidates, self.score_floor = config.weights, config.candidates, score_floor
         self.touch_bar = touch_bar
         self.zone = zone
@@ -263,51 +204,6 @@ class Recall:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-
-    def _keyword_rows(self, being: str, terms: list[str], forms: dict[str, frozenset[str]],
-                      before: str | None) -> tuple[int, dict, list]:
-        """The SQL half of keyword search (run in a thread: SQLite releases the GIL): `(documents,
-        {term: documents containing one of its word forms}, [(id, bm25, content)])`."""
-        if not terms:
-            return 0, {}, [], None
-        try:
-            # a phrase form ("owner lives") is counted by its last word: an upper bound, for IDF and the MATCH
-            documents, by_word = self.store.term_document_counts(
-                sorted({f.split()[-1] for fs in forms.values() for f in fs}))
-            by_form = {f: by_word[f.split()[-1]] for fs in forms.values() for f in fs}
-            counts = {t: max(by_form[f] for f in forms[t]) for t in terms}
-            present = [t for t in terms if counts[t] > 0]
-            if not present:
-                return documents, counts, [], None
-            # very common words still count in the share (`_keyword_scores`) but are left out of the MATCH:
-            # they add little to bm25 and would make FTS5 score most of the store (COMMON_TERM_SHARE)
-            cutoff = max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE * documents)
-            selective = [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]
-            match = fts_query([f for t in selective for f in forms[t] if by_form[f] > 0])
-            return documents, counts, self.store.fts_search(being, match, self.candidates, before), match
-        except sqlite3.OperationalError as exc:
-            log.warning("recall: keyword search failed (%s)", exc)
-            return 0, {}, [], None
-
-    @staticmethod
-    def _keyword_scores(terms: list[str], forms: dict[str, frozenset[str]], documents: int, counts: dict,
-                        rows: list, extra: list = (), share_on: bool = True) -> dict[int, float]:
-        """Keyword scores 0..1: bm25 relative to the best candidate × the IDF-weighted share of the query's
-        terms the memory contains in one of their word forms, so a memory matching only a common word of a
-        longer query scores low (a query word no memory contains lowers every keyword score, leaving the
-        ranking to meaning)."""
-        weights = {t: idf(documents, counts.get(t, 0)) for t in terms}
-        total = sum(weights.values()) or 1.0
-        best = max((-rank for _, rank, _ in [*rows, *extra]), default=0.0)
-        scores = {}
-        for mid, rank, content in [*rows, *extra]:
-            folded = content.lower() if content.isascii() else fold(content)
-            words = set(_WORD.findall(folded))
-            share = sum(w for t, w in weights.items()
-                        if t in words or (len(forms[t]) > 1 and any(has_form(f, words, folded) for f in forms[t])))
-            share = share / total if share_on else 1.0
-            scores[mid] = (-rank / best if best > 0 else 0.0) * share
-        return scores
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         """The query's `(dim,)` float32 L2-normalised vector, or None (keyword-only, or the embedder failed)."""
@@ -357,9 +253,9 @@ class Recall:
         that moment and ignores memories created at or after it (for replaying a moment in evaluation: only
         what existed before then, with what was current then). Superseded memories are never returned;
         `sensitive` ones only with `include_sensitive` (seed 003: hidden unless the caller asks). `zone`
-        resolves words like "yesterday" (default: the recall's own, the owner's zone from `open_recall`). A time
-        named by an event ("the week I moved to Berlin", `anchor_events`) is the calendar unit around the memory
-        that best matches the event (`_event_window`).
+        resolves words like "yesterday" (default: the recall's own, the owner's zone from
+        `twin.wiring.open_recall`). A time named by an event ("the week I moved to Berlin", `anchor_events`) is
+        the calendar unit around the memory that best matches the event (`_event_window`).
         `min_relevance` (0..1) drops every result whose `Recalled.relevance` is below it, but a memory made inside
         a strict window the query names ([] when none is left: abstaining; `MIN_RELEVANCE` for the default).
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
@@ -383,38 +279,37 @@ class Recall:
         text = strip_time_words(query, window, keep_dates=cfg.keep_dates) if window and window.phrase else query
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-fts")
-        # the keyword SQL runs in a thread while the query is embedded (both release the GIL); the Python
-        # half of the keyword scoring waits until the embedding is done, so the two never fight for the GIL
+        # the keyword search (its SQL, the bm25 of every match, the stored vectors of its candidates) runs in a
+        # thread while the query is embedded: onnxruntime and SQLite release the GIL
         terms = query_terms(text)
         forms = term_forms(text, terms) if cfg.first_person else {t: frozenset({t}) for t in terms}
-        keyword_future = self._pool.submit(self._keyword_rows, being, terms, forms, before)
+        keyword_future = self._pool.submit(search_keywords, self.store, being, terms, forms, self.candidates, before,
+                                           None if self.keyword_only or not cfg.complete else self.embedder.model_id)
         extra = 4 if (kind or since or as_of) else 1
         qvec = self._query_vector(text)
         width = max(self.candidates, limit)
         vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in self.reader.search(qvec, width * extra)}
         nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
-        documents, counts, rows, match = keyword_future.result()
+        hits = keyword_future.result()
         quoted: set[int] = set()
         if window is not None and window.strict:
             vector.update(self._window_scores(in_window, qvec))
             quoted = self._quoted(query, vector)
+        if cfg.complete and qvec is not None:  # a keyword hit outside the vector top-k: its real cosine
+            vector.update({mid: max(0.0, float(v @ qvec)) for mid, v in hits.vectors.items()
+                           if mid not in vector and v.shape == qvec.shape})
+        fields = {mid: hits.fields[mid] for mid in ({r[0] for r in hits.rows} | set(vector)) if mid in hits.fields}
+        fields.update(self.store.ranking_fields(m for m in vector if m not in fields))
         more = []
-        if cfg.complete:
-            found = {r[0] for r in rows}
-            if match is not None and (missing := [m for m in vector if m not in found]):
-                try:
-                    more = self.store.fts_ranks(match, missing)
-                except sqlite3.OperationalError:
-                    more = []
-            if qvec is not None and (missing := [r[0] for r in rows if r[0] not in vector]):
-                stored = self.store.stored_vectors(missing, self.embedder.model_id)
-                vector.update({mid: max(0.0, float(v @ qvec)) for mid, v in stored.items() if v.shape == qvec.shape})
-        keyword = self._keyword_scores(terms, forms, documents, counts, rows, more, cfg.share)
-        fields = self.store.ranking_fields(set(keyword) | set(vector))
+        if cfg.complete:  # a vector hit outside the keyword top-k: its real bm25
+            found = {r[0] for r in hits.rows}
+            ranks = hits.ranks_of(self.store, [m for m in vector if m not in found and m in fields])
+            more = [(mid, rank, fields[mid][8]) for mid, rank in ranks.items()]
+        keyword = keyword_scores(terms, forms, hits, more, cfg.share)
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
         strict = window is not None and window.strict
         kept, windowed = [], set()
-        for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at) in fields.items():
+        for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at, _) in fields.items():
             current = status == "active" or (before is not None and superseded_at is not None
                                              and superseded_at >= before)
             if owner != being or not current or (kind and mkind != kind):
@@ -433,7 +328,7 @@ class Recall:
                 windowed.add(mid)
         if extra > 1:  # the `width` nearest of the memories the filters kept, as a recall without them takes
             keep = {k[0] for k in kept}
-            beyond = set([m for m in nearest if m in keep][width:]) - {r[0] for r in rows} - windowed - quoted
+            beyond = set([m for m in nearest if m in keep][width:]) - {r[0] for r in hits.rows} - windowed - quoted
             kept = [k for k in kept if k[0] not in beyond]
         kw_norm = normalise([keyword.get(k[0], 0.0) for k in kept], cfg.keyword_norm, cfg.rrf_k)
         vec_norm = normalise([vector.get(k[0], 0.0) for k in kept], cfg.vector_norm, cfg.rrf_k)
@@ -444,9 +339,9 @@ class Recall:
             ranked.append((mid, score, keyword.get(mid, 0.0), vector.get(mid, 0.0), rec))
         ranked.sort(key=lambda r: (-r[1], -r[0]))
         if window is None and cfg.newer_first:
-            ranked = self._newer_first(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:NEWER_STATEMENT_POOL]})
+            ranked = self._newer_first(ranked, fields)
         if window is None and cfg.slots:
-            ranked = self._newest_of_slot(ranked, {mid: fields[mid][4] for mid, *_ in ranked[:SLOT_POOL]})
+            ranked = self._newest_of_slot(ranked, fields)
         ranked = self._cut(ranked)
         if min_relevance > 0:
             ranked = [r for r in ranked if max(r[2], r[3]) >= min_relevance or r[0] in windowed]
@@ -497,21 +392,22 @@ class Recall:
             return None
         return event_window(anchor, parse_time(hits[0].memory.created_at), zone)
 
-    def _newer_first(self, ranked: list[tuple], created: dict[int, str]) -> list[tuple]:
-        """`ranked` (best first) with each result lifted just above any older result among the best
-        `NEWER_STATEMENT_POOL` that says nearly the same (a `co_occurs` edge between them of strength ≥
-        `NEWER_STATEMENT_COSINE`: one indexed read of the graph, no vectors) about the same
-        subject (`subject_head`: "Owner's PIN" is not "Owner's bank card PIN", "Lena's" not "Owner's") and that
-        it scores at least `NEWER_STATEMENT_SHARE` of; never above a result the query nearly quotes
-        (`VERBATIM_COSINE`). A paraphrase loses nothing by the swap, and an update the capture rules did not
-        catch ranks above the fact it replaced. Measured on the eval's dev split: stale above newest 0.467 ->
-        0.333 at the same Recall@5 (bench/eval_recall.py); reading vectors instead of edges gave the same figures
-        at ~0.6 ms more per query at 100k memories (bench/recall_latency.py)."""
+    def _newer_first(self, ranked: list[tuple], fields: dict[int, tuple]) -> list[tuple]:
+        """`ranked` (best first; its `Store.ranking_fields` in `fields`) with each result lifted just above any older
+        result among the best `NEWER_STATEMENT_POOL` that says nearly the same (a `co_occurs` edge between them of
+        strength ≥ `NEWER_STATEMENT_COSINE`: one indexed read of the graph, no vectors) about the same subject
+        (`subject_head`: "Owner's PIN" is not "Owner's bank card PIN", "Lena's" not "Owner's") and that it scores at
+        least `NEWER_STATEMENT_SHARE` of; never above a result the query nearly quotes (`VERBATIM_COSINE`). A paraphrase
+        loses nothing by the swap, and an update the capture rules did not catch ranks above the fact it replaced.
+        Measured on the eval's dev split: stale above newest 0.467 -> 0.333 at the same Recall@5 (bench/eval_recall.py);
+        reading vectors instead of edges gave the same figures at ~0.6 ms more per query at 100k memories
+        (bench/recall_latency.py)."""
         pool = {r[0]: r for r in ranked[:NEWER_STATEMENT_POOL]}
         pairs = self.store.edges_among(pool, "co_occurs", NEWER_STATEMENT_COSINE)
         if not pairs:
             return ranked
-        heads = {mid: subject_head(text) for mid, text in self.store.contents({m for p in pairs for m in p})}
+        heads = {mid: subject_head(fields[mid][8]) for mid in {m for p in pairs for m in p}}
+        created = {mid: fields[mid][4] for mid in pool}
         lifted = {}
         for a, b in pairs:
             if created[a] == created[b]:
@@ -526,14 +422,15 @@ class Recall:
         out.sort(key=lambda r: (-r[1], -r[0]))
         return out
 
-    def _newest_of_slot(self, ranked: list[tuple], created: dict[int, str]) -> list[tuple]:
-        """`ranked` (best first) with the newest memory of each slot (`self.slot_of`: ("owner", "home")) among the
-        best `SLOT_POOL` lifted just above the best older memory of that slot, unless the query nearly quotes that
-        older one (`VERBATIM_COSINE`) or did not find the newest by itself (`SLOT_FOUND`). Both stay: the older
-        value is history, ranked below the current one. Measured on the personal dev set (bench/README.md): stale
-        above newest 0.467 -> 0.333; LoCoMo's chat turns have no slot."""
+    def _newest_of_slot(self, ranked: list[tuple], fields: dict[int, tuple]) -> list[tuple]:
+        """`ranked` (best first; its `Store.ranking_fields` in `fields`) with the newest memory of each slot
+        (`self.slot_of`: ("owner", "home")) among the best `SLOT_POOL` lifted just above the best older memory of that
+        slot, unless the query nearly quotes that older one (`VERBATIM_COSINE`) or did not find the newest by itself
+        (`SLOT_FOUND`). Both stay: the older value is history, ranked below the current one. Measured on the personal
+        dev set (bench/README.md): stale above newest 0.467 -> 0.333; LoCoMo's chat turns have no slot."""
         pool = ranked[:SLOT_POOL]
-        slots = {mid: self.slot_of(text) for mid, text in self.store.contents(r[0] for r in pool)}
+        slots = {r[0]: self.slot_of(fields[r[0]][8]) for r in pool}
+        created = {r[0]: fields[r[0]][4] for r in pool}
         groups: dict = {}
         for r in pool:
             if slots.get(r[0]) is not None:
@@ -579,34 +476,3 @@ def recall_with(store: Store, embedder: Embedder | None, reader: IndexReader | N
                 zone: tzinfo = UTC) -> Recall:
     """A `Recall` ranking by `RecallConfig.of(values)` (the bench's grid and the settings build it this way)."""
     return Recall(store, embedder, reader, config=RecallConfig.of(values), zone=zone)
-
-
-def open_recall(settings, store: Store) -> Recall:
-    """A ready `Recall` for `settings`: the configured embedder (local model, or the provider's `embed` tier,
-    whose calls count against the daily budget in `store`) if it opens, and an index reader over the vectors of
-    that embedder's model only (vectors of another model are never searched).
-
-    Degrades to keyword-only recall, with one log line, when the backend is `none`, the model cannot be loaded
-    or the provider cannot be reached (seed 004: fail-soft; a broken embedder must not break recall).
-    """
-    from twin.embedder import make_embedder
-    from twin.exceptions import EmbedderError
-    from twin.index import VectorIndex
-
-    weights = Weights(keyword=settings.recall_keyword_weight, importance=settings.recall_importance_weight,
-                      recency=settings.recall_recency_weight, half_life_days=settings.recall_half_life_days)
-    embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
-    reader = None
-    if embedder is not None:
-        try:
-            embedder.open()
-        except EmbedderError as exc:
-            log.warning("recall: the embedder cannot load (%s); keyword-only recall", exc)
-            embedder = None
-    if embedder is not None:
-        index = VectorIndex.for_settings(settings, embedder.model_id, embedder.dim)
-        reader = IndexReader(store, index)
-        reader.open()
-    from twin.hush import owner_zone
-
-    return Recall(store, embedder, reader, weights, settings.recall_candidates, zone=owner_zone(settings))

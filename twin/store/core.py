@@ -39,7 +39,8 @@ _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, 
 class RankingFields(NamedTuple):
     """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
     `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
-    an earlier moment still sees it as current. Still a tuple: `fields[0]` is `being_id`."""
+    an earlier moment still sees it as current; `content` last, so recall reads a candidate's words in the same
+    query. Still a tuple: `fields[0]` is `being_id`."""
     being_id: str
     kind: str
     status: str
@@ -48,6 +49,7 @@ class RankingFields(NamedTuple):
     sensitivity: str
     tier: str
     superseded_at: str | None
+    content: str
 
 
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
@@ -270,7 +272,7 @@ class Store(MemoryStates):
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
-                    " s.created_at FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    " s.created_at, m.content FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = RankingFields(*row[1:])
         return out
@@ -372,6 +374,12 @@ class Store(MemoryStates):
             sql += " AND m.status = 'active'"
         sql += " ORDER BY f.rank LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
+
+    def fts_all_ranks(self, match: str) -> dict[int, float]:
+        """`{id: bm25}` of every memory FTS5 `match` finds (any being or status; bm25 negative, lower is better, on
+        `fts_search`'s scale); read-only. For a match known to find few memories (`keyword_search.ALL_RANKS_MAX`).
+        Raises `sqlite3.OperationalError` on a malformed query."""
+        return dict(self.conn.execute("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?", (match,)))
 
     def fts_ranks(self, match: str, memory_ids: Iterable[int]) -> list[tuple[int, float, str]]:
         """`(id, bm25, content)` of those of `memory_ids` that FTS5 `match` finds (bm25 negative, lower is better,
