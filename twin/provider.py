@@ -17,11 +17,11 @@ import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 import numpy as np
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from twin.exceptions import TwinError
 from twin.memory import strip_controls
@@ -86,6 +86,11 @@ def unit_interval(value: object, default: float = 0.5) -> float:
     except (TypeError, ValueError):
         return default
     return default if math.isnan(number) else min(1.0, max(0.0, number))
+
+
+UnitInterval = Annotated[float, BeforeValidator(unit_interval)]
+"""A 0..1 field of a model's answer (an importance, a priority): the model's value through `unit_interval`, so a
+value out of range is clamped and one that is no number is 0.5."""
 
 
 def valid_items(value: object, item: type[T], field: str) -> list[T]:
