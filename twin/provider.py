@@ -108,6 +108,13 @@ def valid_items(value: object, item: type[T], field: str) -> list[T]:
     return out
 
 
+def dropping_invalid(item: type[T]) -> BeforeValidator:
+    """The validator of a list field of a model's answer: `Annotated[list[X], dropping_invalid(X)]` keeps the
+    entries that validate as `X` and drops the others one by one (`valid_items`); a value that is not a list fails
+    the field (`ValueError` "<field> must be a list", so the answer is a `BadAnswer`)."""
+    return BeforeValidator(lambda value, info: valid_items(value, item, info.field_name))
+
+
 def parse_json_object(text: str) -> dict:
     """The first JSON object in a model's answer: the whole answer, a ```json fenced block, or the first `{…}`
     that decodes, so prose before or after the JSON is ignored. Strings come back without lone surrogates.
