@@ -4,10 +4,12 @@
 import of the connector) and where its class is, imported only when it is enabled (`load`; the Gmail and
 Telegram clients are heavy). The supervisor loops over it: it builds each enabled connector with
 `(settings, store, bus, activity)` and runs `await connector.run(stop)`. An unknown name raises `KeyError`.
+`stopped_within` is how a connector waits between rounds without outliving `stop`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,3 +54,13 @@ REGISTRY = {c.name: c for c in (
 def enabled(settings: Settings) -> list[Connector]:
     """The connectors `settings` turn on, in registry order (imports none of them)."""
     return [c for c in REGISTRY.values() if c.enabled(settings)]
+
+
+async def stopped_within(stop: asyncio.Event, delay_s: float) -> bool:
+    """Sleep `delay_s` seconds or until `stop` is set, whichever comes first; True when `stop` is set (the
+    connector returns from `run`), False when the time ran out (it goes on)."""
+    try:
+        await asyncio.wait_for(stop.wait(), delay_s)
+    except TimeoutError:
+        return False
+    return True
