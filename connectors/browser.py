@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from connectors import stopped_within
 from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin import ingest
 from twin.activity import Activity
@@ -198,8 +199,7 @@ class BrowserConnector:
             wait_s = self.due_in_s()
             if wait_s <= 0:
                 wait_s = await self._import_safely()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=min(max(wait_s, 1.0), CHECK_EVERY_S))
+            await stopped_within(stop, min(max(wait_s, 1.0), CHECK_EVERY_S))
 
     async def _import_safely(self) -> float:
         try:

@@ -40,6 +40,7 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
+from connectors import stopped_within
 from connectors.email_summary import heuristic_summary
 from connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin import ingest
@@ -341,8 +342,7 @@ class GmailConnector:
             except Exception as exc:  # noqa: BLE001 - the network, the API or Redis: log it, try at the next poll
                 log.warning("gmail: sync failed (%s: %s); trying again in %.0f s", type(exc).__name__, exc, delay)
                 self._failed(f"{type(exc).__name__}: {_short(exc)}")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=delay)
+            await stopped_within(stop, delay)
 
     def _failed(self, reason: str) -> None:
         """Note a failed sync in the `sync_error` cursor (`twin status` shows it until a sync works), with one
@@ -382,8 +382,7 @@ class GmailConnector:
         path = self.settings.gmail_token_path
         before = _token_state(path)
         while not stop.is_set() and _token_state(path) == before:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=AUTH_RECHECK_S)
+            await stopped_within(stop, AUTH_RECHECK_S)
         if not stop.is_set() and self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
             self.store.delete_cursor(CONNECTOR, self.being, "auth_error")
             self.activity.record("read_email", "Found a new Gmail token; syncing again.")
