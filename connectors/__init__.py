@@ -4,17 +4,25 @@
 import of the connector) and where its class is, imported only when it is enabled (`load`; the Gmail and
 Telegram clients are heavy). The supervisor loops over it: it builds each enabled connector with
 `(settings, store, bus, activity)` and runs `await connector.run(stop)`. An unknown name raises `KeyError`.
+`stopped_within` is how a connector waits between rounds without outliving `stop`; `OwnStoreConnector` is the
+base of the connectors that work on a store connection of their own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
+from typing import TYPE_CHECKING
 
+from twin.activity import Activity
 from twin.settings import Settings
 from twin.store import Store
+
+if TYPE_CHECKING:
+    from workers.bus import Bus
 
 
 @dataclass(frozen=True)
@@ -52,3 +60,32 @@ REGISTRY = {c.name: c for c in (
 def enabled(settings: Settings) -> list[Connector]:
     """The connectors `settings` turn on, in registry order (imports none of them)."""
     return [c for c in REGISTRY.values() if c.enabled(settings)]
+
+
+async def stopped_within(stop: asyncio.Event, delay_s: float) -> bool:
+    """Sleep `delay_s` seconds or until `stop` is set, whichever comes first; True when `stop` is set (the
+    connector returns from `run`), False when the time ran out (it goes on)."""
+    try:
+        await asyncio.wait_for(stop.wait(), delay_s)
+    except TimeoutError:
+        return False
+    return True
+
+
+class OwnStoreConnector:
+    """Base of a connector that works on a store connection of its own (its imports or syncs run in worker threads
+    and hold transactions, so the supervisor's `store` and `activity`, passed by the registry's
+    `(settings, store, bus, activity)`, are not used): `self.store` is opened on `settings.db_path` when it is
+    built and `self.activity` writes the diary through it. `close()` closes that connection; the subclass's `run`
+    calls it when it returns. Raises `sqlite3.Error` when the database cannot be opened."""
+
+    def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
+        self.settings = settings
+        self.store = Store(settings.db_path).open()
+        self.bus = bus
+        self.activity = Activity(self.store, settings.being)
+        self.being = settings.being
+
+    def close(self) -> None:
+        """Close the connector's store connection."""
+        self.store.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from connectors import OwnStoreConnector, stopped_within
 from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin import ingest
 from twin.activity import Activity
@@ -161,22 +162,14 @@ def _ask_for_embedding(settings: Settings) -> None:
         client.close()
 
 
-class BrowserConnector:
+class BrowserConnector(OwnStoreConnector):
     """Imports browser history when one is due (seed 001: at most once every 24 hours) while the daemon runs. It
-    works on a store connection of its own (imports run in worker threads and hold transactions), closed when
-    `run` returns or by `close()`; the supervisor's `store` and `activity` are not used."""
+    works on a store connection of its own (`OwnStoreConnector`: imports run in worker threads and hold
+    transactions), closed when `run` returns or by `close()`."""
 
     def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
-        self.settings = settings
-        self.store = Store(settings.db_path).open()
-        self.bus = bus
-        self.activity = Activity(self.store, settings.being)
-        self.being = settings.being
+        super().__init__(settings, store, bus, activity)
         self.failing = False
-
-    def close(self) -> None:
-        """Close the connector's store connection."""
-        self.store.close()
 
     def due_in_s(self) -> float:
         """Seconds until the next import is due (≤ 0: now), from the `last_import` cursor."""
@@ -198,8 +191,7 @@ class BrowserConnector:
             wait_s = self.due_in_s()
             if wait_s <= 0:
                 wait_s = await self._import_safely()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=min(max(wait_s, 1.0), CHECK_EVERY_S))
+            await stopped_within(stop, min(max(wait_s, 1.0), CHECK_EVERY_S))
 
     async def _import_safely(self) -> float:
         try:

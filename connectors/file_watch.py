@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import watchfiles
 
+from connectors import stopped_within
+
 if TYPE_CHECKING:
     from twin.activity import Activity
 
@@ -108,7 +110,7 @@ class WatchLoop:
                     raise
                 delay_s = self._after(problem)
             rescan = True
-            if await _sleep_unless(stop, delay_s):
+            if await stopped_within(stop, delay_s):
                 return
             self._last_restart = time.monotonic()
             self.restarts += 1
@@ -182,10 +184,3 @@ async def _mirror(source: asyncio.Event, target: asyncio.Event) -> None:
     target.set()
 
 
-async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
-    """Sleep `delay_s` seconds or until `stop` is set; True when `stop` is set."""
-    try:
-        await asyncio.wait_for(stop.wait(), delay_s)
-    except TimeoutError:
-        return False
-    return True

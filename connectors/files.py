@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import watchfiles
 from redis.exceptions import RedisError
 
+from connectors import stopped_within
 from connectors.file_text import Document, Skip
 from connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
 from connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
@@ -81,15 +82,6 @@ def _unchanged(entry: ManifestEntry, st: os.stat_result) -> bool:
     """Same size and mtime as the row: not read again. Unreadable files are retried (a chmod keeps the mtime)."""
     retry = entry.state == "skipped" and (entry.reason or "").startswith("unreadable")
     return not retry and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
-
-
-async def _sleep_unless(stop: asyncio.Event, delay_s: float) -> bool:
-    """Sleep `delay_s` seconds or until `stop` is set; True when `stop` is set."""
-    try:
-        await asyncio.wait_for(stop.wait(), delay_s)
-    except TimeoutError:
-        return False
-    return True
 
 
 # -- the connector: compare with the manifest, push, then save the row ------------------------------------------
@@ -158,7 +150,7 @@ class FilesConnector:
     async def _follow_backlog(self, backlog: Backlog, stop: asyncio.Event) -> None:
         """Write the "learned and searchable" line once the start-up backlog is (`Backlog.done_line`), checking
         every `backlog_poll_s` (`BACKLOG_POLL_S`); a store error is logged and checked again later."""
-        while not await _sleep_unless(stop, self.backlog_poll_s):
+        while not await stopped_within(stop, self.backlog_poll_s):
             try:
                 line = backlog.done_line(self.store)
             except sqlite3.Error as exc:
@@ -390,7 +382,7 @@ class FilesConnector:
                     for task in waits:
                         task.cancel()
                 continue
-            if await _sleep_unless(stop, delay_s):
+            if await stopped_within(stop, delay_s):
                 return
             tally = Tally()
             async with self._lock:

@@ -40,18 +40,17 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
+from connectors import OwnStoreConnector, stopped_within
 from connectors.email_summary import heuristic_summary
 from connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin import ingest
-from twin.activity import Activity
 from twin.ingest import Ingest
 from twin.memory import utc_now
-from twin.store import Store, email_threads
+from twin.store import email_threads
 from twin.store.signals import ProposedSignal, record_signal
 
 if TYPE_CHECKING:
     from twin.settings import Settings
-    from workers.bus import Bus
 
 log = logging.getLogger(__name__)
 
@@ -300,21 +299,10 @@ def thread_item(being: str, thread: EmailThread) -> Ingest:
                   extra={"summary": heuristic_summary(thread)})
 
 
-class GmailConnector:
+class GmailConnector(OwnStoreConnector):
     """Polls Gmail every `gmail_poll_s` while the daemon runs, once a token file exists. It works on a store
-    connection of its own (its syncs run in worker threads and hold transactions), closed when `run` returns
-    or by `close()`; the supervisor's `store` and `activity` are not used."""
-
-    def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
-        self.settings = settings
-        self.store = Store(settings.db_path).open()
-        self.bus = bus
-        self.activity = Activity(self.store, settings.being)
-        self.being = settings.being
-
-    def close(self) -> None:
-        """Close the connector's store connection."""
-        self.store.close()
+    connection of its own (`OwnStoreConnector`: its syncs run in worker threads and hold transactions), closed
+    when `run` returns or by `close()`."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Sync, then wait `gmail_poll_s`, until `stop`. A revoked token pauses syncing until the token file
@@ -341,8 +329,7 @@ class GmailConnector:
             except Exception as exc:  # noqa: BLE001 - the network, the API or Redis: log it, try at the next poll
                 log.warning("gmail: sync failed (%s: %s); trying again in %.0f s", type(exc).__name__, exc, delay)
                 self._failed(f"{type(exc).__name__}: {_short(exc)}")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=delay)
+            await stopped_within(stop, delay)
 
     def _failed(self, reason: str) -> None:
         """Note a failed sync in the `sync_error` cursor (`twin status` shows it until a sync works), with one
@@ -382,8 +369,7 @@ class GmailConnector:
         path = self.settings.gmail_token_path
         before = _token_state(path)
         while not stop.is_set() and _token_state(path) == before:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=AUTH_RECHECK_S)
+            await stopped_within(stop, AUTH_RECHECK_S)
         if not stop.is_set() and self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
             self.store.delete_cursor(CONNECTOR, self.being, "auth_error")
             self.activity.record("read_email", "Found a new Gmail token; syncing again.")

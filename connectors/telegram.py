@@ -29,6 +29,7 @@ from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, Te
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from connectors import stopped_within
 from connectors.telegram_message import plain_text, read_message
 from twin import ingest
 from twin.activity import Activity
@@ -137,8 +138,7 @@ class TelegramConnector:
         return None
 
     async def _pause(self, seconds: float, stop: asyncio.Event) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=seconds)
+        await stopped_within(stop, seconds)
 
     # -- run ---------------------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:

@@ -11,9 +11,11 @@ failure raises `ProviderError`, and capture uses its offline rules for that call
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from twin.provider import BULK_SHARE, DATA_RULE, ModelProvider, quote_data, valid_items
+from twin.provider import BULK_SHARE, DATA_RULE, ModelProvider, dropping_invalid, quote_data
 
 COMPARED_PER_MEMORY = 8
 """Active memories shown to the model per new memory: its best keyword matches (bm25), ours."""
@@ -58,12 +60,7 @@ class ComparisonAnswer(BaseModel):
     """The whole answer: `{pairs: [...]}` (items that do not parse are dropped one by one)."""
 
     model_config = ConfigDict(extra="ignore")
-    pairs: list[Judgement]
-
-    @field_validator("pairs", mode="before")
-    @classmethod
-    def _usable(cls, value: object) -> list[Judgement]:
-        return valid_items(value, Judgement, "pairs")
+    pairs: Annotated[list[Judgement], dropping_invalid(Judgement)]
 
 
 def judge(provider: ModelProvider, batch: list[tuple[str, list[tuple[int, str]]]]) -> list[dict[int, tuple[str, str]]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -116,19 +116,25 @@ def _terms(title: str, site: str) -> list[str]:
             if len(w) > 1 and not w.isdigit() and w not in STOPWORDS and w not in own]
 
 
-def sites_of(visits: Iterable[PageVisit]) -> dict[str, _Site]:
-    """The visits grouped by site, each page's title terms counted once (what the model's answer is checked
-    against)."""
-    sites: dict[str, _Site] = {}
-    titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
+def _dated(visits: Iterable[PageVisit]) -> Iterator[tuple[PageVisit, str, datetime]]:
+    """`(visit, its site, its time)` for each visit with a host (`site_of`) and a `visited_at` that parses
+    (`parse_time`: an aware datetime); the others are left out."""
     for visit in visits:
         site = site_of(visit.url)
         try:
             when = parse_time(visit.visited_at)
         except ValueError:
             continue
-        if site is None:
-            continue
+        if site is not None:
+            yield visit, site, when
+
+
+def sites_of(visits: Iterable[PageVisit]) -> dict[str, _Site]:
+    """The visits grouped by site, each page's title terms counted once (what the model's answer is checked
+    against)."""
+    sites: dict[str, _Site] = {}
+    titles: dict[str, dict[str, str]] = {}  # site -> page -> title (each page counted once)
+    for visit, site, when in _dated(visits):
         entry = sites.setdefault(site, _Site())
         entry.times.append(when)
         entry.pages.add(visit.url)
@@ -166,13 +172,8 @@ def _pages(visits: Iterable[PageVisit]) -> list[_Page]:
     """The distinct pages of `visits` (by URL, in URL order) that are reading: utility pages
     (`twin.page_kinds.utility_page`), visits without a host and visits with an unparsable time are left out."""
     pages: dict[str, _Page] = {}
-    for visit in visits:
-        site = site_of(visit.url)
-        try:
-            when = parse_time(visit.visited_at)
-        except ValueError:
-            continue
-        if site is None or utility_page(visit.url, visit.title) is not None:
+    for visit, site, when in _dated(visits):
+        if utility_page(visit.url, visit.title) is not None:
             continue
         page = pages.get(visit.url)
         if page is None:

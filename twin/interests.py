@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -34,8 +35,8 @@ from twin.provider import (
     ModelProvider,
     ProviderError,
     ProviderResting,
+    dropping_invalid,
     quote_data,
-    valid_items,
 )
 from twin.store import Store
 
@@ -78,12 +79,7 @@ class InterestAnswer(BaseModel):
     """The model's answer: `{"interests": [...]}`; items that do not fit `InterestItem` are dropped."""
 
     model_config = ConfigDict(extra="ignore")
-    interests: list[InterestItem]
-
-    @field_validator("interests", mode="before")
-    @classmethod
-    def _drop_bad_items(cls, value: object) -> list[InterestItem]:
-        return valid_items(value, InterestItem, "interests")
+    interests: Annotated[list[InterestItem], dropping_invalid(InterestItem)]
 
 
 def system_prompt(limit: int) -> str:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from twin.extractor import MAX_CHARS, MAX_PER_CALL, MAX_SECRET_CHARS, MIN_CHARS, Candidate
 from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
-from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, quote_data, unit_interval
+from twin.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, UnitInterval, quote_data
 from twin.sensitivity import redact
 from twin.sentence_contract import fit_to_contract
 
@@ -71,18 +71,13 @@ class ExtractedMemory(BaseModel):
     model_config = ConfigDict(extra="ignore")
     kind: str = "fact"
     content: str
-    importance: float = 0.5
+    importance: UnitInterval = 0.5
     tags: list[str] = Field(default_factory=list)
 
     @field_validator("kind", mode="before")
     @classmethod
     def _kind(cls, value: object) -> str:
         return coerce_kind(value)
-
-    @field_validator("importance", mode="before")
-    @classmethod
-    def _importance(cls, value: object) -> float:
-        return unit_interval(value)
 
     @field_validator("tags", mode="before")
     @classmethod

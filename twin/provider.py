@@ -17,11 +17,11 @@ import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 import numpy as np
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from twin.exceptions import TwinError
 from twin.memory import strip_controls
@@ -88,6 +88,11 @@ def unit_interval(value: object, default: float = 0.5) -> float:
     return default if math.isnan(number) else min(1.0, max(0.0, number))
 
 
+UnitInterval = Annotated[float, BeforeValidator(unit_interval)]
+"""A 0..1 field of a model's answer (an importance, a priority): the model's value through `unit_interval`, so a
+value out of range is clamped and one that is no number is 0.5."""
+
+
 def valid_items(value: object, item: type[T], field: str) -> list[T]:
     """The items of a model's list that validate as `item` (a pydantic model), the others dropped one by one, so
     one malformed entry does not cost the whole answer. Raises `ValueError` naming `field` when `value` is not a
@@ -101,6 +106,13 @@ def valid_items(value: object, item: type[T], field: str) -> list[T]:
         except (ValidationError, ValueError, TypeError):
             continue
     return out
+
+
+def dropping_invalid(item: type[T]) -> BeforeValidator:
+    """The validator of a list field of a model's answer: `Annotated[list[X], dropping_invalid(X)]` keeps the
+    entries that validate as `X` and drops the others one by one (`valid_items`); a value that is not a list fails
+    the field (`ValueError` "<field> must be a list", so the answer is a `BadAnswer`)."""
+    return BeforeValidator(lambda value, info: valid_items(value, item, info.field_name))
 
 
 def parse_json_object(text: str) -> dict:

@@ -26,8 +26,8 @@ from twin.provider import (
     ModelProvider,
     ProviderError,
     ProviderResting,
+    UnitInterval,
     quote_data,
-    unit_interval,
 )
 from twin.store import Store
 from twin.store.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
@@ -74,7 +74,7 @@ class SignalProposal(BaseModel):
     kind: str = "insight"
     title: str = Field(min_length=1)
     body: str = ""
-    priority: float = 0.5
+    priority: UnitInterval = 0.5
     evidence: list[int] = Field(default_factory=list)
 
     @field_validator("kind", mode="before")
@@ -86,11 +86,6 @@ class SignalProposal(BaseModel):
     @classmethod
     def _text(cls, value: object) -> str:
         return _clean_text(value, 1000)
-
-    @field_validator("priority", mode="before")
-    @classmethod
-    def _priority(cls, value: object) -> float:
-        return unit_interval(value)
 
     @field_validator("evidence", mode="before")
     @classmethod
