@@ -123,12 +123,16 @@ def test_the_transcript_keeps_no_plain_secret_but_the_memory_does(env, daemon, b
         with store_of(env) as store:
             return [r[0] for r in store.conn.execute("SELECT text FROM chat_messages ORDER BY id")]
 
+    def staged() -> int:
+        with store_of(env) as store:
+            return store.conn.execute("SELECT COUNT(*) FROM ingest_items").fetchone()[0]
+
     wait_for(lambda: len(transcript()) == 4, 15, "the reply to be recorded")
+    wait_for(lambda: staged() == 0, 15, "the learned item to be released")  # released just after the memory commits
     with store_of(env) as store:
         rows = transcript()
         assert not any("4821" in row for row in rows)
         assert "[redacted]" in rows[0] and "[redacted]" in rows[3]
-        assert store.conn.execute("SELECT COUNT(*) FROM ingest_items").fetchone()[0] == 0
         [memory] = [m for m in store.list_memories("owner") if "4821" in m.content]
         first_row = store.conn.execute("SELECT id FROM chat_messages ORDER BY id LIMIT 1").fetchone()[0]
     assert memory.sensitivity == "sensitive"
