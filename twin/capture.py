@@ -37,7 +37,7 @@ from twin.capture_rules import drops_numbers, numbers_changed, relate, tokens, u
 from twin.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.extractor import Candidate
 from twin.memory import content_sha256
-from twin.recall import fts_query, query_terms
+from twin.query_terms import fts_query, query_terms
 from twin.sensitivity import SENSITIVE, infer_sensitivity, stricter
 from twin.store import Store
 

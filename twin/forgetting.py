@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
-from twin import chat, ingest
+from twin import ingest
+from twin import transcript as chat
 from twin.about import Subject
 from twin.activity import Activity, naming, unname
 from twin.memory import Memory

@@ -12,15 +12,14 @@ instructions to the twin does not count as evidence, so a planted email cannot m
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from twin.clock import owner_zone
 from twin.exceptions import StoreError
 from twin.memory import format_time, normalise_content, parse_time
 from twin.store import Store
@@ -59,32 +58,6 @@ against the memory's normalised content (NFKC, case-folded). Deliberately few an
 still exists and is recalled; it only cannot be the sole evidence of a signal."""
 
 _LETTER_RUNS = re.compile(r"[^\W\d_]+")
-
-
-def system_zone() -> tzinfo:
-    """The machine's local time zone, as an IANA zone when it can be named (so DST is followed): `$TZ`, then the
-    `/etc/localtime` link, then the file itself, and last the current fixed UTC offset. Never raises."""
-    candidates = [os.environ.get("TZ", "").removeprefix(":")]
-    link = os.path.realpath("/etc/localtime")
-    if "/zoneinfo/" in link:
-        candidates.append(link.split("/zoneinfo/", 1)[1])
-    for name in candidates:
-        if name:
-            try:
-                return ZoneInfo(name)
-            except (ZoneInfoNotFoundError, ValueError, OSError):
-                continue
-    try:
-        with open("/etc/localtime", "rb") as f:
-            return ZoneInfo.from_file(f, key="localtime")
-    except (OSError, ValueError):
-        return datetime.now().astimezone().tzinfo or UTC
-
-
-def owner_zone(settings: Settings) -> tzinfo:
-    """The owner's time zone: `hush_timezone`, else the system's (`system_zone()`); for quiet hours and for
-    time words in recall queries. Raises `ZoneInfoNotFoundError` for an unknown name (`Settings` checks it)."""
-    return ZoneInfo(settings.hush_timezone) if settings.hush_timezone else system_zone()
 
 
 def zone_name(zone: tzinfo) -> str:

@@ -32,7 +32,6 @@ import logging
 import math
 import re
 import sqlite3
-import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -41,11 +40,12 @@ import numpy as np
 
 from twin.embedder import Embedder
 from twin.exceptions import TwinError
-from twin.extractor import agree
 from twin.memory import Recalled, format_time, parse_time
+from twin.query_terms import _WORD, fold, fts_query, query_terms
 from twin import slots
 from twin.slots import SlotOf
 from twin.store import Store
+from twin.third_person import agree
 from twin.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.vectors import IndexReader
 from twin.weights import RECALL_CONFIG, RECALL_WEIGHTS, RecallConfig, Weights
@@ -55,14 +55,6 @@ log = logging.getLogger(__name__)
 LIMIT_MAX = 200
 """At most this many results per call (seed 000: "capped at 200 per call")."""
 
-STOPWORDS = frozenset(
-    """
-    a an and are as at be been but by can could did do does for from had has have how i if in into is it
-    its me my of on or our so than that the their them then there these they this to was we were what
-    when where which who whom why will with would you your about any all am also just more most no not
-    now only other some such too very s t d ll re ve m
-    """.split())
-_WORD = re.compile(r"\w+", re.UNICODE)
 COMMON_TERM_SHARE = 0.01
 """A query word found in more than this share of memories is not used to find keyword candidates."""
 COMMON_TERM_MIN_DOCS = 200
@@ -158,22 +150,6 @@ def subject_head(sentence: str) -> tuple[str, ...] | None:
     return tuple(words[:2]) if words[0].endswith("'s") else (words[0],)
 
 
-def fold(text: str) -> str:
-    """Case-fold and strip diacritics, as FTS5's `unicode61 remove_diacritics 2` tokenizer does."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def query_terms(text: str) -> list[str]:
-    """The query's distinct non-stopword terms in FTS form, in order, at most 32 (contraction tails such as
-    the `s` of "what's" are stopwords: they would match every "Owner's")."""
-    terms: list[str] = []
-    for word in _WORD.findall(fold(text)):
-        if word not in STOPWORDS and word not in terms:
-            terms.append(word)
-    return terms[:32]
-
-
 _FIRST_PERSON_VERB = re.compile(
     r"(?i)\b(?:i|we)\s+(?:(?:really|still|usually|often|always|never|now|currently|also|just|mostly)\s+)?([a-z]+)\b")
 
@@ -195,12 +171,6 @@ def has_form(form: str, words: set[str], folded: str) -> bool:
     if " " not in form:
         return form in words
     return re.search(rf"\b{re.escape(form)}\b", folded) is not None
-
-
-def fts_query(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression: the OR of `terms`, each quoted (so no user text is read as FTS syntax).
-    None when there is nothing to match."""
-    return " OR ".join(f'"{t.replace(chr(34), "")}"' for t in terms) or None
 
 
 def idf(documents: int, containing: int) -> float:
@@ -607,6 +577,6 @@ def open_recall(settings, store: Store) -> Recall:
         index = VectorIndex.for_settings(settings, embedder.model_id, embedder.dim)
         reader = IndexReader(store, index)
         reader.open()
-    from twin.hush import owner_zone
+    from twin.clock import owner_zone
 
     return Recall(store, embedder, reader, weights, settings.recall_candidates, zone=owner_zone(settings))

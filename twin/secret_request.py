@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from twin.memory import Recalled
-from twin.recall import query_terms
+from twin.query_terms import query_terms
 from twin.sensitivity import find_secrets
 
 BY_FAR = 0.15

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 
 from twin.activity import Activity
+from twin.clock import owner_zone
 from twin.embedder import Embedder, make_embedder
 from twin.exceptions import EmbedderError
-from twin.hush import owner_zone
 from twin.index import VectorIndex
 from twin.recall import Recall
 from twin.settings import Settings
@@ -62,7 +62,7 @@ def recall_weights(settings: Settings) -> Weights:
 def open_recall(settings: Settings, store: Store, embedder: Embedder | None = None) -> Recall:
     """A ready `Recall` for `settings` over `store`: with `embedder` (an opened one the caller already holds, so a
     process loads the model once) or else the configured one (`open_embedder`), and an index reader over the
-    vectors of that embedder's model only; the owner's time zone for time words (`twin.hush.owner_zone`).
+    vectors of that embedder's model only; the owner's time zone for time words (`twin.clock.owner_zone`).
 
     Degrades to keyword-only recall, with one log line, when the backend is `none`, the model cannot be loaded
     or the provider cannot be reached (seed 004: fail-soft; a broken embedder must not break recall). The caller

@@ -137,7 +137,7 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "today":
         from datetime import UTC, datetime
 
-        from twin.hush import owner_zone
+        from twin.clock import owner_zone
         from twin.memory import format_time
         from twin.time_window import today_window
 
