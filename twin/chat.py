@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from twin import ingest
 from twin.ingest import Ingest
+from twin.llm.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
 from twin.memory import Recalled, strip_controls
-from twin.provider import DATA_RULE, ModelProvider, ProviderError, quote_data
-from twin.recall import Recall
-from twin.secret_request import asks_for_sensitive, only_what_was_asked
-from twin.sensitivity import find_secrets, redact
+from twin.recall.hybrid import Recall
 from twin.store import Store
 from twin.store import chat as transcript
+from twin.text.secret_request import asks_for_sensitive, only_what_was_asked
+from twin.text.sensitivity import find_secrets, redact
 from twin.transcript import REDACTED as REDACTED
 from twin.transcript import SUMMARY_MAX_CHARS, VOICE_MARKS, offline_summary
 from twin.transcript import mentions as mentions
@@ -50,7 +50,7 @@ unless the conversation changed it. {DATA_RULE}"""
 class Voice:
     """Text inside an owner's message that someone else wrote: a message the owner forwarded, or the message (or
     the part of it) the owner quoted or replied to. `speaker` is that person's display name (one line, as
-    `twin.reported_speech.clean_speaker` makes it), `origin` where it came from ("forwarded from Trudy Meyer
+    `twin.text.reported_speech.clean_speaker` makes it), `origin` where it came from ("forwarded from Trudy Meyer
     (user 777)"), `how` "forwarded" or "replied". It is learned as what `speaker` says, never as the owner's
     words, and nothing in it is ever run as a command (issue "What is learned is what was said, by whom")."""
 
@@ -88,7 +88,7 @@ def paired_owners(store: Store, connector: str, being: str) -> set[int]:
 def relevant_memories(recall: Recall, being: str, text: str, limit: int) -> list[Recalled]:
     """The top `limit` memories for `text` that matter: a keyword hit or cosine ≥ `MIN_VECTOR_SIMILARITY`;
     `sensitive` ones dropped unless `asks_for_sensitive(text)`, and then only the ones it asks for
-    (`twin.secret_request.only_what_was_asked`: "what's my wifi password?" shows the Wi-Fi password, not every
+    (`twin.text.secret_request.only_what_was_asked`: "what's my wifi password?" shows the Wi-Fi password, not every
     password). Never raises for recall trouble (logged; [])."""
     try:
         hits = recall.recall(being, text, limit=limit * 3, include_sensitive=asks_for_sensitive(text))
@@ -109,7 +109,7 @@ class Conversation:
     `chat_compact_after` (50), `chat_keep_recent` (10), `chat_recall_limit` (5).
 
     The transcript keeps no plain copy of a secret: messages and replies are stored with their secret values
-    redacted (`twin.sensitivity.redact`); what the owner said reaches `learn()` whole through a staged ingest item
+    redacted (`twin.text.sensitivity.redact`); what the owner said reaches `learn()` whole through a staged ingest item
     (`twin.ingest`), held until the reply is sent and deleted once learned.
     """
 

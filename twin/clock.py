@@ -1,5 +1,5 @@
-"""The owner's clock: the time zone the owner lives in, for quiet hours (`twin.hush`) and for time words in recall
-queries (`twin.recall`). Foundation: it reads settings and the machine, nothing of twin's own."""
+"""The owner's clock: the time zone the owner lives in, for quiet hours (`twin.reflection.hush`) and for time words in recall
+queries (`twin.recall.hybrid`). Foundation: it reads settings and the machine, nothing of twin's own."""
 
 from __future__ import annotations
 

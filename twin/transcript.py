@@ -1,5 +1,5 @@
 """The chat transcript's text rules: whose words a row holds, the offline summary, and what a forget redacts
-in the transcript and its summaries (DESIGN.md invariant 5; `twin.forgetting` calls these, `twin.chat` writes
+in the transcript and its summaries (DESIGN.md invariant 5; `twin.lifecycle.forgetting` calls these, `twin.chat` writes
 the transcript). Over `twin.store.chat`; no model, no recall."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import json
 import re
 from collections.abc import Callable
 
-from twin.capture_rules import tokens
-from twin.extractor import extract
 from twin.memory import Memory
-from twin.sensitivity import find_secrets
 from twin.store import Store
 from twin.store import chat as transcript
+from twin.text.capture_rules import tokens
+from twin.text.extractor import extract
+from twin.text.sensitivity import find_secrets
 
 SUMMARY_MAX_CHARS = 3000
 """The session summary keeps its newest part within this many characters (ours; it goes into every prompt)."""
@@ -35,7 +35,7 @@ def offline_summary(previous: str, messages: list[tuple[str, str]]) -> str:
     return merged[-SUMMARY_MAX_CHARS:]
 
 
-# -- forgetting (DESIGN.md invariant 5; called by twin.forgetting) ---------------------------------------------
+# -- forgetting (DESIGN.md invariant 5; called by twin.lifecycle.forgetting) ---------------------------------------------
 REDACTED = "[forgotten]"
 """What a transcript row's text becomes when what it held is forgotten (the row stays for the state machine)."""
 SUMMARY_REBUILD_ROWS = 40
@@ -87,7 +87,7 @@ def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, 
 
 def rows_mentioning(store: Store, being: str, mentions: Callable[[str], bool]) -> dict[int, str]:
     """`{row id: chat id}` of the transcript rows of `being` whose text `mentions` says mentions the subject of a
-    forget (`twin.about.Subject.mentions`; read-only). Rows already redacted are left out."""
+    forget (`twin.text.about.Subject.mentions`; read-only). Rows already redacted are left out."""
     return {row_id: chat_id for row_id, chat_id, text, _ in transcript.unredacted_rows(store, being, REDACTED)
             if mentions(text)}
 

@@ -13,13 +13,13 @@ import logging
 
 from twin.activity import Activity
 from twin.clock import owner_zone
-from twin.embedder import Embedder, make_embedder
 from twin.exceptions import EmbedderError
-from twin.index import VectorIndex
-from twin.recall import Recall
+from twin.recall.hybrid import Recall
 from twin.settings import Settings
 from twin.store import Store
-from twin.vectors import IndexReader, IndexWriter
+from twin.vectors.embedder import Embedder, make_embedder
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexReader, IndexWriter
 from twin.weights import Weights
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def open_embedder(settings: Settings, store: Store | None) -> Embedder | None:
     whose calls count against the daily budget in `store`); None for `"none"` (no vectors are computed).
 
     Raises `EmbedderError` when the model cannot be loaded or the provider cannot be reached, `ValueError` for an
-    unknown backend or `"openai"` without a provider configured (as `twin.embedder.make_embedder`)."""
+    unknown backend or `"openai"` without a provider configured (as `twin.vectors.embedder.make_embedder`)."""
     embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     if embedder is not None:
         embedder.open()
@@ -39,7 +39,7 @@ def open_embedder(settings: Settings, store: Store | None) -> Embedder | None:
 
 def open_index_reader(settings: Settings, store: Store, model_id: str, dim: int) -> IndexReader:
     """A read-only view, opened, of the index of `model_id` (`dim` floats a vector): the last checkpoint plus an
-    exact search of the vectors stored since (`twin.vectors.IndexReader`)."""
+    exact search of the vectors stored since (`twin.vectors.sidecar.IndexReader`)."""
     reader = IndexReader(store, VectorIndex.for_settings(settings, model_id, dim))
     reader.open()
     return reader
