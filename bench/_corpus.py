@@ -277,11 +277,11 @@ def ensure_store(n: int, log=print, rebuild_index: bool = False) -> tuple[Path, 
     run continues with the memories still pending), and the index is built by `IndexWriter` at the end.
     """
     from twin.activity import Activity
-    from twin.embedder import LocalEmbedder
-    from twin.index import VectorIndex
     from twin.settings import Settings
     from twin.store import Store
-    from twin.vectors import IndexWriter
+    from twin.vectors.embedder import LocalEmbedder
+    from twin.vectors.index import VectorIndex
+    from twin.vectors.sidecar import IndexWriter
 
     root = cache_dir(n)
     data = root / "data"

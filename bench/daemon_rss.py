@@ -137,10 +137,10 @@ def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
     """Push `n` owner statements through the bus, wait until every new memory they make is embedded and the next
     index checkpoint is on disk; track the largest summed RSS/PSS seen meanwhile (1 s samples)."""
     from twin import ingest
-    from twin.extractor import extract
     from twin.ingest import Ingest
     from twin.memory import content_sha256
     from twin.store import Store
+    from twin.text.extractor import extract
     from workers.bus import Bus
 
     db = sqlite3.connect(f"file:{daemon.data / 'twin.db'}?mode=ro", uri=True, timeout=15)

@@ -2,7 +2,7 @@
 commit ("before") and the current one ("after"), in the same run:
 
 - needs-reply: precision and recall against the corpus labels, and the threads each side gets wrong;
-- summaries, read through the current offline extractor (`twin.extractor.extract`, as the learn worker does):
+- summaries, read through the current offline extractor (`twin.text.extractor.extract`, as the learn worker does):
   the corpus facts kept (a fact counts when some memory holds it, case-insensitive), memories holding text that
   must never be learned (salutations, sign-offs, signatures, disclaimers, phishing content), and memories cut
   mid-sentence (an opening quote without its closing one);
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from email_corpus import CASES, OWNER, MailCase
 
 from connectors import email_summary, email_text
-from twin.extractor import extract
+from twin.text.extractor import extract
 
 BEFORE_REV = "a7bedfd"
 """The last commit before this summary and needs-reply rule (quote of the first sentence; lists and no-reply

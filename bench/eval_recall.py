@@ -54,7 +54,7 @@ def shipped_config() -> dict:
 def make_recall(hay, embedder, cfg: dict):
     """A `Recall` over one haystack's store with the settings `cfg` (`shipped_config()` keys, or any field of
     `twin.weights.RecallConfig`)."""
-    from twin import recall as recall_module
+    from twin.recall import hybrid as recall_module
 
     store, reader = hay.store, hay.reader
     builder = getattr(recall_module, "recall_with", None)
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     print(f"eval_recall: {load_note()}", flush=True)
     before = before_runs(args.before, args.sets, dirs) if args.before and not args.emit_twin else {}
-    from twin.embedder import make_embedder
+    from twin.vectors.embedder import make_embedder
 
     inner = make_embedder(args.embedder, 0)
     inner.open()

@@ -1,6 +1,6 @@
 """The two recall dev sets loaded into twin stores, for `eval_recall.py` and `touch_bar.py`.
 
-- the personal set (`../shared/eval`): one being, the eval memories through `twin.capture.capture` (the path
+- the personal set (`../shared/eval`): one being, the eval memories through `twin.learn.capture.capture` (the path
   `learn()` uses: worthiness gate, dedup, updates in place, supersession, inferred sensitivity), each created at
   its own `created_at`; the ground-truth fields `dup_of`, `supersedes` and `sensitive` are removed first.
 - LoCoMo's dev half (`../shared/eval-locomo`; Maharana et al., "Evaluating Very Long-Term Conversational Memory
@@ -8,8 +8,8 @@
   with one being named after it; its turns ("Caroline: …", chat turns, not third-person memories) go in through
   `Store.insert_memory` with an edge marker, as a learned memory would.
 
-Every store is embedded with `twin.embedding_flush.flush_pending` into an `IndexWriter` and linked to its 3 nearest by
-`twin.lifecycle.write_all_pending_edges` (what the embedding worker does after a flush). Vectors are cached on
+Every store is embedded with `twin.vectors.embedding_flush.flush_pending` into an `IndexWriter` and linked to its 3 nearest by
+`twin.lifecycle.cycle.write_all_pending_edges` (what the embedding worker does after a flush). Vectors are cached on
 disk by model and text (`VectorCache`, under `bench/out/cache/`), so a second run embeds nothing.
 """
 
@@ -40,7 +40,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 class VectorCache:
     """An embedder wrapper that keeps every vector it computed in a SQLite file, keyed by model id and text
-    (sha-256), so repeated eval runs embed nothing. Same interface as `twin.embedder.Embedder` (opened)."""
+    (sha-256), so repeated eval runs embed nothing. Same interface as `twin.vectors.embedder.Embedder` (opened)."""
 
     def __init__(self, inner, path: Path | None = None):
         self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
@@ -105,11 +105,11 @@ def _index_and_link(workdir: Path, store, embedder) -> tuple[object, int]:
     """Embed every memory of `store` (flush_pending), checkpoint the index, link the graph edges; returns a
     fresh `IndexReader` and how many memories were embedded."""
     from twin.activity import Activity
-    from twin.embedding_flush import flush_pending
-    from twin.index import VectorIndex
-    from twin.lifecycle import VectorLookup, write_all_pending_edges
+    from twin.vectors.embedding_flush import flush_pending
+    from twin.vectors.index import VectorIndex
+    from twin.lifecycle.cycle import VectorLookup, write_all_pending_edges
     from twin.settings import Settings
-    from twin.vectors import IndexReader, IndexWriter
+    from twin.vectors.sidecar import IndexReader, IndexWriter
 
     f = Settings.model_fields
 
@@ -165,8 +165,8 @@ class PersonalSet(EvalSet):
     zone = PERSONAL_ZONE
 
     def open(self) -> PersonalSet:
-        from twin.capture import capture
-        from twin.extractor import Candidate
+        from twin.learn.capture import capture
+        from twin.text.extractor import Candidate
         from twin.store import Store
 
         rows = sorted(({k: v for k, v in row.items() if k not in HIDDEN_FIELDS} for row in self.memories),

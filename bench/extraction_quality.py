@@ -1,8 +1,8 @@
 """How well the offline extractor writes memories: before (main's code at the start of this branch) and after.
 
-Runs `twin.extractor.extract` on tests/extraction_corpus.py (English, German and French chat messages, notes and
-e-mails, read at `NOW`), keeps what the worthiness gate keeps (`twin.capture_rules.unworthy`), and prints per
-language: texts, memories, how many are self-contained third-person sentences (`twin.standalone.
+Runs `twin.text.extractor.extract` on tests/extraction_corpus.py (English, German and French chat messages, notes and
+e-mails, read at `NOW`), keeps what the worthiness gate keeps (`twin.text.capture_rules.unworthy`), and prints per
+language: texts, memories, how many are self-contained third-person sentences (`twin.text.standalone.
 standalone_problem` finds nothing: no first or second person, a subject, no dangling pronoun, no relative date,
 verb agreement; a note's "<title>: " is not part of the sentence), true facts dropped (a fact is kept when one
 memory holds every key word, case and accents folded), and junk (memories that hold no fact of their text).
@@ -30,14 +30,14 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from extraction_corpus import CORPUS, NOW
 
-from twin.standalone import standalone_problem
+from twin.text.standalone import standalone_problem
 
 NOTE_TITLE = "notes.md"
 RUNNER = """
 import inspect, json, sys
 from datetime import datetime
-from twin.capture_rules import unworthy
-from twin.extractor import extract
+from twin.text.capture_rules import unworthy
+from twin.text.extractor import extract
 job = json.load(sys.stdin)
 now = datetime.fromisoformat(job["now"])
 timed = "now" in inspect.signature(extract).parameters

@@ -10,7 +10,7 @@ one memory at a time, oldest first:
   (TRUNCATE), until FTS5 refuses the table ("database disk image is malformed") or the forgets run out;
 - twin's scrub: `Store.delete_memories`, then `Store.scrub_deleted_text()` (optimize, a rebuild once the structure
   passes `REBUILD_ABOVE_LEVELS` levels, the same checkpoint): the same work as the baseline plus the bound;
-- twin forget: `twin.forgetting.forget` (what `twin forget ID` runs: the plan over every table, the transcript
+- twin forget: `twin.lifecycle.forgetting.forget` (what `twin forget ID` runs: the plan over every table, the transcript
   scan, the removal and the scrub), on the first `--full` forgets.
 
 It prints the structure's level count along the way and the time per forget (p50/p90/mean), and the ratio of
@@ -30,7 +30,7 @@ from pathlib import Path
 import _corpus
 from _common import load_note, summary_ms, table, write_json
 
-from twin.forgetting import forget
+from twin.lifecycle.forgetting import forget
 from twin.store import Store, fts_structure
 
 CHECKPOINTS = (1, 10, 100, 500, 1000, 1076, 1077, 2000, 5000, 10000)
@@ -88,7 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--forgets", type=int, default=10_000)
-    parser.add_argument("--full", type=int, default=1_000, help="forgets through twin.forgetting.forget")
+    parser.add_argument("--full", type=int, default=1_000, help="forgets through twin.lifecycle.forgetting.forget")
     args = parser.parse_args()
     print(f"SQLite {sqlite3.sqlite_version}; {load_note()}")
     with tempfile.TemporaryDirectory(prefix="twin-forget-bench-") as tmp:

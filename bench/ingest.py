@@ -54,8 +54,8 @@ P50_TARGET_S = 1.5
 
 def make_texts(n: int, seed: int, taken: set[str]) -> list[tuple[str, str, str]]:
     """`n` `(text, memory content, content sha)` whose extraction is exactly one memory not in `taken`."""
-    from twin.extractor import extract
     from twin.memory import content_sha256
+    from twin.text.extractor import extract
 
     out = []
     for text in owner_statements(int(n * 1.3) + 20, seed):
@@ -74,8 +74,8 @@ def make_texts(n: int, seed: int, taken: set[str]) -> list[tuple[str, str, str]]
 
 def raw_throughput(contents: list[str]) -> dict:
     """The embedder alone on the memories' contents, batches of 96, after one warm-up batch."""
-    from twin.embedder import LocalEmbedder
     from twin.settings import Settings
+    from twin.vectors.embedder import LocalEmbedder
 
     embedder = LocalEmbedder(Settings.model_fields["embed_threads"].default)
     embedder.open()
@@ -101,9 +101,9 @@ def pause_ceiling(raw_per_s: float) -> dict:
 
 
 def learn_in_process(texts: list[str], workdir: Path) -> dict:
-    """`twin.learn.learn()` alone, in this process, one call and one transaction per text (what a learn job does
+    """`twin.learn.learning.learn()` alone, in this process, one call and one transaction per text (what a learn job does
     inside the worker, minus RQ, the fork and opening the store)."""
-    from twin.learn import learn
+    from twin.learn.learning import learn
     from twin.store import Store
 
     store = Store(workdir / "learn-only.db").open()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from interest_history import WEEK_START, labels, measure, write_profiles
 
 from connectors.browser_history import BrowserProfile, read_visits
-from twin.interests import PageVisit, interest_text, interests_with_pages, site_of
+from twin.learn.interests import PageVisit, interest_text, interests_with_pages, site_of
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
@@ -44,13 +44,13 @@ def read_history(home: Path) -> list[PageVisit]:
 
 
 def old_heuristic(revision: str):
-    """`twin/interests.py` at `revision`, loaded as a module of its own (its `cluster_visits`)."""
-    source = subprocess.run(["git", "show", f"{revision}:twin/interests.py"], cwd=REPO_ROOT, check=True,
+    """`twin/learn/interests.py` at `revision`, loaded as a module of its own (its `cluster_visits`)."""
+    source = subprocess.run(["git", "show", f"{revision}:twin/learn/interests.py"], cwd=REPO_ROOT, check=True,
                             capture_output=True, text=True).stdout
     spec = importlib.util.spec_from_loader("interests_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:twin/interests.py", "exec"), module.__dict__)  # our own file, at a revision
+    exec(compile(source, f"{revision}:twin/learn/interests.py", "exec"), module.__dict__)  # our own file, at a revision
     return module
 
 

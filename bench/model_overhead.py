@@ -26,10 +26,10 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from fake_llm import FakeLLM
 
 from twin.activity import Activity
-from twin.hush import HushGate, HushRules
-from twin.learn import learn
-from twin.provider import provider_for
-from twin.reflection import reflect
+from twin.learn.learning import learn
+from twin.llm.provider import provider_for
+from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.second_pass import reflect
 from twin.settings import Settings
 from twin.store import Store
 

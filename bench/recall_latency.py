@@ -42,11 +42,11 @@ def settings_default(name: str):
 
 def open_recall(db: Path, index_path: Path):
     """A `Recall` over the copied store with the shipped defaults, a loaded model and a warm index reader."""
-    from twin.embedder import LocalEmbedder
-    from twin.index import VectorIndex
-    from twin.recall import Recall, Weights
+    from twin.recall.hybrid import Recall, Weights
     from twin.store import Store
-    from twin.vectors import IndexReader
+    from twin.vectors.embedder import LocalEmbedder
+    from twin.vectors.index import VectorIndex
+    from twin.vectors.sidecar import IndexReader
 
     store = Store(db).open()
     embedder = LocalEmbedder(settings_default("embed_threads"))
@@ -67,7 +67,7 @@ def open_recall(db: Path, index_path: Path):
 
 def keyword_only(recall):
     """The same store and weights without embedder or reader: keyword-only recall (FTS5 + blending), public API."""
-    from twin.recall import Recall
+    from twin.recall.hybrid import Recall
 
     return Recall(recall.store, None, None, recall.weights, recall.candidates)
 

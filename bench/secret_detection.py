@@ -3,10 +3,10 @@ positives per negative class, for the detector of an earlier commit ("before") a
 plus the time each takes on 40 KB of ordinary prose and of worst-case near-secrets (a ratio, same run).
 
     .venv/bin/python bench/secret_detection.py                   # before = 73c9c06, the commit this detector grew from
-    .venv/bin/python bench/secret_detection.py --before HEAD~3   # any revision whose twin/sensitivity.py is stdlib-only
+    .venv/bin/python bench/secret_detection.py --before HEAD~3   # any revision whose twin/text/sensitivity.py is stdlib-only
 
-The "before" detector is `twin/sensitivity.py` as `git show REV:` prints it, loaded as a module of its own; the
-"after" one is `twin.sensitivity` (its structural part included, `twin.secret_shapes`). A secret counts as
+The "before" detector is `twin/text/sensitivity.py` as `git show REV:` prints it, loaded as a module of its own; the
+"after" one is `twin.text.sensitivity` (its structural part included, `twin.text.secret_shapes`). A secret counts as
 detected when every character of each of its values lies inside a finding (a half-redacted key is a miss).
 """
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from secret_corpus import NEGATIVES, SECRETS
 
-from twin import sensitivity
+from twin.text import sensitivity
 
 BEFORE_REV = "73c9c06"
 """The last commit before the structural detector and the corpus (the regex rules alone)."""
@@ -35,13 +35,13 @@ SIZE_CHARS = 40_000
 
 
 def load_before(rev: str) -> types.ModuleType:
-    """`twin/sensitivity.py` at `rev`, as a module named `sensitivity_before`. Raises `CalledProcessError` when
+    """`twin/text/sensitivity.py` at `rev`, as a module named `sensitivity_before`. Raises `CalledProcessError` when
     git cannot show it."""
-    source = subprocess.run(["git", "show", f"{rev}:twin/sensitivity.py"], cwd=REPO_ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:twin/text/sensitivity.py"], cwd=REPO_ROOT, check=True,
                             capture_output=True, text=True).stdout
     module = types.ModuleType("sensitivity_before")
     sys.modules[module.__name__] = module  # dataclass/NamedTuple machinery looks the module up
-    exec(compile(source, f"{rev}:twin/sensitivity.py", "exec"), module.__dict__)
+    exec(compile(source, f"{rev}:twin/text/sensitivity.py", "exec"), module.__dict__)
     return module
 
 

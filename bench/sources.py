@@ -39,7 +39,7 @@ from gmail_fixtures import message_json, thread_json
 from connectors.browser_history import find_profiles, read_visits
 from connectors.email_summary import heuristic_summary
 from connectors.email_text import parse_thread, thread_text
-from twin.interests import PageVisit, cluster_visits
+from twin.learn.interests import PageVisit, cluster_visits
 
 OWNER = "owner@example.com"
 SITES = [("docs.rs", "tokio runtime spawn task Rust"), ("tokio.rs", "Async in depth Tokio tutorial"),

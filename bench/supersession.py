@@ -1,5 +1,5 @@
 """Supersession on a corpus of pairs (tests/supersession_corpus.py): precision and recall of "the new memory
-replaces the old one", English and German, through `twin.capture.capture` on a real SQLite store (offline
+replaces the old one", English and German, through `twin.learn.capture.capture` on a real SQLite store (offline
 rules, no model).
 
     .venv/bin/python bench/supersession.py            # the table, and each wrong call
@@ -23,9 +23,9 @@ from _common import REPO_ROOT, table, write_json
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 from supersession_corpus import HELD_OUT, PAIRS, Pair
 
-from twin.capture import capture
-from twin.extractor import Candidate
+from twin.learn.capture import capture
 from twin.store import Store
+from twin.text.extractor import Candidate
 
 NAME = "supersession"
 PROVENANCE = {"source_type": "muse", "captured_from": "bench", "confidence": 0.8}

@@ -1,4 +1,4 @@
-"""Which recall results the touch bar records as used (`twin.recall.TouchBar`), measured on the shared eval set.
+"""Which recall results the touch bar records as used (`twin.recall.hybrid.TouchBar`), measured on the shared eval set.
 
     .venv/bin/python bench/touch_bar.py                    # the shipped bar beside "touch every result"
     .venv/bin/python bench/touch_bar.py --sweep            # + a sweep of share x cosine x keyword bars
@@ -138,7 +138,7 @@ HEAD = ["bar", "answers touched", "rank-1 answers touched", "non-answers / answe
 
 def sweep(rows: list[dict]) -> list[dict]:
     """Every bar of `SWEEP` replayed on `rows`: `[{share, vector, keyword, **figures_for}]`."""
-    from twin.recall import TouchBar
+    from twin.recall.hybrid import TouchBar
 
     out = []
     for share, vector, keyword in itertools.product(SWEEP["share"], SWEEP["vector"], SWEEP["keyword"]):
@@ -155,7 +155,7 @@ def open_recall(es: PersonalSet, keyword_only: bool):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from twin.recall import TOUCH_BAR, TouchBar
+    from twin.recall.hybrid import TOUCH_BAR, TouchBar
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL_DIR, help="default: ../shared/eval")
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict = {"eval_dir": str(eval_dir), "shipped_bar": vars(TOUCH_BAR), "queries": len(queries)}
     everything = TouchBar(share=0.0, vector=0.0, keyword=0.0)
     with tempfile.TemporaryDirectory(prefix="twin-touch-") as tmp:
-        from twin.embedder import LocalEmbedder
+        from twin.vectors.embedder import LocalEmbedder
 
         model = LocalEmbedder(0)
         model.open()

@@ -4,7 +4,7 @@ At most one import every `browser_interval_s` (seed 001: 24 hours), plus `twin s
 An import reads every Chromium-family and Firefox profile under the home directory
 (`connectors.browser_history`: a private copy of each database with its WAL, visits after the profile's
 cursor, hidden/redirect/reload visits and deny-listed URLs skipped, query strings dropped), then the visits
-are clustered into interests and learned with source `browser` (`twin.interests.learn_interests`): in the
+are clustered into interests and learned with source `browser` (`twin.learn.interests.learn_interests`): in the
 daemon by a learn job, in `twin sync browser` directly. The per-profile cursors (`visit:<profile key>`, the
 highest visit id read) and `last_import` are saved only after the visits were pushed or learned
 (invariant 3). A file lock keeps the daemon and `twin sync browser` from importing at the same time.
@@ -30,10 +30,10 @@ from connectors.browser_history import HistoryUnreadable, find_profiles, read_vi
 from twin import ingest
 from twin.activity import Activity
 from twin.ingest import Ingest
-from twin.interests import PageVisit, learn_interests
+from twin.learn.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
-from twin.sensitivity import redact
 from twin.store import Store, private_dir
+from twin.text.sensitivity import redact
 
 if TYPE_CHECKING:
     from twin.settings import Settings
@@ -130,7 +130,7 @@ def import_now(settings: Settings, home: Path | None = None) -> dict:
     """`twin sync browser`: one import in this process, learned at once (the model clusters when a provider is
     configured), then the daemon is asked to embed. Returns `{line, visits, profiles, interests, problems}`
     (`interests`: the learned sentences). Raises `BrowserBusy` when an import is running elsewhere."""
-    from twin.provider import provider_for
+    from twin.llm.provider import provider_for
 
     with import_lock(settings), Store(settings.db_path) as store:
         read = read_new_visits(settings, store, home)

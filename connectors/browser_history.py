@@ -6,7 +6,7 @@ visits in it worth learning from (seed 001 "the Chrome history import"; LIBRARY_
   temp dir, checks the copy (`PRAGMA quick_check`, retried), and returns the visits after a cursor.
 - `clean_url(url)` is the privacy gate: it drops query strings, fragments and userinfo, and refuses URLs that
   must never be learned (non-web schemes, local hosts, banking, health, login/token/password pages); with the
-  titles checked too, the kinds of private site are told in several languages (`twin.private_sites`).
+  titles checked too, the kinds of private site are told in several languages (`twin.text.private_sites`).
 
 Which visits count is the browsers' own rule for their visible history (not every row is a page the owner saw):
 - Chromium (`components/history/core/browser/visit_database.cc`, `GetVisibleVisitsInRange`): a visit that ends
@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from twin.exceptions import TwinError
 from twin.memory import format_time, strip_controls
-from twin.private_sites import private_host, private_path, private_title
+from twin.text.private_sites import private_host, private_path, private_title
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ WHERE v.id > ? AND v.visit_date >= ? AND p.hidden = 0
 ORDER BY v.id"""
 
 DEFAULT_DENY: tuple[str, ...] = (
-    # banking, payments, money (more by host, path and title in several languages: twin.private_sites)
+    # banking, payments, money (more by host, path and title in several languages: twin.text.private_sites)
     "*paypal.*", "*venmo.*", "*revolut.*", "*klarna.*", "wise.com/*", "*.wise.com/*", "*sparkasse*",
     "*.chase.com/*", "*americanexpress.*", "*coinbase.*", "*binance.*", "*/billing*", "*/checkout*",
     "*/payment*", "chase.com/*", "*hsbc.*", "*.ing.*", "ing.*", "*n26.*", "*schwab.*", "*fidelity.*",
@@ -269,7 +269,7 @@ def read_visits(profile: BrowserProfile, after_id: int, since: datetime | None, 
     WAL, and a hot journal must be able to roll back (LIBRARY_NOTES §6). The copy must pass `PRAGMA
     quick_check`; a copy that fails it or any SQLite error is retried (`COPY_ATTEMPTS`, `COPY_RETRY_S` apart).
     The temp copy is always deleted. URLs go through `clean_url(url, extra_deny)`, titles through
-    `twin.private_sites.private_title` (a visit whose title shows a bank, login, inbox, health… page is skipped).
+    `twin.text.private_sites.private_title` (a visit whose title shows a bank, login, inbox, health… page is skipped).
 
     Raises `HistoryUnreadable` when every attempt failed; `ValueError` when `limit` < 1; `OSError` when
     `work_dir` cannot be created or written (a local problem, not the profile's).
@@ -349,7 +349,7 @@ def clean_url(url: str, extra_deny: Sequence[str] = ()) -> str | None:
     `data:` …), no host, `localhost`, a host ending in one of `LOCAL_SUFFIXES`, an IP that is not global
     (private, loopback, link-local, CGNAT …), `host + path` matching a glob of `DEFAULT_DENY` or
     `extra_deny` (case-insensitive `fnmatch`), or a host or path of a private kind of site in several languages
-    (`twin.private_sites`: "sparkasse", "banque", "caixa", /virement, /konto, …; the title is checked where the
+    (`twin.text.private_sites`: "sparkasse", "banque", "caixa", /virement, /konto, …; the title is checked where the
     visits are read). Pure."""
     try:
         parts = urlsplit(url.strip())

@@ -24,8 +24,8 @@ from connectors.email_prose import (
 )
 from connectors.email_text import REASON_MAX_CHARS, EmailMessage, EmailThread, display_name
 from connectors.needs_reply import asks_owner, clip
-from twin.extractor import split_sentences
-from twin.reported_speech import reported
+from twin.text.extractor import split_sentences
+from twin.text.reported_speech import reported
 
 MAX_FACTS = 6
 """Content sentences kept per thread (ours: with the reply, thread and attachment sentences a summary stays
@@ -223,7 +223,7 @@ _PIECE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*$")
 
 def _inline(fragment: str) -> str:
     """A subject or quote made safe to sit inside one summary sentence: where the offline extractor would end a
-    sentence (`twin.extractor.split_sentences`: "week? The key", "soon. free thursday"), the pieces are joined
+    sentence (`twin.text.extractor.split_sentences`: "week? The key", "soon. free thursday"), the pieces are joined
     with a dash ("week – The key"), or without the space after an ordinal ("40.Geburtstag"), so the summary
     sentence reaches the extractor whole. A final "?" or "!" stays (it ends the quote, not the summary
     sentence)."""

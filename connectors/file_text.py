@@ -21,8 +21,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from twin.outside_text import strip_controls
-from twin.secret_fields import key_words, names_secret
 from twin.settings import Settings
+from twin.text.secret_fields import key_words, names_secret
 
 KINDS_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".txt": "markdown", "": "sniff", ".rst": "rst",
                    ".org": "org", ".html": "html", ".htm": "html", ".tex": "tex", ".csv": "data", ".json": "data",
@@ -263,7 +263,7 @@ def _heading(kind: str, text: str) -> str | None:
 def json_strings(text: str) -> str:
     """The prose inside a JSON document: its string values of 12 characters or more, one per line, in document
     order (keys, numbers and short codes are no memories); a value under a key that names a secret
-    (`twin.secret_fields.names_secret`: "password", "api_key", "pin") is kept whatever its length, as "<key words>:
+    (`twin.text.secret_fields.names_secret`: "password", "api_key", "pin") is kept whatever its length, as "<key words>:
     <value>" ("password: Sup3rS3cret!"), so the memory says what it is and is sensitive. Text that is not JSON is
     returned unchanged."""
     try:

@@ -40,13 +40,13 @@ from connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_w
 from connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin import ingest
 from twin.activity import named as activity_named
-from twin.embedder import model_id_of
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.outside_text import clean_name, escape_controls
 from twin.settings import Settings
 from twin.store import manifest
 from twin.store.manifest import FORGOTTEN_FILE_REASON, ManifestEntry
+from twin.vectors.embedder import model_id_of
 
 if TYPE_CHECKING:
     from twin.activity import Activity

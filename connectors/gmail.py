@@ -15,7 +15,7 @@ Three parts:
   queue as one `learn_email_threads` item, source `email:<threadId>`; the `email_threads` rows and the
   historyId cursor are written only after the push (invariant 3), so a crash re-reads, never skips.
 
-Email text is untrusted data: it reaches a model only fenced by `twin.provider.quote_data` under DATA_RULE.
+Email text is untrusted data: it reaches a model only fenced by `twin.llm.provider.quote_data` under DATA_RULE.
 """
 
 from __future__ import annotations

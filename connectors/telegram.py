@@ -35,8 +35,8 @@ from twin import ingest
 from twin.activity import Activity
 from twin.chat import ChatReply, Conversation, owner_words, paired_owners, relevant_memories
 from twin.ingest import Ingest
+from twin.llm.provider import provider_for
 from twin.memory import KINDS, format_time, parse_time, utc_now
-from twin.provider import provider_for
 from twin.store import Store
 from twin.store import chat as transcript
 from twin.store.signals import mark_delivered, undelivered
@@ -380,7 +380,7 @@ class TelegramConnector:
         return ChatReply(HELP)
 
     def _remember(self, conversation: Conversation, rest: str) -> ChatReply:
-        from twin.learn import as_memories, learn
+        from twin.learn.learning import as_memories, learn
 
         if not rest:
             return ChatReply("What should I remember? /remember I'm allergic to penicillin.")
@@ -404,7 +404,7 @@ class TelegramConnector:
         return ChatReply("\n".join(f"#{h.memory.id} {h.memory.content}" for h in hits), [h.memory.id for h in hits])
 
     def _forget(self, conversation: Conversation, rest: str) -> ChatReply:
-        from twin.forgetting import forget
+        from twin.lifecycle.forgetting import forget
 
         if rest.lower() == "yes":
             ids = json.loads(self.store.get_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}") or "[]")
@@ -448,8 +448,8 @@ class TelegramConnector:
         return ChatReply("\n".join(f"#{m.id} {m.kind}: {m.content}" for m in memories), [m.id for m in memories])
 
     def _reflect(self, conversation: Conversation, rest: str) -> ChatReply:
-        from twin.hush import HushGate, HushRules
-        from twin.reflection import reflect
+        from twin.reflection.hush import HushGate, HushRules
+        from twin.reflection.second_pass import reflect
 
         gate = HushGate(self.store, self.being, HushRules.from_settings(self.settings))
         result = reflect(self.store, self.activity, self.being, self.provider, gate, force=True,

@@ -25,7 +25,7 @@ from telegram import (
 )
 
 from twin.chat import Voice, transcript_text
-from twin.reported_speech import clean_speaker
+from twin.text.reported_speech import clean_speaker
 
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 UNKNOWN_SPEAKER = "someone"

@@ -31,12 +31,12 @@ from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
-from twin.embedder import model_id_of
-from twin.lifecycle import CURSOR as LIFECYCLE_CURSOR
+from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
 from twin.settings import Settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store, secure_dir
+from twin.vectors.embedder import model_id_of
 from workers.bus import Bus
 from workers.main import connect_redis
 
@@ -335,7 +335,7 @@ class Supervisor:
 
     def _nudge_scrub(self, bus: Bus) -> None:
         """If deleted memory text still waits for its scrub (the marker in SQLite) and no `scrub_store` job is
-        queued (Redis lost it, or the removal came from the CLI or Telegram), queue one (twin.forgetting)."""
+        queued (Redis lost it, or the removal came from the CLI or Telegram), queue one (twin.lifecycle.forgetting)."""
         if self.store.scrub_due():
             bus.request_scrub()
 

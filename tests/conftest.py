@@ -182,7 +182,7 @@ def activity(store, twin_paths) -> Activity:
 @pytest.fixture(scope="session")
 def embedder():
     """The real local model, loaded once per session."""
-    from twin.embedder import LocalEmbedder
+    from twin.vectors.embedder import LocalEmbedder
 
     model = LocalEmbedder(threads=1)
     model.open()
@@ -264,7 +264,7 @@ def provider_env(twin_env, fake_llm, monkeypatch) -> Settings:
 @pytest.fixture
 def provider(provider_env, store):
     """A `ModelProvider` on `fake_llm`, counting its calls in the isolated store's budget."""
-    from twin.provider import provider_for
+    from twin.llm.provider import provider_for
 
     model = provider_for(provider_env, store)
     yield model
@@ -280,10 +280,10 @@ def diary_lines(activity: Activity, kind: str) -> list[str]:
 def recall(twin_paths, store, embedder, activity):
     """Recall over the isolated store with the real model and index; `recall.embed()` embeds what a test inserted
     (the embedding worker's flush, in-process) and makes the reader see it at once."""
-    from twin.embedding_flush import flush_pending
-    from twin.index import VectorIndex
-    from twin.recall import Recall
-    from twin.vectors import IndexReader, IndexWriter
+    from twin.vectors.embedding_flush import flush_pending
+    from twin.vectors.index import VectorIndex
+    from twin.recall.hybrid import Recall
+    from twin.vectors.sidecar import IndexReader, IndexWriter
 
     index = VectorIndex.for_settings(twin_paths, embedder.model_id, embedder.dim)
     writer = IndexWriter(store, index, activity)

@@ -1,5 +1,5 @@
 """The secret-detection corpus: fake secrets in prose and pasted, each format several ways and in several
-languages, and hard negatives that look like them. It is the contract of `twin.sensitivity.find_secrets`
+languages, and hard negatives that look like them. It is the contract of `twin.text.sensitivity.find_secrets`
 (tests/test_secret_corpus.py asserts every secret found and no negative flagged) and the input of
 bench/secret_detection.py (detected / missed / false positives per format and per negative class).
 

@@ -17,14 +17,14 @@ from fake_llm import EMBED_DIM, FakeLLM, Reply, hashed_embedding
 from in_process import twin_cli
 
 from twin.activity import Activity
-from twin.backfill import BackfillError, backfill
-from twin.embedder import PROBE_TEXT, RemoteEmbedder, make_embedder, model_id_of
-from twin.embedding_flush import EmbeddingOutage, flush_pending
 from twin.exceptions import EmbedderError
-from twin.index import VectorIndex
-from twin.provider import BudgetExhausted
+from twin.llm.provider import BudgetExhausted
 from twin.settings import load_settings
-from twin.vectors import IndexWriter
+from twin.vectors.backfill import BackfillError, backfill
+from twin.vectors.embedder import PROBE_TEXT, RemoteEmbedder, make_embedder, model_id_of
+from twin.vectors.embedding_flush import EmbeddingOutage, flush_pending
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexWriter
 from twin.wiring import open_recall
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -253,7 +253,7 @@ def test_flush_survives_provider_failures(remote_settings, store, fake, caplog):
     remember(store, 5)
     embedder = remote(remote_settings, store)
     writer = writer_for(remote_settings, store, embedder)
-    caplog.set_level(logging.INFO, logger="twin.embedding_flush")
+    caplog.set_level(logging.INFO, logger="twin.vectors.embedding_flush")
     outage = EmbeddingOutage()  # what the embedding worker keeps from one flush to the next
 
     fake.script(Reply(status=500), Reply(status=503))

@@ -44,9 +44,9 @@ from fake_llm import Reply
 
 from connectors import browser_history
 from connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
-from twin.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
+from twin.learn.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
+from twin.llm.provider import DATA_RULE, BadAnswer
 from twin.outside_text import UNSAFE
-from twin.provider import DATA_RULE, BadAnswer
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

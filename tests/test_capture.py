@@ -3,9 +3,9 @@ gate, the exact-duplicate fast path, updates in place, supersession, sensitivity
 
 from __future__ import annotations
 
-from twin.capture import capture
-from twin.extractor import Candidate
-from twin.learn import learn
+from twin.learn.capture import capture
+from twin.learn.learning import learn
+from twin.text.extractor import Candidate
 
 NOW = "2026-11-30T10:00:00Z"
 LATER = "2026-11-30T11:00:00Z"
@@ -122,7 +122,7 @@ def test_saying_an_old_fact_again_makes_it_current_again(store):
 
 
 def test_forgetting_the_newer_fact_makes_the_older_current_again(store, activity):
-    from twin.learn import forget
+    from twin.learn.learning import forget
 
     lisbon = _capture(store, "Owner lives in Lisbon.").id
     berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id
@@ -132,7 +132,7 @@ def test_forgetting_the_newer_fact_makes_the_older_current_again(store, activity
 
 
 def test_the_dream_never_merges_different_numbers_names_or_days():
-    from twin.lifecycle import same_values
+    from twin.lifecycle.cycle import same_values
 
     assert not same_values("Owner has 2 cats and 1 dog at home.", "Owner has 3 cats and 1 dog at home.")
     assert not same_values("The meeting with Ana is on Monday at 10:00.",
@@ -222,7 +222,7 @@ def test_no_comparison_call_when_nothing_is_related(store, activity, fake_llm, p
 
 
 def test_a_chain_keeps_one_current_fact_when_an_old_one_returns_or_one_is_forgotten(store, activity):
-    from twin.learn import forget
+    from twin.learn.learning import forget
 
     def current() -> list[str]:
         return [m.content for m in store.list_memories("owner")]
@@ -240,7 +240,7 @@ def test_a_chain_keeps_one_current_fact_when_an_old_one_returns_or_one_is_forgot
 
 
 def test_forgetting_a_stale_link_hands_what_it_replaced_to_its_successor(store, activity):
-    from twin.learn import forget
+    from twin.learn.learning import forget
 
     lisbon = _capture(store, "Owner lives in Lisbon.").id
     berlin = _capture(store, "Owner lives in Berlin.", now=LATER).id

@@ -1,4 +1,4 @@
-"""Capture rules (twin/capture_rules.py): the worthiness gate, token_jaccard, relate() on hand-made pairs of each
+"""Capture rules (twin/text/capture_rules.py): the worthiness gate, token_jaccard, relate() on hand-made pairs of each
 kind, and relate() measured against the eval set's ground truth (`supersedes`, `dup_of`). Pure functions, no
 fixtures; the eval test reads shared/eval/memories.jsonl and is skipped when it is absent."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from twin.capture_rules import DUPLICATE_JACCARD, Relation, relate, token_jaccard, tokens, unworthy
+from twin.text.capture_rules import DUPLICATE_JACCARD, Relation, relate, token_jaccard, tokens, unworthy
 
 SAMPLE = 300  # pairs per negative sample
 SEED = 20261120  # fixed: the eval set's last day

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fake_llm import Reply
 
 from twin.chat import ChatReply, Conversation, offline_reply
-from twin.provider import provider_for
+from twin.llm.provider import provider_for
 
 
 def remember(store, recall, *contents: str) -> list[int]:

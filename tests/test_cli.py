@@ -186,7 +186,7 @@ def test_every_setting_is_documented_in_the_example_config():
 def test_export_import_keeps_supersession_tiers_and_edges_and_infers_secrets(tmp_path):
     import io
 
-    from twin.transfer import export_memories, import_memories
+    from twin.learn.transfer import export_memories, import_memories
 
     with Store(tmp_path / "a.db") as a:
         lisbon = a.insert_memory("owner", "fact", "Owner lives in Lisbon.", "muse", 0.5,

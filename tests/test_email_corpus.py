@@ -11,7 +11,7 @@ from email_corpus import CASES, OWNER, MailCase
 
 from connectors.email_summary import heuristic_summary
 from connectors.email_text import parse_thread
-from twin.extractor import extract
+from twin.text.extractor import extract
 
 FACTS_KEPT_FLOOR = 0.95
 """Share of the corpus facts the offline memories must hold (measured: 86 of 87; bench/email_summaries.py)."""

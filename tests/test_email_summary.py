@@ -21,8 +21,8 @@ from connectors.email_prose import (
 from connectors.email_summary import content_sentences, fact_score, heuristic_summary
 from connectors.email_text import parse_thread
 from connectors.needs_reply import asks_owner, automated_reason, phishing_signs
-from twin.extractor import extract, split_sentences
-from twin.reported_speech import reported
+from twin.text.extractor import extract, split_sentences
+from twin.text.reported_speech import reported
 
 OWNER = "owner@example.com"
 T0 = datetime(2027, 2, 3, 8, 30, tzinfo=UTC)

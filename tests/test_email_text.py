@@ -17,7 +17,7 @@ from connectors.email_text import (
     parse_thread,
     thread_text,
 )
-from twin.extractor import extract
+from twin.text.extractor import extract
 
 OWNER = "owner@example.com"
 OWNER_FROM = f"Sam Rivera <{OWNER}>"

@@ -1,4 +1,4 @@
-"""Tests of twin.embedder against the real all-MiniLM-L6-v2 int8 model (no mocks); the model is opened once."""
+"""Tests of twin.vectors.embedder against the real all-MiniLM-L6-v2 int8 model (no mocks); the model is opened once."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twin.embedder import BATCH_SIZE, LocalEmbedder, make_embedder
 from twin.exceptions import EmbedderError
+from twin.vectors.embedder import BATCH_SIZE, LocalEmbedder, make_embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_negative_threads_refused() -> None:
 
 def test_altered_model_file_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     # The real file against a different expected hash stands in for an altered file.
-    monkeypatch.setattr("twin.embedder.MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr("twin.vectors.embedder.MODEL_SHA256", "0" * 64)
     with pytest.raises(EmbedderError, match="sha256"):
         LocalEmbedder(threads=1).open()
 
@@ -127,7 +127,7 @@ def test_loading_the_model_writes_nothing_under_home_and_imports_no_hub_client(t
     home.mkdir()
     done = _python(
         "import os, sys\n"
-        "from twin.embedder import LocalEmbedder\n"
+        "from twin.vectors.embedder import LocalEmbedder\n"
         "model = LocalEmbedder(threads=1)\n"
         "model.open(); model.embed(['The owner sails on Lake Geneva.']); model.open()\n"
         "print(os.environ['ORT_DISABLE_TELEMETRY'], 'huggingface_hub' in sys.modules)\n", home)
@@ -141,7 +141,7 @@ def test_onnxruntime_imported_before_twin_is_reported(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     done = _python("import logging; logging.basicConfig()\n"
                    "import onnxruntime\n"
-                   "from twin.embedder import LocalEmbedder\n"
+                   "from twin.vectors.embedder import LocalEmbedder\n"
                    "LocalEmbedder(threads=1).open()\n", tmp_path / "home")
     assert done.returncode == 0, done.stderr
     assert "onnxruntime was imported before twin turned its telemetry off" in done.stderr

@@ -1,4 +1,4 @@
-"""The offline extractor (twin/extractor.py): splitting, filtering, first person -> "Owner", kinds, importance,
+"""The offline extractor (twin/text/extractor.py): splitting, filtering, first person -> "Owner", kinds, importance,
 limits, document mode, and robustness on odd input. Pure functions: no fixtures, no I/O."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from twin.extractor import KINDS, MAX_PER_CALL, Candidate, extract, split_sentences
-from twin.sensitivity import infer_sensitivity
+from twin.text.extractor import KINDS, MAX_PER_CALL, Candidate, extract, split_sentences
+from twin.text.sensitivity import infer_sensitivity
 
 
 def contents(text: str, **kwargs) -> list[str]:

@@ -13,11 +13,11 @@ import in_process
 import pytest
 from erasure import traces
 
-from twin.about import Subject
 from twin.chat import REDACTED, ChatReply, Conversation
-from twin.forgetting import carry_out, plan
-from twin.learn import learn
+from twin.learn.learning import learn
+from twin.lifecycle.forgetting import carry_out, plan
 from twin.memory import SENSITIVE_HIDDEN
+from twin.text.about import Subject
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_SETTINGS = SimpleNamespace(chat_working_messages=20, chat_compact_after=50, chat_keep_recent=10,

@@ -14,7 +14,7 @@ from in_process import twin_cli
 
 from connectors.files import FilesConnector
 from twin.activity import naming
-from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, plan
+from twin.lifecycle.forgetting import FORGOTTEN_FILE_REASON, carry_out, plan
 from twin.store import manifest
 from workers.bus import Bus
 

@@ -18,11 +18,11 @@ from erasure import traces
 from rq import Queue, SimpleWorker
 
 from twin.chat import REDACTED, ChatReply, Conversation, mentions
-from twin.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.health import fts_check, repair_fts
 from twin.ingest import Ingest
-from twin.learn import learn
-from twin.lifecycle import VectorLookup, dream
+from twin.learn.learning import learn
+from twin.lifecycle.cycle import VectorLookup, dream
+from twin.lifecycle.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.store import Store, fts_structure, manifest
 from twin.store.manifest import ManifestEntry
 from workers.bus import LEARN_QUEUE, Bus

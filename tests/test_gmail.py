@@ -36,7 +36,7 @@ from connectors.gmail import (
     fresh_credentials,
 )
 from twin.health import status
-from twin.provider import DATA_RULE
+from twin.llm.provider import DATA_RULE
 from twin.store.signals import list_signals
 from workers.bus import LEARN_QUEUE, Bus
 

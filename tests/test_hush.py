@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from twin.hush import HushGate, HushRules, jaccard, reads_like_instructions, signal_words
 from twin.memory import format_time
+from twin.reflection.hush import HushGate, HushRules, jaccard, reads_like_instructions, signal_words
 from twin.settings import load_settings
 from twin.store.signals import (
     ProposedSignal,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from twin.import_lines import MAX_LINE_BYTES, bounded_lines
+from twin.learn.import_lines import MAX_LINE_BYTES, bounded_lines
+from twin.learn.transfer import import_memories
 from twin.outside_text import UNSAFE
 from twin.store import Store
-from twin.transfer import import_memories
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "ZEBRAQUILL"
@@ -172,7 +172,7 @@ def test_a_line_longer_than_the_bound_is_read_past_with_bounded_memory(tmp_path)
 
 @pytest.mark.slow
 def test_a_line_imported_otherwise_than_it_says_gets_a_note_and_a_clean_file_exits_0(tmp_path):
-    from twin.transfer import import_memories
+    from twin.learn.transfer import import_memories
 
     lines = [json.dumps({"content": "Owner keeps bees on the roof.", "kind": None}),
              json.dumps({"content": "Owner's sister Mirela lives in Cluj.", "being_id": "mirela", "tier": None}),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from twin.exceptions import IndexCorrupt
-from twin.index import VectorIndex
+from twin.vectors.index import VectorIndex
 
 
 def unit(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:

@@ -10,8 +10,8 @@ import pytest
 from interest_history import TOPICS, WEEK_START, labels, measure, topic_sizes, write_profiles
 
 from connectors.browser_history import BrowserProfile, read_visits
-from twin.interests import PageVisit, interests_with_pages, learn_interests
-from twin.page_kinds import site_kind, utility_page
+from twin.learn.interests import PageVisit, interests_with_pages, learn_interests
+from twin.text.page_kinds import site_kind, utility_page
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 

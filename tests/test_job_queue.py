@@ -49,14 +49,14 @@ def test_each_job_is_queued_with_the_options_of_the_table(redis):
 def test_the_bus_does_not_import_the_jobs():
     """`workers.jobs` imports the bus (and the whole core); the bus names jobs by string, so a connector or the CLI
     that only queues work never loads the learn path (the cycle bus <-> jobs is gone)."""
-    code = "import sys, workers.bus; print('workers.jobs' in sys.modules, 'twin.learn' in sys.modules)"
+    code = "import sys, workers.bus; print('workers.jobs' in sys.modules, 'twin.learn.learning' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
 
 
 def test_old_jobs_by_their_dotted_names_run_the_legacy_shims(twin_env, store, redis):
     """A Redis kept from a twin that queued the text itself holds jobs named `workers.jobs.learn_text`,
-    `workers.jobs.learn_document` …: they resolve to the shims (never to `twin.learn`'s functions of the same
+    `workers.jobs.learn_document` …: they resolve to the shims (never to `twin.learn.learning`'s functions of the same
     name) and learn through `learn_items`."""
     for name in legacy_jobs.LEGACY_JOBS:
         assert import_attribute(f"workers.jobs.{name}") is legacy_jobs.LEGACY_JOBS[name]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from twin import keyword_search
-from twin.keyword_search import keyword_scores, query_terms, search_keywords
+from twin.recall import keyword_search
+from twin.recall.keyword_search import keyword_scores, query_terms, search_keywords
 
 
 def _forms(terms):

@@ -15,10 +15,8 @@ from conftest import diary_lines, run_worker
 from in_process import twin_cli
 
 from daemon import supervisor as supervisor_module
-from twin.capture_rules import token_jaccard
-from twin.index import VectorIndex
-from twin.learn import forget
-from twin.lifecycle import (
+from twin.learn.learning import forget
+from twin.lifecycle.cycle import (
     CURSOR,
     VectorLookup,
     decay,
@@ -30,7 +28,9 @@ from twin.lifecycle import (
 )
 from twin.memory import format_time
 from twin.store import Store
-from twin.vectors import IndexWriter
+from twin.text.capture_rules import token_jaccard
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexWriter
 from workers.bus import Bus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,10 +9,10 @@ import pytest
 from conftest import drain, push_text, run_worker
 from erasure import traces, vector_in
 
-from twin.index import VectorIndex
-from twin.learn import forget, learn
+from twin.learn.learning import forget, learn
 from twin.store import Store
 from twin.store.schema import MIGRATIONS
+from twin.vectors.index import VectorIndex
 from twin.wiring import open_recall
 from workers.bus import Bus
 

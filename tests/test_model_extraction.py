@@ -11,10 +11,10 @@ from conftest import diary_lines as lines
 from conftest import push_text, run_worker
 from fake_llm import Reply
 
-from twin.learn import learn, learn_document
-from twin.model_extractor import KIND_ALIASES, coerce_kind
+from twin.learn.learning import learn, learn_document
+from twin.learn.model_extractor import KIND_ALIASES, coerce_kind
+from twin.llm.provider import BudgetExhausted, CallBudget, parse_json_object, provider_for, quote_data
 from twin.profile import load_profile
-from twin.provider import BudgetExhausted, CallBudget, parse_json_object, provider_for, quote_data
 from twin.settings import load_settings
 
 

@@ -1,4 +1,4 @@
-"""The browser deny-list by kind of site, in several languages (twin/private_sites.py): real Chromium and Firefox
+"""The browser deny-list by kind of site, in several languages (twin/text/private_sites.py): real Chromium and Firefox
 history files holding bank, login, health, insurance, tax and webmail visits are imported with a model provider
 (tests/fake_llm.py) and none of those visits reaches the store or the model, while ordinary reading still becomes
 interests; and on a list of ordinary titles and pages (river banks, food banks, "Inbox zero", login-screen
@@ -15,8 +15,8 @@ from browser_fixtures import FF_LINK, LINK, make_chromium_profile, make_firefox_
 
 from connectors.browser import import_now
 from connectors.browser_history import clean_url
-from twin.interests import PageVisit, learn_interests
-from twin.private_sites import private_site
+from twin.learn.interests import PageVisit, learn_interests
+from twin.text.private_sites import private_site
 
 PRIVATE = [  # (url, title): each must be refused, by host, path or title
     ("https://www.labanquepostale.fr/particulier/comptes.html", "Mes comptes - La Banque Postale"),

@@ -9,13 +9,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from twin.capture import capture
-from twin.extractor import Candidate
-from twin.index import VectorIndex
-from twin.lifecycle import VectorLookup, write_all_pending_edges
+from twin.learn.capture import capture
+from twin.lifecycle.cycle import VectorLookup, write_all_pending_edges
 from twin.memory import format_time
-from twin.recall import COLD_PENALTY, Recall
-from twin.vectors import IndexReader
+from twin.recall.hybrid import COLD_PENALTY, Recall
+from twin.text.extractor import Candidate
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexReader
 
 BEING = "owner"
 NOW = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
@@ -256,7 +256,7 @@ def test_keyword_only_recall_touches_what_holds_the_query_words(store, facts):
 
 def test_the_touch_bar_keeps_only_results_near_the_best_that_the_query_found():
     from twin.memory import Memory, Recalled
-    from twin.recall import TouchBar
+    from twin.recall.hybrid import TouchBar
 
     def result(mid: int, score: float, kw: float = 0.0, vec: float = 0.0, in_window: bool = False) -> Recalled:
         return Recalled(Memory(mid, BEING, "fact", f"m{mid}", "muse", 0.5), score, kw, vec, 1.0, in_window)

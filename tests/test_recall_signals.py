@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from twin.index import VectorIndex
 from twin.memory import format_time
-from twin.recall import Recall
-from twin.time_window import date_words
-from twin.vectors import IndexReader
+from twin.recall.hybrid import Recall
+from twin.recall.time_window import date_words
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexReader
 
 BEING = "owner"
 NOW = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)

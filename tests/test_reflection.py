@@ -14,10 +14,10 @@ from conftest import run_worker
 from fake_llm import Reply
 from test_cli import twin
 
-from twin.hush import HushGate, HushRules
-from twin.learn import learn
+from twin.learn.learning import learn
 from twin.profile import load_profile
-from twin.reflection import fresh_memories, reflect
+from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.second_pass import fresh_memories, reflect
 from twin.store.signals import list_signals, list_widget_suggestions
 from workers.bus import OUTBOX, Bus
 

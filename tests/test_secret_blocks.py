@@ -1,15 +1,15 @@
 """A secret's block ends where its secret ends: a seed phrase never crosses a blank line nor takes a following
 sentence that holds no part of it (in any BIP-39 language), short secret lines are kept, and structured text is
-spelled out with its labels (`twin.structured_lines`). Pure functions on texts written here."""
+spelled out with its labels (`twin.text.structured_lines`). Pure functions on texts written here."""
 
 from __future__ import annotations
 
 import pytest
 from secret_corpus import seed
 
-from twin.extractor import extract
-from twin.sensitivity import find_secrets
-from twin.structured_lines import spell_out
+from twin.text.extractor import extract
+from twin.text.sensitivity import find_secrets
+from twin.text.structured_lines import spell_out
 
 FOLLOWING = ["Owner renewed the domain in March.", "Owner ate lunch above the harbour.",
              "Oscar wants a new bicycle."]

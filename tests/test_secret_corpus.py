@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from secret_corpus import NEGATIVES, SECRETS, SecretCase
 
-from twin.extractor import extract
-from twin.sensitivity import REDACTED, find_secrets, infer_sensitivity, redact
+from twin.text.extractor import extract
+from twin.text.sensitivity import REDACTED, find_secrets, infer_sensitivity, redact
 
 
 def covered(text: str, value: str) -> bool:

@@ -12,11 +12,11 @@ from fake_llm import Reply
 from secret_corpus import bot_token, pem, pem_body, seed
 
 from twin.chat import Conversation, hide_secrets, relevant_memories, restore_secrets
-from twin.hush import HushGate, HushRules
-from twin.learn import learn, learn_document
-from twin.recall import Recall
-from twin.reflection import reflect
-from twin.secret_request import only_what_was_asked
+from twin.learn.learning import learn, learn_document
+from twin.recall.hybrid import Recall
+from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.second_pass import reflect
+from twin.text.secret_request import only_what_was_asked
 
 WIFI = "Weser-Lachs-" + "7714"
 BANK = "Kiwi!Mango" + "42"

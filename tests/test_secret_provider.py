@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from twin.hush import HushGate, HushRules
-from twin.learn import learn, learn_document
+from twin.learn.learning import learn, learn_document
 from twin.profile import Profile, save_profile
-from twin.reflection import reflect
+from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.second_pass import reflect
 
 
 def sent_to_model(fake_llm) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from secret_corpus import iban, luhn
 
-from twin.sensitivity import (
+from twin.text.sensitivity import (
     DEFAULT_SENSITIVITY,
     REDACTED,
     SENSITIVITIES,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from twin.capture import capture
-from twin.extractor import Candidate
-from twin.learn import learn
-from twin.sensitivity import stricter
+from twin.learn.capture import capture
+from twin.learn.learning import learn
+from twin.text.extractor import Candidate
+from twin.text.sensitivity import stricter
 
 NOW, LATER, LATEST = "2026-11-30T10:00:00Z", "2026-11-30T11:00:00Z", "2026-11-30T12:00:00Z"
 PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}

@@ -1,5 +1,5 @@
-"""Seed 000's contract held on the model's memories (twin/sentence_contract.py, the second-person rewrite in
-twin/extractor.py), unit by unit and through a real OpenAI-protocol server (tests/fake_llm.py) into `learn()`:
+"""Seed 000's contract held on the model's memories (twin/learn/sentence_contract.py, the second-person rewrite in
+twin/text/extractor.py), unit by unit and through a real OpenAI-protocol server (tests/fake_llm.py) into `learn()`:
 rewritten where a rule can, dropped with one `model` diary line naming the reason (never the text)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from conftest import diary_lines as lines
 from fake_llm import Reply
 
-from twin.learn import learn
-from twin.sentence_contract import fit_to_contract, person_words
-from twin.third_person import first_to_third_person, second_to_third_person
+from twin.learn.learning import learn
+from twin.learn.sentence_contract import fit_to_contract, person_words
+from twin.text.third_person import first_to_third_person, second_to_third_person
 
 
 def answer(*contents: str, kind: str = "fact") -> Reply:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from twin.capture_rules import unworthy
-from twin.extractor import extract, standalone_problem
-from twin.sentence_length import script_length
+from twin.text.capture_rules import unworthy
+from twin.text.extractor import extract, standalone_problem
+from twin.text.sentence_length import script_length
 
 sys.path.insert(0, str(Path(__file__).parent))
 from extraction_corpus import CORPUS, NOW

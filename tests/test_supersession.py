@@ -1,4 +1,4 @@
-"""Supersession (twin/capture.py, twin/capture_slots.py) on a real SQLite store: right more often on a corpus of
+"""Supersession (twin/learn/capture.py, twin/text/capture_slots.py) on a real SQLite store: right more often on a corpus of
 pairs (tests/supersession_corpus.py), slot keys, states versus events, and every path saying why: in
 `supersede_reason`, in one diary line per learn (ids and rules, never memory text), in `twin memories --all`
 and in `twin learn --json`."""
@@ -11,10 +11,10 @@ import pytest
 from fake_llm import Reply
 from supersession_corpus import HELD_OUT, PAIRS, Pair
 
-from twin.capture import capture
-from twin.capture_slots import is_state, slot_of
-from twin.extractor import Candidate
-from twin.learn import forget, learn
+from twin.learn.capture import capture
+from twin.text.capture_slots import is_state, slot_of
+from twin.learn.learning import forget, learn
+from twin.text.extractor import Candidate
 
 PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
 T0, T1, T2 = "2026-11-30T10:00:00Z", "2026-11-30T11:00:00Z", "2026-11-30T12:00:00Z"

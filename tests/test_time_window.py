@@ -1,4 +1,4 @@
-"""Time words -> UTC windows (twin.time_window): every expression in two zones, DST weeks, a year boundary,
+"""Time words -> UTC windows (twin.recall.time_window): every expression in two zones, DST weeks, a year boundary,
 month names that are not months, "the week of" a day, absurd values and odd strings (None, never an exception),
 and the eval set's temporal queries."""
 
@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from twin.time_window import (
+from twin.recall.time_window import (
     TimeWindow,
     event_window,
     find_event_anchor,

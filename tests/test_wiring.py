@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from twin import health
-from twin.embedder import LocalEmbedder
-from twin.embedding_flush import flush_pending
 from twin.settings import load_settings
+from twin.vectors.embedder import LocalEmbedder
+from twin.vectors.embedding_flush import flush_pending
 from twin.wiring import open_embedder, open_index_writer, open_recall
 
 

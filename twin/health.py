@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 
-from twin.embedder import model_id_of
 from twin.exceptions import EmbedderError
-from twin.index import meta_path_of
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, email_threads, signals
+from twin.vectors.embedder import model_id_of
+from twin.vectors.index import meta_path_of
 
 PROBE_MEMORY = "Owner is allergic to penicillin."
 PROBE_QUERY = "which antibiotic must doctors never give me?"
@@ -100,7 +100,7 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
                         f"({report['gmail']['sync_error']['reason']}); twin keeps trying")
     if report["browser"].get("unreadable"):
         degraded.append("Browser history: " + "; ".join(report["browser"]["unreadable"]))
-    from twin.lifecycle import stats
+    from twin.lifecycle.cycle import stats
 
     life = stats(store, settings.being)
     report["lifecycle"] = {k: life[k] for k in ("total_warm", "total_cold", "superseded", "edges", "last_decay",
@@ -138,7 +138,7 @@ def model_state(settings: Settings, store: Store) -> dict:
     the budget (UTC day, all tiers), and reflection's last model call (UTC ISO-8601) and tick (seconds)."""
     if not settings.has_provider:
         return {"provider": None}
-    from twin.provider import CallBudget
+    from twin.llm.provider import CallBudget
 
     calls = CallBudget(store, settings.llm_daily_calls).used(None)
     return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": calls,

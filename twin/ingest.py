@@ -91,7 +91,7 @@ def matching(store: Store, being: str, source: str | None = None,
              mentions: Callable[[str], bool] | None = None) -> list[int]:
     """Ids of `being`'s staged items not yet learned (forget items aside) from `source` (exact, or every source that
     starts so when it ends in `*`) or whose text (or title) `mentions` says mentions the subject of a forget
-    (`twin.about.Subject.mentions`): what a forget of that source or subject must reach too, before a learn job
+    (`twin.text.about.Subject.mentions`): what a forget of that source or subject must reach too, before a learn job
     brings it back (read-only)."""
     if source is None and mentions is None:
         return []

@@ -36,7 +36,7 @@ class RecallConfig:
     top-k gets its real cosine (from its stored vector) and a vector candidate outside the keyword top-k its real
     bm25. time_filter: "strict" keeps only a strict window's memories, "soft" multiplies their score by
     `strict_lift` and keeps the rest. keep_dates: a date typed in the query keeps its keyword credit.
-    newer_first, first_person, event_anchors: the rules of the same names (twin.recall)."""
+    newer_first, first_person, event_anchors: the rules of the same names (twin.recall.hybrid)."""
 
     keyword: float = RECALL_WEIGHTS.keyword
     importance: float = RECALL_WEIGHTS.importance

@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 
 from twin.activity import Activity
-from twin.embedder import Embedder, make_embedder
+from twin.clock import owner_zone
 from twin.exceptions import EmbedderError
-from twin.hush import owner_zone
-from twin.index import VectorIndex
-from twin.recall import Recall
+from twin.recall.hybrid import Recall
 from twin.settings import Settings
 from twin.store import Store
-from twin.vectors import IndexReader, IndexWriter
+from twin.vectors.embedder import Embedder, make_embedder
+from twin.vectors.index import VectorIndex
+from twin.vectors.sidecar import IndexReader, IndexWriter
 from twin.weights import Weights
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def open_embedder(settings: Settings, store: Store | None) -> Embedder | None:
     whose calls count against the daily budget in `store`); None for `"none"` (no vectors are computed).
 
     Raises `EmbedderError` when the model cannot be loaded or the provider cannot be reached, `ValueError` for an
-    unknown backend or `"openai"` without a provider configured (as `twin.embedder.make_embedder`)."""
+    unknown backend or `"openai"` without a provider configured (as `twin.vectors.embedder.make_embedder`)."""
     embedder = make_embedder(settings.embed_backend, settings.embed_threads, settings, store)
     if embedder is not None:
         embedder.open()
@@ -39,7 +39,7 @@ def open_embedder(settings: Settings, store: Store | None) -> Embedder | None:
 
 def open_index_reader(settings: Settings, store: Store, model_id: str, dim: int) -> IndexReader:
     """A read-only view, opened, of the index of `model_id` (`dim` floats a vector): the last checkpoint plus an
-    exact search of the vectors stored since (`twin.vectors.IndexReader`)."""
+    exact search of the vectors stored since (`twin.vectors.sidecar.IndexReader`)."""
     reader = IndexReader(store, VectorIndex.for_settings(settings, model_id, dim))
     reader.open()
     return reader
@@ -62,7 +62,7 @@ def recall_weights(settings: Settings) -> Weights:
 def open_recall(settings: Settings, store: Store, embedder: Embedder | None = None) -> Recall:
     """A ready `Recall` for `settings` over `store`: with `embedder` (an opened one the caller already holds, so a
     process loads the model once) or else the configured one (`open_embedder`), and an index reader over the
-    vectors of that embedder's model only; the owner's time zone for time words (`twin.hush.owner_zone`).
+    vectors of that embedder's model only; the owner's time zone for time words (`twin.clock.owner_zone`).
 
     Degrades to keyword-only recall, with one log line, when the backend is `none`, the model cannot be loaded
     or the provider cannot be reached (seed 004: fail-soft; a broken embedder must not break recall). The caller

@@ -33,7 +33,7 @@ FLUSH_FLAG = "twin:embed:flush-pending"
 FLUSH_FLAG_TTL_S = 120
 SCRUB_FLAG = "twin:scrub-pending"
 """Set while a `scrub_store` job is queued, so a burst of removals (a folder of files deleted) queues one scrub
-behind them, not one per file (twin.forgetting)."""
+behind them, not one per file (twin.lifecycle.forgetting)."""
 SCRUB_FLAG_TTL_S = 900
 LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
 """Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (workers.main)."""

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from redis import Redis
 
 from twin.activity import Activity
-from twin.embedder import Embedder
-from twin.embedding_flush import EmbeddingOutage
-from twin.provider import ModelProvider
+from twin.llm.provider import ModelProvider
 from twin.settings import Settings
 from twin.store import Store
-from twin.vectors import IndexWriter
+from twin.vectors.embedder import Embedder
+from twin.vectors.embedding_flush import EmbeddingOutage
+from twin.vectors.sidecar import IndexWriter
 
 
 @dataclass

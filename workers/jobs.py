@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 
 from twin import ingest
 from twin.activity import Activity
-from twin.embedding_flush import flush_pending
-from twin.hush import HushGate, HushRules
-from twin.interests import PageVisit
-from twin.interests import learn_interests as _learn_interests
-from twin.learn import LearnResult, learn, learned_line, source_type
-from twin.learn import forget_source as _forget_source
-from twin.learn import learn_document as _learn_document
-from twin.lifecycle import VectorLookup, decay, dream, write_all_pending_edges
+from twin.learn.interests import PageVisit
+from twin.learn.interests import learn_interests as _learn_interests
+from twin.learn.learning import LearnResult, learn, learned_line, source_type
+from twin.learn.learning import forget_source as _forget_source
+from twin.learn.learning import learn_document as _learn_document
+from twin.lifecycle.cycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
-from twin.reflection import reflect
+from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.second_pass import reflect
+from twin.vectors.embedding_flush import flush_pending
 from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
 from workers.context import BadInput, current
 from workers.legacy_jobs import (  # noqa: F401 - old queued jobs name them `workers.jobs.<name>`
@@ -145,7 +145,7 @@ def _scrub_later(ctx, changed: object) -> None:
 
 def scrub_store() -> dict:
     """Erase deleted memory text from the database files (`Store.scrub_deleted_text`) if the scrub marker is set;
-    one job for a whole burst of removals (twin.forgetting). Returns `{"scrubbed": bool, ...}`."""
+    one job for a whole burst of removals (twin.lifecycle.forgetting). Returns `{"scrubbed": bool, ...}`."""
     ctx = current()
     ctx.redis.delete(SCRUB_FLAG)  # from here on a new removal queues a new scrub
     if not ctx.store.scrub_due():

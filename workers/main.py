@@ -20,9 +20,9 @@ from rq.scheduler import RQScheduler
 
 from twin.activity import Activity
 from twin.exceptions import SettingsError, TwinError
+from twin.llm.provider import provider_for
 from twin.logs import configure_logging
 from twin.outside_text import escape_controls
-from twin.provider import provider_for
 from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store

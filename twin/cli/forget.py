@@ -21,7 +21,7 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     email thread rows and file manifest entries. `--dry-run` lists all of it per table and changes nothing;
     `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
     is scrubbed at the daemon's next checkpoint."""
-    from twin import forgetting
+    from twin.lifecycle import forgetting
 
     by_ids = bool(args.ids)
     if by_ids == bool(args.source is not None or args.about is not None):

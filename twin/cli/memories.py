@@ -20,9 +20,9 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
     updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
     `rejected: [{content, reason}]` for each candidate not stored."""
-    from twin.extractor import MAX_PER_CALL
-    from twin.learn import as_memories, learn
-    from twin.provider import provider_for
+    from twin.learn.learning import as_memories, learn
+    from twin.llm.provider import provider_for
+    from twin.text.extractor import MAX_PER_CALL
 
     # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
@@ -35,7 +35,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         if provider is not None:
             provider.close()
         if result.updated:  # the old wording of a memory updated in place leaves the database files now
-            from twin.forgetting import scrub_if_due
+            from twin.lifecycle.forgetting import scrub_if_due
 
             scrub_if_due(store)
         bus = _bus(settings)
@@ -76,7 +76,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
 def _echo(memory, show_secrets: bool) -> str:
     """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`sensitivity.redact`)
     unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never echoes a key block."""
-    from twin.sensitivity import SENSITIVE, redact
+    from twin.text.sensitivity import SENSITIVE, redact
 
     if memory.sensitivity != SENSITIVE:
         return f": {memory.content}"
@@ -87,7 +87,7 @@ def _echo(memory, show_secrets: bool) -> str:
 
 def _masked(fields: dict, show_secrets: bool) -> dict:
     """A memory's JSON fields with a sensitive memory's secret values masked unless `show_secrets`."""
-    from twin.sensitivity import SENSITIVE, redact
+    from twin.text.sensitivity import SENSITIVE, redact
 
     if fields.get("sensitivity") == SENSITIVE and not show_secrets:
         return {**fields, "content": redact(fields["content"])}
@@ -137,9 +137,9 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "today":
         from datetime import UTC, datetime
 
-        from twin.hush import owner_zone
+        from twin.clock import owner_zone
         from twin.memory import format_time
-        from twin.time_window import today_window
+        from twin.recall.time_window import today_window
 
         since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
     with Store(settings.db_path) as store:
@@ -160,7 +160,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
     """Memories linked to memory ID through the graph (seed 003), up to --depth edges away, scored by the product
     of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter).
     When the graph cannot be read the answer is empty and says "degraded" on stderr (seed 003)."""
-    from twin.lifecycle import neighbors
+    from twin.lifecycle.cycle import neighbors
 
     with Store(settings.db_path) as store:
         if store.get(args.id) is None:
@@ -183,7 +183,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     """Memory counts by kind and tier (warm/cold), superseded ones, graph edges, last decay and dream (seed 003)."""
-    from twin.lifecycle import stats
+    from twin.lifecycle.cycle import stats
 
     with Store(settings.db_path) as store:
         report = stats(store, settings.being)

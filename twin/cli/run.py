@@ -30,7 +30,7 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
     remote model): embedded in batches, saved to SQLite after each (every 200), with a progress line each time.
     Interrupted, it resumes where it stopped when run again. Writes only SQLite: the daemon's embedding worker
     brings its index up to date. Run it with the daemon stopped or already restarted with the new setting."""
-    from twin.backfill import backfill
+    from twin.vectors.backfill import backfill
     from twin.wiring import open_embedder
 
     with Store(settings.db_path) as store:
@@ -60,9 +60,9 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
     """Reflect now (forced: no 3-new-memories gate) and print `{ran, signals, widgets, thought}`."""
-    from twin.hush import HushGate, HushRules
-    from twin.provider import provider_for
-    from twin.reflection import reflect
+    from twin.llm.provider import provider_for
+    from twin.reflection.hush import HushGate, HushRules
+    from twin.reflection.second_pass import reflect
 
     bus = reachable_bus(settings)
     with Store(settings.db_path) as store:
@@ -96,8 +96,8 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     from SQLite and top-k from the index reader recall uses (the last checkpoint plus an exact search of newer
     vectors), and every write is to SQLite; a running daemon's index writer is then asked to scrub the merged
     memories' vectors, as after `twin forget`."""
-    from twin.embedder import model_id_of
-    from twin.lifecycle import VectorLookup, dream
+    from twin.lifecycle.cycle import VectorLookup, dream
+    from twin.vectors.embedder import model_id_of
     from twin.wiring import open_index_reader
 
     with Store(settings.db_path) as store:

@@ -17,7 +17,7 @@ from twin.store import Store
 
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
-    from twin.transfer import export_memories
+    from twin.learn.transfer import export_memories
 
     with args.output as out, Store(settings.db_path) as store:
         if out is not sys.stdout:
@@ -29,10 +29,10 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
-    and skipped, every good line is imported (`twin.import_lines` has the rules), and a line imported otherwise
+    and skipped, every good line is imported (`twin.learn.import_lines` has the rules), and a line imported otherwise
     than it says gets a note. Exit 1 when any line was skipped (the good ones are imported all the same)."""
-    from twin.import_lines import bounded_lines
-    from twin.transfer import import_memories
+    from twin.learn.import_lines import bounded_lines
+    from twin.learn.transfer import import_memories
 
     with args.input as source, Store(settings.db_path) as store:
         report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source))

@@ -304,7 +304,7 @@ class Store(MemoryStates):
         """Hard-delete memories: row, FTS entry (trigger) and embedding (cascade; a tombstone tells the
         index writer to scrub the vector), edges and markers (cascade), in one transaction. Sets the scrub marker
         (trigger): the words stay in the FTS segments and the WAL until `scrub_deleted_text`, which
-        `twin.forgetting` runs. Returns how many existed. DESIGN.md invariant 5."""
+        `twin.lifecycle.forgetting` runs. Returns how many existed. DESIGN.md invariant 5."""
         ids = [(int(i),) for i in memory_ids]
         if not ids:
             return 0
@@ -540,7 +540,7 @@ class Store(MemoryStates):
         self.conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
                           (connector, being, key))
 
-    # -- memory lifecycle (seed 003; twin.lifecycle) ----------------------------------------------------------
+    # -- memory lifecycle (seed 003; twin.lifecycle.cycle) ----------------------------------------------------------
     def add_edge_markers(self, memory_ids: Iterable[int], now: str | None = None) -> None:
         """Mark memories whose `co_occurs` edges are still to be written (seed 003's durable marker); the embedding
         worker writes them once each has a vector (`lifecycle.write_pending_edges`). Already marked: unchanged.

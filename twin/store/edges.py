@@ -1,6 +1,6 @@
 """The memory graph's rows: `memory_edges` (seed 003's `co_occurs` and `co_inferred` edges) and `edge_markers` (the
 durable marker of a memory whose edges are still to be written). The rules that make edges live in
-`twin.lifecycle`; these functions run in the caller's transaction when there is one.
+`twin.lifecycle.cycle`; these functions run in the caller's transaction when there is one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The `email_threads` rows: what the Gmail connector last saw of each thread (subject, the newest message, whether
 it waits for the owner's reply and why). `connectors.gmail` writes them, `twin.health` and `twin email waiting`
-read them, `twin.forgetting` clears them.
+read them, `twin.lifecycle.forgetting` clears them.
 """
 
 from __future__ import annotations
@@ -71,6 +71,6 @@ def thread_ids(store: Store, being: str) -> list[str]:
 
 def clear(store: Store, being: str, thread_id: str) -> None:
     """Forget what a thread said (subject, sender, whether it waits) but keep the id of its last message, so the
-    next sync does not learn it again (`twin.forgetting`)."""
+    next sync does not learn it again (`twin.lifecycle.forgetting`)."""
     store.conn.execute("UPDATE email_threads SET subject = '', last_from = '', needs_reply = 0, reply_reason = NULL,"
                        " updated_at = ? WHERE being_id = ? AND thread_id = ?", (utc_now(), being, thread_id))

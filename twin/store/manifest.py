@@ -19,7 +19,7 @@ from twin.store.core import Store
 STATES = ("indexed", "skipped")
 """The values of `ManifestEntry.state` (the table's CHECK constraint)."""
 FORGOTTEN_FILE_REASON = "forgotten by the owner; learned again when the file changes"
-"""The reason of a file whose memories were forgotten while it still exists (`twin.forgetting.carry_out`)."""
+"""The reason of a file whose memories were forgotten while it still exists (`twin.lifecycle.forgetting.carry_out`)."""
 
 
 @dataclass(frozen=True)

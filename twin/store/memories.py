@@ -3,7 +3,7 @@
 A memory is `active` or `superseded` (seed 003's supersession: `superseded_by` names its replacement and
 `supersede_reason` says why); it is updated in place (same id, new content, the vector dropped), reactivated when
 said again, demoted to `cold` by decay, or folded into a duplicate by the dream merge. The rules that decide which
-transition applies live in `twin.capture` and `twin.lifecycle`; the statements live here.
+transition applies live in `twin.learn.capture` and `twin.lifecycle.cycle`; the statements live here.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class MemoryStates:
             (content, content_sha256(content), sensitivity, json.dumps(provenance), importance, now, now, memory_id))
         self.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))
 
-    # -- decay and the dream merge (seed 003; twin.lifecycle) ----------------------------------------------------
+    # -- decay and the dream merge (seed 003; twin.lifecycle.cycle) ----------------------------------------------------
     def idle_rows(self, being: str) -> list[IdleRow]:
         """Every active warm memory of `being` as an `IdleRow` (read-only)."""
         return [IdleRow(*r) for r in self.conn.execute(
@@ -123,7 +123,7 @@ class MemoryStates:
         return self.conn.execute("SELECT kind, status, tier, COUNT(*) FROM memories WHERE being_id = ?"
                                  " GROUP BY kind, status, tier", (being,)).fetchall()
 
-    # -- removal (DESIGN.md invariant 5; twin.forgetting) --------------------------------------------------------
+    # -- removal (DESIGN.md invariant 5; twin.lifecycle.forgetting) --------------------------------------------------------
     def remove_memories(self, memory_ids: Iterable[int]) -> list[int]:
         """Delete the memories `memory_ids` (row, FTS entry, vector and index tombstone, edges, edge marker; the
         scrub marker by trigger) inside the caller's transaction. Returns the ids that existed. The text

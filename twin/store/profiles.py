@@ -1,5 +1,5 @@
 """The `profiles` rows (the owner's profile as JSON, `twin.profile`) and `provider_usage` (model calls per UTC day
-and tier, the daily budget of `twin.provider`). Each runs in the caller's transaction when there is one.
+and tier, the daily budget of `twin.llm.provider`). Each runs in the caller's transaction when there is one.
 """
 
 from __future__ import annotations

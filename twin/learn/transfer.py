@@ -1,0 +1,128 @@
+"""Export and import of memories as JSON lines, losslessly, for backups and migrations.
+
+One line per memory with every field of `Memory` (ids, times as UTC ISO-8601, tags, provenance,
+sensitivity, status, tier, what superseded it and why) and its outgoing graph edges (`edges: [[to id, kind,
+strength], ...]`). Import goes through the dedup path: a memory whose normalised content is already known is
+left as it is (not duplicated, and not reinforced either: restoring a backup twice must not inflate
+importance); new memories are embedded by the usual batched flush and get their nearest-neighbour edges like
+any new memory. A file's sensitivity is never trusted downwards: content holding a secret is `sensitive`
+whatever the line says (`twin.text.sensitivity`). What a line may hold, and what makes it a bad line that is
+reported and skipped while the rest is imported: `twin.learn.import_lines`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import TextIO
+
+from twin.activity import Activity
+from twin.learn.import_lines import BadLine, checked_row, line_notes, read_line, shown
+from twin.memory import content_sha256, utc_now
+from twin.outside_text import json_text, strip_controls
+from twin.store import Store
+from twin.store.edges import edges_of_being, insert_edges
+
+
+def export_memories(store: Store, being: str, out: TextIO) -> int:
+    """Write every memory of `being` (all statuses), oldest first, one JSON object per line (`json_text`: UTF-8,
+    terminal controls and lone surrogates as `\\uXXXX` escapes, so the file is safe on a terminal and always
+    encodable). Returns the count."""
+    edges: dict[int, list[list]] = {}
+    for src, dst, kind, strength in edges_of_being(store, being):
+        edges.setdefault(src, []).append([dst, kind, strength])
+    n = 0
+    for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
+        out.write(json_text({**memory.to_dict(), "edges": edges.get(memory.id, [])}) + "\n")
+        n += 1
+    return n
+
+
+def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes]) -> dict:
+    """Import JSON-lines memories into `being`. Returns `{created, known, skipped, problems, notes, ids}` where
+    `ids` maps each line number to the memory id it became (new, or the one already known) and `notes` lists
+    "line N: note" for lines imported otherwise than they say (`import_lines.line_notes`).
+
+    Every line is read and checked on its own (`twin.learn.import_lines`: the rules per field): a bad line is skipped
+    and listed in `problems` as "line N: why" (never its memory's text), every good line is imported, so one
+    bad line costs nothing else. Pass a file through `import_lines.bounded_lines` so a huge line is bounded.
+    `superseded_by` (and its reason) is kept only when it refers to another memory imported in the same run; a
+    superseded memory whose successor is not there is imported as active (else it would stay hidden for ever)
+    and listed in `problems`. Edges are restored when both ends were imported in the run; every new memory is
+    also marked for its nearest-neighbour edges. Raises `sqlite3.Error` only when the store itself fails (then
+    nothing is imported: one transaction).
+    """
+    report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "notes": [], "ids": {}}
+    old_to_new: dict[int, int] = {}
+    superseded: list[tuple[int, object, object, int]] = []
+    edges: list[tuple[int, object]] = []
+    with store.transaction():
+        for number, line in enumerate(lines, 1):
+            try:
+                raw = read_line(line, number)
+                if raw is None:
+                    continue
+                mid, created, notes = _import_row(store, being, raw)
+            except BadLine as exc:
+                report["skipped"] += 1
+                report["problems"].append(f"line {number}: {exc}")
+                continue
+            report["notes"] += [f"line {number}: {note}" for note in notes]
+            report["created" if created else "known"] += 1
+            if created and raw.get("status") == "superseded":
+                superseded.append((mid, raw.get("superseded_by"), raw.get("supersede_reason"), number))
+            if created and isinstance(raw.get("edges"), list):
+                edges.append((mid, raw["edges"]))
+            report["ids"][number] = mid
+            if _is_id(raw.get("id")):
+                old_to_new[raw["id"]] = mid
+        for mid, old_target, reason, number in superseded:
+            target = old_to_new.get(old_target) if _is_id(old_target) else None
+            if target is None or target == mid:
+                store.revive(mid)  # inserted superseded, with no successor yet
+                report["problems"].append(f"line {number}: superseded by {shown(old_target)}, which is not in the "
+                                          "import; imported as active")
+                continue
+            why = " ".join(strip_controls(reason).split())[:300] if isinstance(reason, str) else None
+            store.supersede(mid, target, why or None)
+        _restore_edges(store, edges, old_to_new)
+    if activity is not None:
+        activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
+                                   f"{report['skipped']} bad lines skipped).")
+    return report
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _import_row(store: Store, being: str, raw: dict) -> tuple[int, bool, list[str]]:
+    """`(memory id, True when new, notes)` for one line's object: the memory already known by its content, else
+    inserted (with its edge marker); `notes` says what it became that the line did not say (`line_notes`; none for
+    a memory already known). Raises `BadLine` for a bad field, or a row the store's constraints refuse."""
+    row = checked_row(raw)
+    existing = store.find_by_sha(being, content_sha256(row["content"]))
+    if existing is not None:
+        return existing.id, False, []
+    try:
+        mid = store.insert_memory(being, **row)
+    except sqlite3.IntegrityError as exc:
+        raise BadLine(f"refused by the store ({exc})") from exc
+    store.add_edge_markers([mid], row["created_at"])
+    return mid, True, line_notes(raw, row, being)
+
+
+def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> None:
+    """Insert the exported edges `(new src id, [[old dst id, kind, strength], ...])` whose other end was imported
+    too; malformed items are ignored (they only lose an edge the embedding worker will find again)."""
+    rows = []
+    for src, items in edges:
+        for item in items:
+            if not (isinstance(item, list) and len(item) == 3 and _is_id(item[0]) and item[0] in old_to_new
+                    and item[1] in ("co_occurs", "co_inferred") and isinstance(item[2], (int, float))
+                    and not isinstance(item[2], bool)):
+                continue
+            dst = old_to_new[item[0]]
+            if dst != src and 0 <= float(item[2]) <= 1:
+                rows.append((src, dst, item[1], float(item[2]), utc_now()))
+    insert_edges(store, rows)
