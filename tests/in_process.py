@@ -89,7 +89,6 @@ def burst_worker(role: str) -> int:
     dirs made private), and return its exit code."""
     from twin.settings import load_settings
     from twin.startup_checks import startup_warnings
-    from workers import jobs
     from workers.main import connect_redis, run_embed, run_learn, run_scheduler
 
     settings = load_settings()
@@ -98,14 +97,12 @@ def burst_worker(role: str) -> int:
     alarm_left, _ = signal.getitimer(signal.ITIMER_REAL)
     started = time.monotonic()
     umask = os.umask(0o077)
-    jobs._embed_outage.clear()  # a new process remembers no outage
     redis = connect_redis(settings)
     try:
         startup_warnings(settings)
         return contextvars.copy_context().run(run, settings, redis, True)
     finally:
         redis.close()
-        jobs._embed_outage.clear()
         os.umask(umask)
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
