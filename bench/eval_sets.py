@@ -105,10 +105,10 @@ def _index_and_link(workdir: Path, store, embedder) -> tuple[object, int]:
     """Embed every memory of `store` (flush_pending), checkpoint the index, link the graph edges; returns a
     fresh `IndexReader` and how many memories were embedded."""
     from twin.activity import Activity
-    from twin.vectors.embedding_flush import flush_pending
-    from twin.vectors.index import VectorIndex
     from twin.lifecycle.cycle import VectorLookup, write_all_pending_edges
     from twin.settings import Settings
+    from twin.vectors.embedding_flush import flush_pending
+    from twin.vectors.index import VectorIndex
     from twin.vectors.sidecar import IndexReader, IndexWriter
 
     f = Settings.model_fields
@@ -166,8 +166,8 @@ class PersonalSet(EvalSet):
 
     def open(self) -> PersonalSet:
         from twin.learn.capture import capture
-        from twin.text.extractor import Candidate
         from twin.store import Store
+        from twin.text.extractor import Candidate
 
         rows = sorted(({k: v for k, v in row.items() if k not in HIDDEN_FIELDS} for row in self.memories),
                       key=lambda r: (r["created_at"], r["id"]))

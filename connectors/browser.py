@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
-import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from twin.activity import Activity
 from twin.ingest import Ingest
 from twin.learn.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
-from twin.store import Store, private_dir
+from twin.store import Store, private_dir, state
 from twin.text.sensitivity import redact
 
 if TYPE_CHECKING:
@@ -116,8 +115,8 @@ def save_cursors(store: Store, being: str, read: BrowserRead) -> None:
     with store.transaction():
         for key, last_id in read.cursors.items():
             store.set_cursor(CONNECTOR, being, key, str(last_id))
-        store.set_cursor(CONNECTOR, being, "last_import", utc_now())
-        store.set_cursor(CONNECTOR, being, "unreadable", json.dumps(read.problems))
+        state.set_time(store, CONNECTOR, being, "last_import", utc_now())
+        state.set_json(store, CONNECTOR, being, "unreadable", read.problems)
 
 
 def note_problems(activity: Activity, read: BrowserRead) -> None:
@@ -163,24 +162,33 @@ def _ask_for_embedding(settings: Settings) -> None:
 
 
 class BrowserConnector(OwnStoreConnector):
-    """Imports browser history when one is due (seed 001: at most once every 24 hours) while the daemon runs. It
-    works on a store connection of its own (`OwnStoreConnector`: imports run in worker threads and hold
-    transactions), closed when `run` returns or by `close()`."""
+    """Imports browser history when one is due (seed 001: at most once every 24 hours) while the daemon runs. The
+    constructor only stores what it is given; `open()` (which `run` calls) opens a store connection of the
+    connector's own (`OwnStoreConnector`: imports run in worker threads and hold transactions), closed when `run`
+    returns or by `close()`."""
 
     def __init__(self, settings: Settings, store: Store, bus: Bus, activity: Activity):
         super().__init__(settings, store, bus, activity)
         self.failing = False
 
+    def state(self, store: Store) -> dict:
+        """What `twin status` shows of browser history (`connectors.source_state.browser_state`; read-only)."""
+        from connectors.source_state import browser_state
+
+        return browser_state(self.settings, store)
+
     def due_in_s(self) -> float:
         """Seconds until the next import is due (≤ 0: now), from the `last_import` cursor."""
-        last = self.store.get_cursor(CONNECTOR, self.being, "last_import")
+        last = state.get_time(self.store, CONNECTOR, self.being, "last_import")
         if last is None:
             return 0.0
         return self.settings.browser_interval_s - (datetime.now(UTC) - parse_time(last)).total_seconds()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Import whenever one is due, until `stop`. A failed import is logged (one diary line until one works)
-        and tried again an hour later; an import running in `twin sync browser` is simply waited out."""
+        and tried again an hour later; an import running in `twin sync browser` is simply waited out. Opens the
+        connector's store first and closes it on the way out."""
+        self.open()
         try:
             await self._schedule(stop)
         finally:
@@ -209,10 +217,10 @@ class BrowserConnector(OwnStoreConnector):
         return self.settings.browser_interval_s
 
     def import_once(self) -> BrowserRead:
-        """One import (blocking): read, stage the visits as one `interests` item (its learn job clusters, learns and
-        writes the diary line) in the transaction that saves the cursors, then queue it. Nothing new: only
-        `last_import` moves, and the diary says so once when no browser profile exists at all. Raises
-        `BrowserBusy` and store errors."""
+        """One import (blocking; after `open()`): read, stage the visits as one `interests` item (its learn job
+        clusters, learns and writes the diary line) in the transaction that saves the cursors, then queue it.
+        Nothing new: only `last_import` moves, and the diary says so once when no browser profile exists at all.
+        Raises `BrowserBusy` and store errors."""
         with import_lock(self.settings):
             read = read_new_visits(self.settings, self.store)
             ids: list[int] = []
@@ -221,8 +229,8 @@ class BrowserConnector(OwnStoreConnector):
                     ids = ingest.stage(self.store, [Ingest(self.being, "browser", "", "interests", extra={
                         "visits": [v.to_list() for v in read.visits], "profiles": read.profiles})])
                     save_cursors(self.store, self.being, read)
-            elif read.profiles == 0 and not read.problems and self.store.get_cursor(CONNECTOR, self.being,
-                                                                                      "last_import") is None:
+            elif read.profiles == 0 and not read.problems and not state.is_set(self.store, CONNECTOR, self.being,
+                                                                                 "last_import"):
                 self.activity.record("browsed", "Browser: no Chrome, Chromium, Brave, Edge, Vivaldi or Firefox "
                                                 "history found; looking again daily.")
             else:

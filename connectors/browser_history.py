@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from twin.exceptions import TwinError
+from twin.exceptions import ConnectorTransient
 from twin.memory import format_time, strip_controls
 from twin.text.private_sites import private_host, private_path, private_title
 
@@ -138,10 +138,10 @@ LOCAL_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home.arpa", ".h
 non-global IPs are refused too."""
 
 
-class HistoryUnreadable(TwinError):
+class HistoryUnreadable(ConnectorTransient):
     """A profile's history could not be copied and read (`COPY_ATTEMPTS` copies failed: locked mid-write,
     corrupt, gone, not a history database). The message names the profile and the reason, never a URL; the
-    caller keeps its cursor and tries again at the next import."""
+    caller keeps its cursor and tries again at the next import (transient, `twin.exceptions.ConnectorTransient`)."""
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,12 @@ class FilesConnector:
         self._stop: asyncio.Event | None = None
         self.backlog_poll_s = BACKLOG_POLL_S
 
+    def state(self, store: Store) -> dict:
+        """What `twin status` shows of the watched folders (`connectors.source_state.files_state`; read-only)."""
+        from connectors.source_state import files_state
+
+        return files_state(self.settings, store)
+
     @property
     def waiting(self) -> int:
         """How many files wait for the store to take their hand-over."""

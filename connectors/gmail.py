@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
@@ -44,9 +43,10 @@ from connectors import OwnStoreConnector, stopped_within
 from connectors.email_summary import heuristic_summary
 from connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin import ingest
+from twin.exceptions import ConnectorAuthFailed
 from twin.ingest import Ingest
 from twin.memory import utc_now
-from twin.store import email_threads
+from twin.store import Store, email_threads, state
 from twin.store.signals import ProposedSignal, record_signal
 
 if TYPE_CHECKING:
@@ -75,8 +75,10 @@ AUTH_RECHECK_S = 5.0
 """While the token is revoked, how often the connector looks for a new token file (no network call)."""
 
 
-class GmailAuthError(Exception):
-    """The saved token cannot be used: missing, unreadable or not a token file. The message says what to do."""
+class GmailAuthError(ConnectorAuthFailed):
+    """The saved token cannot be used: missing, unreadable or not a token file. The message says what to do.
+    `GmailConnector.run` handles it itself (waits for a new token file); raised anywhere else it means "stop and
+    tell the owner" (`twin.exceptions.ConnectorAuthFailed`)."""
 
 
 class GmailAuthRevoked(GmailAuthError):
@@ -300,14 +302,22 @@ def thread_item(being: str, thread: EmailThread) -> Ingest:
 
 
 class GmailConnector(OwnStoreConnector):
-    """Polls Gmail every `gmail_poll_s` while the daemon runs, once a token file exists. It works on a store
-    connection of its own (`OwnStoreConnector`: its syncs run in worker threads and hold transactions), closed
-    when `run` returns or by `close()`."""
+    """Polls Gmail every `gmail_poll_s` while the daemon runs, once a token file exists. The constructor only
+    stores what it is given; `open()` (which `run` calls) opens a store connection of the connector's own
+    (`OwnStoreConnector`: its syncs run in worker threads and hold transactions), closed when `run` returns or by
+    `close()`."""
+
+    def state(self, store: Store) -> dict:
+        """What `twin status` shows of Gmail (`connectors.source_state.gmail_state`; read-only)."""
+        from connectors.source_state import gmail_state
+
+        return gmail_state(self.settings, store)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Sync, then wait `gmail_poll_s`, until `stop`. A revoked token pauses syncing until the token file
-        changes (a new `twin connect gmail`); any other failure is logged (diary line once per kind) and the
-        next poll tries again. Without a token file yet, it waits for `twin connect gmail` to write one."""
+        """Open, sync, then wait `gmail_poll_s`, until `stop`; close. A revoked token pauses syncing until the
+        token file changes (a new `twin connect gmail`); any other failure is logged (diary line once per kind)
+        and the next poll tries again. Without a token file yet, it waits for `twin connect gmail` to write one."""
+        self.open()
         try:
             await self._poll(stop)
         finally:
@@ -334,28 +344,28 @@ class GmailConnector(OwnStoreConnector):
     def _failed(self, reason: str) -> None:
         """Note a failed sync in the `sync_error` cursor (`twin status` shows it until a sync works), with one
         diary line per kind of failure (a restart does not repeat it)."""
-        noted = json.loads(self.store.get_cursor(CONNECTOR, self.being, "sync_error") or "{}")
+        noted = state.get_json(self.store, CONNECTOR, self.being, "sync_error") or {}
         if noted.get("reason", "").split(":", 1)[0] == reason.split(":", 1)[0]:
             return
         self.activity.record("error", f"Gmail sync failed ({reason}); trying again every "
                                       f"{self.settings.gmail_poll_s:.0f} s.")
-        self.store.set_cursor(CONNECTOR, self.being, "sync_error", json.dumps({"at": utc_now(), "reason": reason}))
+        state.set_json(self.store, CONNECTOR, self.being, "sync_error", {"at": utc_now(), "reason": reason})
 
     def _recovered(self) -> None:
         """A sync worked: clear what `_failed` and `_auth_failed` left (also across a restart)."""
-        if self.store.get_cursor(CONNECTOR, self.being, "sync_error") is not None:
+        if state.is_set(self.store, CONNECTOR, self.being, "sync_error"):
             self.activity.record("read_email", "Gmail sync works again.")
         for key in ("sync_error", "auth_error"):
-            self.store.delete_cursor(CONNECTOR, self.being, key)
+            state.delete(self.store, CONNECTOR, self.being, key)
 
     def _auth_failed(self, exc: GmailAuthError) -> None:
         """Say once (diary, and Telegram through the signal outbox when configured) that Gmail needs a new
         `twin connect gmail`; `twin status` shows it from the `auth_error` cursor."""
-        if self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
+        if state.is_set(self.store, CONNECTOR, self.being, "auth_error"):
             return
         revoked = isinstance(exc, GmailAuthRevoked)
         detail = f"Google refused the saved token ({exc})" if revoked else str(exc)
-        self.store.set_cursor(CONNECTOR, self.being, "auth_error", json.dumps({"at": utc_now(), "reason": detail}))
+        state.set_json(self.store, CONNECTOR, self.being, "auth_error", {"at": utc_now(), "reason": detail})
         self.activity.record("degraded", f"Gmail stopped: {detail}. Run `twin connect gmail` to sign in again.")
         if revoked:
             notice = ProposedSignal(kind="reminder", title="Gmail needs you to sign in again",
@@ -370,15 +380,15 @@ class GmailConnector(OwnStoreConnector):
         before = _token_state(path)
         while not stop.is_set() and _token_state(path) == before:
             await stopped_within(stop, AUTH_RECHECK_S)
-        if not stop.is_set() and self.store.get_cursor(CONNECTOR, self.being, "auth_error") is not None:
-            self.store.delete_cursor(CONNECTOR, self.being, "auth_error")
+        if not stop.is_set() and state.is_set(self.store, CONNECTOR, self.being, "auth_error"):
+            state.delete(self.store, CONNECTOR, self.being, "auth_error")
             self.activity.record("read_email", "Found a new Gmail token; syncing again.")
 
     def sync_once(self) -> SyncReport:
-        """One sync (blocking): full when there is no historyId (or it expired), else incremental; stage the
-        new and changed threads for learning in the transaction that saves their rows and the historyId, then queue
-        them (a Redis that refuses leaves them waiting in SQLite). Raises `GmailAuthError`, `HttpError`, transport
-        errors and store errors; nothing is saved unless everything was staged."""
+        """One sync (blocking; after `open()`): full when there is no historyId (or it expired), else incremental;
+        stage the new and changed threads for learning in the transaction that saves their rows and the historyId,
+        then queue them (a Redis that refuses leaves them waiting in SQLite). Raises `GmailAuthError`, `HttpError`,
+        transport errors and store errors; nothing is saved unless everything was staged."""
         creds = fresh_credentials(self.settings.gmail_token_path, self.settings.gmail_token_url)
         sync = GmailSync.for_credentials(creds, self.settings.gmail_api_url)
         try:
@@ -412,8 +422,8 @@ class GmailConnector(OwnStoreConnector):
             for thread in threads:
                 self._save_thread(thread, now)
             self.store.set_cursor(CONNECTOR, self.being, "history_id", new_history)
-            self.store.set_cursor(CONNECTOR, self.being, "address", address)
-            self.store.set_cursor(CONNECTOR, self.being, "last_sync", now)
+            state.set_text(self.store, CONNECTOR, self.being, "address", address)
+            state.set_time(self.store, CONNECTOR, self.being, "last_sync", now)
         if ids:
             self.bus.push(self.store, ids, self.being, "email")  # refused: they wait in SQLite, queued later
         if threads or report.skipped:

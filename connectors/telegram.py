@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import math
 import time
@@ -37,7 +36,7 @@ from twin.chat import ChatReply, Conversation, owner_words, paired_owners, relev
 from twin.ingest import Ingest
 from twin.llm.provider import provider_for
 from twin.memory import KINDS, format_time, parse_time, utc_now
-from twin.store import Store
+from twin.store import Store, state
 from twin.store import chat as transcript
 from twin.store.signals import mark_delivered, undelivered
 from workers.bus import OUTBOX, Bus
@@ -85,22 +84,27 @@ def pair_code_hash(code: str) -> str:
 
 
 class TelegramConnector:
-    """Runs the bot until `stop` is set. Built by the supervisor with `(settings, store, bus, activity)`; uses its
-    own store connection (the supervisor's `store` is not shared across threads)."""
+    """Runs the bot until `stop` is set. Built by the supervisor with `(settings, store, bus, activity)`, which the
+    constructor only stores; `run` opens what the bot needs (its one store thread, its own store connection: the
+    supervisor's `store` is not shared across threads; the model provider, recall, the outbox client)."""
 
     def __init__(self, settings, store: Store, bus: Bus, activity: Activity):
         self.settings, self.bus = settings, bus
         self.being = settings.being
-        self.token = settings.telegram_bot_token.get_secret_value()
-        self.work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telegram-store")
+        self.work: ThreadPoolExecutor | None = None
         self.store: Store | None = None
         self.activity: Activity | None = None
         self.recall = None
         self.provider = None
-        # the outbox wake-up gets its own client without retries: a blocking pop must end within ~1 s at a stop
-        self.outbox = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=5)
+        self.outbox: Redis | None = None
         self.last_sent: dict[int, float] = {}
         self.answered = self.queued = 0
+
+    def state(self, store: Store) -> dict:
+        """What `twin status` shows of the bot (`connectors.source_state.telegram_state`; read-only)."""
+        from connectors.source_state import telegram_state
+
+        return telegram_state(self.settings, store)
 
     # -- plumbing --------------------------------------------------------------------------------------
     async def _in_store(self, fn, *args):
@@ -143,9 +147,12 @@ class TelegramConnector:
     # -- run ---------------------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
         """Poll, answer and deliver signals until `stop`; the bot token never reaches a log or diary line."""
+        self.work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telegram-store")
+        # the outbox wake-up gets its own client without retries: a blocking pop must end within ~1 s at a stop
+        self.outbox = Redis.from_url(self.settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=5)
         await self._in_store(self._open)
         poll_s = self.settings.telegram_poll_timeout_s
-        bot = ExtBot(self.token, base_url=self.settings.telegram_base_url,
+        bot = ExtBot(self.settings.telegram_bot_token.get_secret_value(), base_url=self.settings.telegram_base_url,
                      request=HTTPXRequest(connect_timeout=10, read_timeout=20, write_timeout=20),
                      get_updates_request=HTTPXRequest(connect_timeout=10, read_timeout=poll_s + 15),
                      rate_limiter=AIORateLimiter(max_retries=5))
@@ -154,12 +161,12 @@ class TelegramConnector:
             try:
                 await bot.initialize()  # getMe: checks the token
             except (InvalidToken, Forbidden) as exc:
-                await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "token_refused", utc_now())
+                await self._in_store(state.set_time, self.store, CONNECTOR, self.being, "token_refused", utc_now())
                 await self._in_store(self.activity.record, "degraded", "Telegram refused the bot token "
                                      f"({type(exc).__name__}); fix TWIN_TELEGRAM_BOT_TOKEN and restart twin.")
                 await stop.wait()
                 return
-            await self._in_store(self.store.set_cursor, CONNECTOR, self.being, "token_refused", "")
+            await self._in_store(state.delete, self.store, CONNECTOR, self.being, "token_refused")
             await bot.delete_webhook()
             owners = await self._in_store(self._owners)
             if not owners:
@@ -255,23 +262,22 @@ class TelegramConnector:
         parts = text.split()
         if len(parts) != 2 or parts[0].split("@")[0] != "/start":
             return False
-        saved = self.store.get_cursor(CONNECTOR, self.being, "pair_code")
-        if not saved:
+        code = state.get_json(self.store, CONNECTOR, self.being, "pair_code")
+        if not code:
             return False
-        code = json.loads(saved)
         if code["sha256"] != pair_code_hash(parts[1]) or parse_time(code["expires_at"]) < datetime.now(UTC):
             return False
         with self.store.atomic():
             transcript.pair_owner(self.store, CONNECTOR, self.being, user_id)
-            self.store.delete_cursor(CONNECTOR, self.being, "pair_code")
+            state.delete(self.store, CONNECTOR, self.being, "pair_code")
         self.activity.record("system", f"Telegram: paired user {user_id} as the owner.")
         return True
 
     def _note_stranger(self, user_id: int, chat_id: int) -> None:
         today = utc_now()[:10]
         key = f"stranger:{user_id}"
-        if self.store.get_cursor(CONNECTOR, self.being, key) != today:
-            self.store.set_cursor(CONNECTOR, self.being, key, today)
+        if state.get_text(self.store, CONNECTOR, self.being, key) != today:
+            state.set_text(self.store, CONNECTOR, self.being, key, today)
             if user_id in self._owners():
                 self.activity.record("system", f"Telegram: ignored your message in chat {chat_id}: the twin answers "
                                                "in private chats unless TWIN_TELEGRAM_ALLOWED_CHATS lists the chat.",
@@ -335,7 +341,7 @@ class TelegramConnector:
         item is released and queued (if Redis refuses, the supervisor queues it later: it is in SQLite), then
         compact."""
         released = conversation.answered(row_id, reply)
-        self.store.set_cursor(CONNECTOR, self.being, "owner_chat", conversation.chat_id)
+        state.set_text(self.store, CONNECTOR, self.being, "owner_chat", str(conversation.chat_id))
         self.answered += 1
         if released:
             self.bus.push(self.store, released, self.being, "text")
@@ -407,7 +413,7 @@ class TelegramConnector:
         from twin.lifecycle.forgetting import forget
 
         if rest.lower() == "yes":
-            ids = json.loads(self.store.get_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}") or "[]")
+            ids = state.get_json(self.store, CONNECTOR, self.being, f"forget:{conversation.chat_id}") or []
             if not ids:
                 return ChatReply("There is nothing waiting to be forgotten.")
         elif rest:
@@ -422,12 +428,12 @@ class TelegramConnector:
             if not ids:
                 return ChatReply("My last answer showed no memories. /forget 12 40 forgets by id.")
             shown = self.store.get_many(ids)
-            self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", json.dumps(ids))
+            state.set_json(self.store, CONNECTOR, self.being, f"forget:{conversation.chat_id}", ids)
             lines = "\n".join(f"• #{i} {shown[i].content}" for i in ids if i in shown)
             return ChatReply(f"Forget these?\n{lines}\nSend /forget yes to forget them.")
         done = forget(self.store, self.activity, self.being, ids)
         gone = [m.id for m in done.memories]
-        self.store.set_cursor(CONNECTOR, self.being, f"forget:{conversation.chat_id}", "[]")
+        state.delete(self.store, CONNECTOR, self.being, f"forget:{conversation.chat_id}")
         if gone:
             with contextlib.suppress(Exception):
                 self.bus.request_checkpoint()
@@ -475,10 +481,10 @@ class TelegramConnector:
         if not math.isfinite(hours) and hours != math.inf:
             return ChatReply("/quiet 3 keeps signals back for 3 hours; /quiet 0 ends it.")
         if hours <= 0:
-            self.store.set_cursor(CONNECTOR, self.being, "quiet_until", "")
+            state.delete(self.store, CONNECTOR, self.being, "quiet_until")
             return ChatReply("Signals are on again.")
         until = datetime.now(UTC) + timedelta(hours=min(hours, 24 * 30))
-        self.store.set_cursor(CONNECTOR, self.being, "quiet_until", format_time(until))
+        state.set_time(self.store, CONNECTOR, self.being, "quiet_until", format_time(until))
         return ChatReply(f"Quiet until {format_time(until)}; signals wait until then.")
 
     # -- sending ------------------------------------------------------------------------------------------
@@ -495,7 +501,7 @@ class TelegramConnector:
                 self.last_sent[chat_id] = time.monotonic()
 
     def _signals_due(self) -> tuple[list, list[int]]:
-        quiet = self.store.get_cursor(CONNECTOR, self.being, "quiet_until")
+        quiet = state.get_time(self.store, CONNECTOR, self.being, "quiet_until")
         if quiet and parse_time(quiet) > datetime.now(UTC):
             return [], []
         chats = list(self.settings.telegram_allowed_chats) or sorted(self._owners())

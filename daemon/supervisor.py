@@ -31,11 +31,12 @@ from daemon import systemd
 from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
 from daemon.redis_server import redis_argv
 from twin.activity import Activity
+from twin.exceptions import ConnectorAuthFailed, ConnectorTransient
 from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
 from twin.settings import Settings
 from twin.startup_checks import startup_warnings
-from twin.store import Store, secure_dir
+from twin.store import Store, secure_dir, state
 from twin.vectors.embedder import model_id_of
 from workers.bus import Bus
 from workers.main import connect_redis
@@ -183,14 +184,32 @@ class Supervisor:
             forced.cancel()
 
     async def _keep_connector(self, connector: connectors.Connector, bus: Bus) -> None:
-        """Run `connector` (imported now) until stopping; a crash is logged with its traceback, written to the
-        diary and the connector restarted with the same capped backoff as a child process."""
-        name, backoff_s = connector.name, 1.0
+        """Run `connector` (imported now) until stopping, acting on what it raises (Home Assistant's update
+        coordinator, STYLE.md): `ConnectorAuthFailed` stops it and tells the owner (a diary line, kind
+        `degraded`, with the error's advice; it starts again with twin); `ConnectorTransient` restarts it with the
+        capped backoff of a child process, said in the diary once per run of failures (a run longer than
+        `STABLE_AFTER_S` ends it) and logged without a traceback; any other exception is a crash: logged with its
+        traceback, written to the diary, restarted with the same backoff."""
+        name, backoff_s, failing = connector.name, 1.0, False
         while not self.stop.is_set():
             started = time.monotonic()
             try:
                 await connector.load()(self.settings, self.store, bus, self.activity).run(self.stop)
                 return
+            except ConnectorAuthFailed as exc:
+                log.error("supervisor: connector %s stopped: its source refused the credentials (%s)", name, exc)
+                self.activity.record("degraded", f"The {name} connector stopped: {exc}. It starts again when twin "
+                                                 "restarts.")
+                return
+            except ConnectorTransient as exc:
+                ran_s = time.monotonic() - started
+                backoff_s = self._restart_delay(ran_s, backoff_s)
+                log.warning("supervisor: connector %s failed (%s: %s); restarting it in %.0f s", name,
+                            type(exc).__name__, exc, backoff_s)
+                if not failing or ran_s > STABLE_AFTER_S:
+                    self.activity.record("error", f"The {name} connector failed ({type(exc).__name__}: {exc}); "
+                                                  "retrying with backoff until it works.")
+                failing = True
             except Exception as exc:
                 log.exception("supervisor: connector %s crashed", name)
                 backoff_s = self._restart_delay(time.monotonic() - started, backoff_s)
@@ -272,7 +291,8 @@ class Supervisor:
         recorded in SQLite (cursor `lifecycle`/being/`last_<name>`), at the earliest `LIFECYCLE_FIRST_AFTER_S` after
         boot, so restarts neither skip nor repeat a pass; then every `every_s`. A pass that cannot reach Redis is
         skipped with a log line."""
-        last = await asyncio.to_thread(self.store.get_cursor, LIFECYCLE_CURSOR, self.settings.being, f"last_{name}")
+        last = await asyncio.to_thread(state.get_time, self.store, LIFECYCLE_CURSOR, self.settings.being,
+                                       f"last_{name}")
         due_in_s = every_s - (time.time() - parse_time(last).timestamp()) if last else 0.0
         delay_s = max(LIFECYCLE_FIRST_AFTER_S, due_in_s)
         while not self.stop.is_set():
@@ -370,8 +390,7 @@ class Supervisor:
                                   [sys.executable, "-m", "workers", role])
             bus = Bus(self.redis)
             for connector in connectors.enabled(self.settings):
-                if connector.prepare is not None:
-                    connector.prepare(self.settings, self.store)
+                connector.run_prepare(self.settings, self.store)
                 tasks.append(asyncio.create_task(self._keep_connector(connector, bus),
                                                  name=f"connector-{connector.name}"))
             running = len(tasks)

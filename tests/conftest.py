@@ -280,9 +280,9 @@ def diary_lines(activity: Activity, kind: str) -> list[str]:
 def recall(twin_paths, store, embedder, activity):
     """Recall over the isolated store with the real model and index; `recall.embed()` embeds what a test inserted
     (the embedding worker's flush, in-process) and makes the reader see it at once."""
+    from twin.recall.hybrid import Recall
     from twin.vectors.embedding_flush import flush_pending
     from twin.vectors.index import VectorIndex
-    from twin.recall.hybrid import Recall
     from twin.vectors.sidecar import IndexReader, IndexWriter
 
     index = VectorIndex.for_settings(twin_paths, embedder.model_id, embedder.dim)

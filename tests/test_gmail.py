@@ -37,6 +37,7 @@ from connectors.gmail import (
 )
 from twin.health import status
 from twin.llm.provider import DATA_RULE
+from twin.store import state as saved_state
 from twin.store.signals import list_signals
 from workers.bus import LEARN_QUEUE, Bus
 
@@ -173,7 +174,7 @@ def gmail(twin_env, monkeypatch):
 def connector(gmail, store, activity, redis):
     from twin.settings import load_settings
 
-    connector = GmailConnector(load_settings(), store, Bus(redis), activity)
+    connector = GmailConnector(load_settings(), store, Bus(redis), activity).open()
     yield connector
     connector.close()
 
@@ -263,7 +264,7 @@ def test_redis_down_loses_no_thread_they_wait_in_sqlite(gmail, store, activity, 
     from twin.settings import load_settings
 
     dead = Redis.from_url("unix:///nonexistent/redis.sock", socket_connect_timeout=1)
-    connector = GmailConnector(load_settings(), store, Bus(dead), activity)
+    connector = GmailConnector(load_settings(), store, Bus(dead), activity).open()
     report = connector.sync_once()
     connector.close()
     assert report.new == 3 and store.get_cursor("gmail", "owner", "history_id") is not None
@@ -344,7 +345,7 @@ def test_invalid_grant_stops_the_connector_says_so_once_and_a_new_token_resumes(
     assert len(notices) == 1 and notices[0].status == "raised"  # Telegram delivers it when configured
     assert "Found a new Gmail token; syncing again." in diary_lines(activity, "read_email")
     assert diary_lines(activity, "read_email")[-1] == "Read 3 new email thread(s); 1 needs a reply."
-    assert store.get_cursor("gmail", "owner", "auth_error") is None
+    assert saved_state.get_json(store, "gmail", "owner", "auth_error") is None
 
 
 def test_a_revoked_access_token_mid_sync_is_invalid_grant_too(connector, gmail, store):
@@ -443,7 +444,7 @@ def test_failing_syncs_show_in_status_until_one_works_and_a_stale_sign_in_proble
 
     monkeypatch.setenv("TWIN_GMAIL_POLL_S", "10")
     settings = load_settings()
-    store.set_cursor("gmail", "owner", "auth_error", json.dumps({"at": "2026-11-01T00:00:00Z", "reason": "old"}))
+    saved_state.set_json(store, "gmail", "owner", "auth_error", {"at": "2026-11-01T00:00:00Z", "reason": "old"})
     gmail.stop()  # the API is unreachable
 
     async def run_for(seconds: float) -> None:

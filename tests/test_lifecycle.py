@@ -27,7 +27,7 @@ from twin.lifecycle.cycle import (
     write_pending_edges,
 )
 from twin.memory import format_time
-from twin.store import Store
+from twin.store import Store, state
 from twin.text.capture_rules import token_jaccard
 from twin.vectors.index import VectorIndex
 from twin.vectors.sidecar import IndexWriter
@@ -184,7 +184,7 @@ def test_decay_demotes_by_the_lifespan_formula(store, activity):
     tiers = {i: m.tier for i, m in store.get_many(ids).items()}
     assert tiers == {fresh: "warm", once_6: "warm", once_8: "cold", idle_15: "warm", idle_17: "cold",
                      old_but_seen: "warm", created_17: "cold", superseded: "warm", elsewhere: "warm"}
-    assert store.get_cursor(CURSOR, BEING, "last_decay") == "2026-06-01T12:00:00Z"
+    assert state.get_time(store, CURSOR, BEING, "last_decay") == "2026-06-01T12:00:00Z"
     assert diary_lines(activity, "decayed") == ["Decay: 3 memory(ies) idle past their lifespan moved to cold "
                                                 "(4 stay warm)."]
     assert decay(store, BEING, NOW) == {"demoted": 0}
@@ -223,7 +223,7 @@ def test_dream_merges_a_near_identical_pair(store, activity, embedder, writer):
     assert store.conn.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'flat'").fetchall() == [(newer,)]
     assert store.live_embedding_ids([older, newer]) == {newer}
     assert [m for _, m in store.tombstones()] == [older]  # the index writer scrubs it at its next checkpoint
-    assert store.get_cursor(CURSOR, BEING, "last_dream") == "2026-06-01T12:00:00Z"
+    assert state.get_time(store, CURSOR, BEING, "last_dream") == "2026-06-01T12:00:00Z"
     line = diary_lines(activity, "dreamed")[-1]
     assert line.startswith("Dream cycle: walked 5 memories, merged 1, promoted 0 edges in ") and line.endswith(" ms.")
 
@@ -280,7 +280,7 @@ def test_lifecycle_loop_waits_for_the_next_due_pass(store, twin_env, monkeypatch
     asyncio.run(run("decay", 0.2))  # never ran: due at once (after the boot delay), then every 0.2 s
     assert pushed[:2] == [BEING, "someone"] and 2 <= len(pushed) <= 4
     pushed.clear()
-    store.set_cursor(CURSOR, BEING, "last_dream", format_time(datetime.now(UTC)))
+    state.set_time(store, CURSOR, BEING, "last_dream", format_time(datetime.now(UTC)))
     asyncio.run(run("dream", 3600))  # ran just now: the next pass is an hour away
     assert pushed == []
 
@@ -296,7 +296,7 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     bus.notify_embed()
     bus.enqueue("decay_being", being=BEING)
     run_worker("learn")
-    assert store.get_cursor(CURSOR, BEING, "last_decay") is not None
+    assert state.get_time(store, CURSOR, BEING, "last_decay") is not None
     assert {m.tier for m in store.get_many([*flat, *others]).values()} == {"cold"}  # idle past their lifespans
     run_worker("embed")
     assert len(_edges(store)) == 15

@@ -37,7 +37,7 @@ from test_gmail import OWNER as GMAIL_OWNER
 
 from connectors.browser import CONNECTOR as BROWSER
 from twin.activity import Activity
-from twin.store import Store
+from twin.store import Store, state
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "4242:NETWORK-bot-token_x"
@@ -256,7 +256,7 @@ class Run:
 
     def browser_imported(self) -> bool:
         with Store(Path(self.env["TWIN_DATA_DIR"]) / "twin.db") as store:
-            return store.get_cursor(BROWSER, "owner", "last_import") is not None
+            return state.get_time(store, BROWSER, "owner", "last_import") is not None
 
     def all_embedded(self) -> bool:
         with Store(Path(self.env["TWIN_DATA_DIR"]) / "twin.db") as store:

@@ -18,6 +18,7 @@ from twin.learn.learning import learn
 from twin.profile import load_profile
 from twin.reflection.hush import HushGate, HushRules
 from twin.reflection.second_pass import fresh_memories, reflect
+from twin.store import state
 from twin.store.signals import list_signals, list_widget_suggestions
 from workers.bus import OUTBOX, Bus
 
@@ -232,7 +233,7 @@ def test_a_resting_provider_makes_no_call_and_no_diary_line(settings, provider, 
     provider.resting_until = float("inf")  # as right after a transport failure
     result = reflect(store, activity, "owner", provider, gate_at(store, settings))
     assert not result.ran and fake_llm.requests == [] and diary(activity, "model") == []
-    assert store.get_cursor("reflection", "owner", "last_call_at") is None
+    assert state.get_time(store, "reflection", "owner", "last_call_at") is None
 
 
 def test_profile_edit_refuses_what_is_not_a_profile(twin_env, store, tmp_path):

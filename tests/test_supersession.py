@@ -12,8 +12,8 @@ from fake_llm import Reply
 from supersession_corpus import HELD_OUT, PAIRS, Pair
 
 from twin.learn.capture import capture
-from twin.text.capture_slots import is_state, slot_of
 from twin.learn.learning import forget, learn
+from twin.text.capture_slots import is_state, slot_of
 from twin.text.extractor import Candidate
 
 PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}

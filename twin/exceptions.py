@@ -23,3 +23,20 @@ class IndexCorrupt(TwinError):
 
 class RedisUnavailable(TwinError):
     """Redis cannot be reached or started; connectors back off, the CLI reports a degraded mode."""
+
+
+class ConnectorError(TwinError):
+    """A connector cannot go on; its subtype says what the supervisor does next (STYLE.md: Home Assistant's update
+    coordinator). Raised out of a connector's `run(stop)`; a connector that handles a failure itself (Gmail pausing
+    until a new token, a poll that fails and is tried at the next one) does not raise it."""
+
+
+class ConnectorTransient(ConnectorError):
+    """A failure that passes by itself (the network, a server's 5xx, a locked file): the supervisor restarts the
+    connector with capped exponential backoff, says so in the diary once per run of failures and logs a warning
+    without a traceback."""
+
+
+class ConnectorAuthFailed(ConnectorError):
+    """The source refused twin's credentials (a revoked token, a refused bot token): retrying cannot help, so the
+    supervisor stops the connector (until twin restarts) and tells the owner what to do, from the message."""

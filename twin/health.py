@@ -13,7 +13,7 @@ import numpy as np
 
 from twin.exceptions import EmbedderError
 from twin.settings import Settings, exposed_secret_files
-from twin.store import Store, email_threads, signals
+from twin.store import Store, signals, state
 from twin.vectors.embedder import model_id_of
 from twin.vectors.index import meta_path_of
 
@@ -42,8 +42,8 @@ def index_state(settings: Settings) -> dict:
 
 def status(settings: Settings, store: Store, bus, redis_error: BaseException | None = None,
            answer_s: float = 2.0) -> dict:
-    """Counts, embedding backlog, queue depths, index state, manifest counts, seed 003's lifecycle (tiers, edges,
-    last decay and dream) and degraded modes (read-only).
+    """Counts, embedding backlog, queue depths, index state, each registered connector's state
+    (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
     `bus` is a `workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
     and `answer_s` (how long it waited, seconds) say why (`redis_line`).
@@ -66,16 +66,12 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     else:
         report["queues"] = bus.depths()
     from twin import ingest
-    from twin.store import manifest
 
     report["staged"] = ingest.counts(store)
     if report["staged"]["failed"]:
         degraded.append(f"{report['staged']['failed']} staged item(s) could not be learned (their job failed; the "
                         "journal says why)")
 
-    roots = [str(r) for r in settings.files_roots] or json.loads(store.get_cursor("files", settings.being, "roots")
-                                                                  or "[]")
-    report["files"] = {"roots": roots, **manifest.counts(store, settings.being)}
     report["model"] = model_state(settings, store)
     if not settings.has_provider:
         degraded.append("no model provider (TWIN_LLM_BASE_URL unset): offline extraction, no reflection")
@@ -83,23 +79,7 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(f"today's model call budget ({settings.llm_daily_calls}) is used up: offline extraction "
                         "until midnight UTC")
     report["signals"] = signal_counts(store, settings.being)
-    report["telegram"] = telegram_state(settings, store)
-    if report["telegram"].get("token_refused"):
-        degraded.append(f"Telegram refused the bot token at {report['telegram']['token_refused']}: fix "
-                        "TWIN_TELEGRAM_BOT_TOKEN in the env file and restart twin")
-    if report["telegram"].get("owners") == []:
-        degraded.append("Telegram: the bot answers no one yet: run `twin telegram pair` and send the code to the "
-                        "bot (or set TWIN_TELEGRAM_ALLOWED_USERS)")
-    report["gmail"] = gmail_state(settings, store)
-    report["browser"] = browser_state(settings, store)
-    if report["gmail"].get("auth_error"):
-        degraded.append(f"Gmail stopped at {report['gmail']['auth_error']['at']}: "
-                        f"{report['gmail']['auth_error']['reason']}; run `twin connect gmail`")
-    elif report["gmail"].get("sync_error"):
-        degraded.append(f"Gmail syncs fail since {report['gmail']['sync_error']['at']} "
-                        f"({report['gmail']['sync_error']['reason']}); twin keeps trying")
-    if report["browser"].get("unreadable"):
-        degraded.append("Browser history: " + "; ".join(report["browser"]["unreadable"]))
+    report.update(connector_states(settings, store, degraded))
     from twin.lifecycle.cycle import stats
 
     life = stats(store, settings.being)
@@ -143,64 +123,19 @@ def model_state(settings: Settings, store: Store) -> dict:
     calls = CallBudget(store, settings.llm_daily_calls).used(None)
     return {"provider": settings.llm_base_url, "cheap": settings.llm_model_cheap, "calls_today": calls,
             "budget": settings.llm_daily_calls, "tick_s": settings.tick_s,
-            "last_reflection": store.get_cursor("reflection", settings.being, "last_call_at")}
+            "last_reflection": state.get_time(store, "reflection", settings.being, "last_call_at")}
 
 
-def telegram_state(settings: Settings, store: Store) -> dict:
-    """Whether the Telegram connector is on (a bot token is set; never shown), its owners (allowed and paired
-    user ids), the last handled update id, and when Telegram last refused the token (None if it did not)."""
-    if settings.telegram_bot_token is None:
-        return {"enabled": False}
-    from twin.chat import paired_owners
+def connector_states(settings: Settings, store: Store, degraded: list[str]) -> dict[str, dict]:
+    """Every registered connector's state by name, in registry order (`connectors.Connector.read_state`; the
+    connectors themselves are not imported), appending the degraded lines each implies to `degraded`."""
+    import connectors
 
-    paired = paired_owners(store, "telegram", settings.being)
-    return {"enabled": True, "owners": sorted(paired | set(settings.telegram_allowed_users)),
-            "last_update_id": store.get_cursor("telegram", settings.being, "update_id"),
-            "token_refused": store.get_cursor("telegram", settings.being, "token_refused") or None}
-
-
-STATUS_WAITING = 5
-"""Threads waiting for a reply that `twin status` names (the newest); `twin email waiting` lists them all."""
-
-
-def gmail_state(settings: Settings, store: Store) -> dict:
-    """Whether Gmail is connected (a token file exists; its content is never shown), the account, the last
-    sync (UTC ISO-8601) and historyId, threads read, how many need a reply, the newest of them (`waiting`: at most
-    `STATUS_WAITING`, newest first, shaped as `waiting_threads`), the sign-in problem that stopped it and the
-    failure of the syncs since the last one that worked (`{at, reason}`; None if none)."""
-    if not settings.gmail_token_path.exists():
-        return {"connected": False}
-    being = settings.being
-    threads, waiting = email_threads.counts(store, being)
-    auth_error, sync_error = (store.get_cursor("gmail", being, key) for key in ("auth_error", "sync_error"))
-    return {"connected": True, "account": store.get_cursor("gmail", being, "address"),
-            "last_sync": store.get_cursor("gmail", being, "last_sync"),
-            "history_id": store.get_cursor("gmail", being, "history_id"), "threads": threads,
-            "needs_reply": waiting, "waiting": waiting_threads(store, being, newest_first=True, limit=STATUS_WAITING),
-            "auth_error": json.loads(auth_error) if auth_error else None,
-            "sync_error": json.loads(sync_error) if sync_error else None}
-
-
-def waiting_threads(store: Store, being: str, *, newest_first: bool = False, limit: int | None = None) -> list[dict]:
-    """The email threads of `being` that wait for the owner's reply (`connectors.needs_reply`'s rule, as the last
-    sync saw them): `[{thread_id, subject, from, at, asks, messages}]`, `at` the newest message's time (UTC
-    ISO-8601, since when it waits), `asks` the sentence that asks (None when unknown); oldest first unless
-    `newest_first`; all of them unless `limit`. Read-only; the one query `twin status`, `twin email waiting`
-    and any other interface use."""
-    return [{"thread_id": r.thread_id, "subject": r.subject, "from": r.last_from, "at": r.last_message_at,
-             "asks": r.reply_reason, "messages": r.message_count}
-            for r in email_threads.waiting(store, being, newest_first=newest_first, limit=limit)]
-
-
-def browser_state(settings: Settings, store: Store) -> dict:
-    """Whether browser history is read, when it was last imported (UTC ISO-8601; None before the first import),
-    how many profiles have a cursor, and the profiles the last import could not read (their reasons)."""
-    if not settings.browser_enabled:
-        return {"enabled": False}
-    profiles = store.count_cursors("browser", settings.being, "visit:")
-    return {"enabled": True, "last_import": store.get_cursor("browser", settings.being, "last_import"),
-            "profiles": profiles, "every_s": settings.browser_interval_s,
-            "unreadable": json.loads(store.get_cursor("browser", settings.being, "unreadable") or "[]")}
+    states = {}
+    for connector in connectors.REGISTRY.values():
+        states[connector.name] = shown = connector.read_state(settings, store)
+        degraded.extend(connector.degraded_lines(shown))
+    return states
 
 
 def signal_counts(store: Store, being: str) -> dict:

@@ -24,6 +24,7 @@ from twin.lifecycle.cycle import VectorLookup, decay, dream, write_all_pending_e
 from twin.memory import parse_time
 from twin.reflection.hush import HushGate, HushRules
 from twin.reflection.second_pass import reflect
+from twin.store import state
 from twin.vectors.embedding_flush import flush_pending
 from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
 from workers.context import BadInput, current
@@ -231,7 +232,7 @@ def reflect_being(being: str, force: bool = False) -> dict:
     Returns `ReflectionResult.to_dict()` plus `calls`, the model calls this job made."""
     ctx = current()
     settings = ctx.settings
-    last = ctx.store.get_cursor("reflection", being, "last_call_at")
+    last = state.get_time(ctx.store, "reflection", being, "last_call_at")
     if not force and last and time.time() - parse_time(last).timestamp() < 0.9 * settings.tick_s:
         return {"ran": False, "note": "the model was already called this tick", "calls": 0}
     bus = Bus(ctx.redis)

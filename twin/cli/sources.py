@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import sys
 
 from twin.activity import Activity
 from twin.cli.output import emit, show
 from twin.settings import Settings
-from twin.store import Store
+from twin.store import Store, state
 
 
 def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
@@ -34,8 +33,8 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
                 show(f"{o['user_id']} ({'paired' if o['paired'] else 'TWIN_TELEGRAM_ALLOWED_USERS'})") for o in owners])
         code = secrets.token_hex(4)
         expires = format_time(datetime.now(UTC) + timedelta(seconds=PAIR_CODE_TTL_S))
-        store.set_cursor(CONNECTOR, settings.being, "pair_code",
-                         json.dumps({"sha256": pair_code_hash(code), "expires_at": expires}))
+        state.set_json(store, CONNECTOR, settings.being, "pair_code",
+                       {"sha256": pair_code_hash(code), "expires_at": expires})
     if settings.telegram_bot_token is None:
         show("note: TWIN_TELEGRAM_BOT_TOKEN is not set yet; put it in the env file and restart twin", file=sys.stderr)
     show(f"Send this to your bot on Telegram within {PAIR_CODE_TTL_S // 60} minutes:\n\n    /start {code}\n",
@@ -65,7 +64,7 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
         show(f"twin: Gmail sign-in failed ({type(exc).__name__}: {exc})", file=sys.stderr)
         return 1
     with Store(settings.db_path) as store:
-        store.delete_cursor("gmail", settings.being, "auth_error")
+        state.delete(store, "gmail", settings.being, "auth_error")
         Activity(store, settings.being).record("read_email", "Gmail connected (read-only).")
     show("Gmail is connected. A running twin picks the token up within seconds; `twin status` shows the sync.")
     return 0

@@ -33,10 +33,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from twin.text.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.memory import content_sha256
 from twin.store import Store
 from twin.text.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
+from twin.text.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.text.extractor import Candidate
 from twin.text.query_terms import fts_query, query_terms
 from twin.text.sensitivity import SENSITIVE, infer_sensitivity, stricter

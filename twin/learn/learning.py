@@ -22,7 +22,7 @@ from twin.lifecycle.forgetting import remove_memories
 from twin.llm.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.profile import ProfileDelta, merge_into_profile
-from twin.store import Store, manifest
+from twin.store import Store, manifest, state
 from twin.text.extractor import MAX_PER_CALL, Candidate, extract
 from twin.text.sensitivity import SENSITIVE, contains_secret
 
@@ -144,9 +144,9 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
 def _note_budget_once(store: Store, activity: Activity | None, being: str, provider: ModelProvider,
                       reason: str) -> None:
     day = provider.budget.day() if provider.budget is not None else ""
-    if activity is None or store.get_cursor("provider", being, "budget_noted") == day:
+    if activity is None or state.get_text(store, "provider", being, "budget_noted") == day:
         return
-    store.set_cursor("provider", being, "budget_noted", day)
+    state.set_text(store, "provider", being, "budget_noted", day)
     activity.record("model", f"Offline extraction until midnight UTC: {reason}.")
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from twin.text.extractor import MAX_CHARS, MAX_PER_CALL, MAX_SECRET_CHARS, MIN_CHARS, Candidate
+from twin.learn.sentence_contract import fit_to_contract
+from twin.llm.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, UnitInterval, quote_data
 from twin.memory import KINDS, strip_controls
 from twin.profile import ProfileDelta
-from twin.llm.provider import BULK_SHARE, DATA_RULE, BadAnswer, ModelProvider, UnitInterval, quote_data
+from twin.text.extractor import MAX_CHARS, MAX_PER_CALL, MAX_SECRET_CHARS, MIN_CHARS, Candidate
 from twin.text.sensitivity import redact
-from twin.learn.sentence_contract import fit_to_contract
 
 KIND_ALIASES = {
     "goal": "fact", "goals": "fact",

@@ -29,7 +29,7 @@ import numpy as np
 from twin.activity import Activity
 from twin.lifecycle.forgetting import remove_memories
 from twin.memory import SENSITIVITIES, Memory, format_time, parse_time
-from twin.store import Store, edges, id_chunks
+from twin.store import Store, edges, id_chunks, state
 from twin.store.memories import Usage
 from twin.text.capture_rules import token_jaccard
 
@@ -181,7 +181,7 @@ def decay(store: Store, being: str, now: datetime | None = None) -> dict:
             if idle_days > lifespan_days(hits + CAPTURE_USES):
                 cold.append(mid)
         store.demote_cold(cold)
-        store.set_cursor(CURSOR, being, "last_decay", format_time(moment))
+        state.set_time(store, CURSOR, being, "last_decay", format_time(moment))
     if cold:
         Activity(store, being).record("decayed", f"Decay: {len(cold)} memory(ies) idle past their lifespan moved "
                                                  f"to cold ({len(rows) - len(cold)} stay warm).")
@@ -293,7 +293,7 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
     if merged:
         store.scrub_deleted_text()  # once for the whole pass: the merges are coalesced
     promoted = _promote_edges(store, being, format_time(moment))
-    store.set_cursor(CURSOR, being, "last_dream", format_time(moment))
+    state.set_time(store, CURSOR, being, "last_dream", format_time(moment))
     ms = round((time.monotonic() - started) * 1000)
     Activity(store, being).record("dreamed", f"Dream cycle: walked {walked} memories, merged {merged}, promoted "
                                              f"{promoted} edges in {ms} ms.")
@@ -318,5 +318,5 @@ def stats(store: Store, being: str) -> dict:
             "total_warm": sum(t["warm"] for t in by_kind.values()),
             "total_cold": sum(t["cold"] for t in by_kind.values()),
             "superseded": superseded, "edges": edge_counts,
-            "last_decay": store.get_cursor(CURSOR, being, "last_decay"),
-            "last_dream": store.get_cursor(CURSOR, being, "last_dream")}
+            "last_decay": state.get_time(store, CURSOR, being, "last_decay"),
+            "last_dream": state.get_time(store, CURSOR, being, "last_dream")}

@@ -29,7 +29,7 @@ from twin.llm.provider import (
 from twin.memory import Memory, strip_controls, utc_now
 from twin.profile import ProfileDelta, load_profile, merge_into_profile
 from twin.reflection.hush import HushGate
-from twin.store import Store
+from twin.store import Store, state
 from twin.store.signals import WIDGET_TYPES, ProposedSignal, record_widget_suggestion
 
 log = logging.getLogger("twin.reflection")
@@ -196,12 +196,12 @@ def reflect(store: Store, activity: Activity, being: str, provider: ModelProvide
     `sqlite3.Error` when the store itself fails.
     """
     if provider is None:
-        if store.get_cursor(CURSOR, being, "provider") != "off":
-            store.set_cursor(CURSOR, being, "provider", "off")
+        if state.get_text(store, CURSOR, being, "provider") != "off":
+            state.set_text(store, CURSOR, being, "provider", "off")
             activity.record("reflected", "Reflection is off: no model provider is configured (TWIN_LLM_BASE_URL); "
                                          "learning goes on with the offline extractor.")
         return ReflectionResult(ran=False, note="no model provider is configured")
-    store.set_cursor(CURSOR, being, "provider", "on")
+    state.set_text(store, CURSOR, being, "provider", "on")
     fresh = fresh_memories(store, being)
     if len(fresh) < min_new and not force:
         return ReflectionResult(ran=False, new_memories=len(fresh),
@@ -223,7 +223,7 @@ def reflect(store: Store, activity: Activity, being: str, provider: ModelProvide
                                  f"{type(exc).__name__}); it will try again at the next tick.")
         result = ReflectionResult(ran=False, new_memories=len(fresh), note=f"unusable answer ({type(exc).__name__})")
     if provider.calls > calls_before:
-        store.set_cursor(CURSOR, being, "last_call_at", utc_now())
+        state.set_time(store, CURSOR, being, "last_call_at", utc_now())
     return result
 
 

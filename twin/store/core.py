@@ -314,13 +314,13 @@ class Store(MemoryStates):
     def scrub_due(self) -> bool:
         """True when memory text was deleted or rewritten since the last complete `scrub_deleted_text` (the
         `memories_scrub_due_*` triggers set the marker in the same transaction; read-only)."""
-        return self.conn.execute("SELECT 1 FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
+        return self.conn.execute("SELECT 1 FROM state WHERE scope = ? AND being_id = ? AND key = ?",
                                  SCRUB_DUE).fetchone() is not None
 
     def mark_scrub_due(self) -> None:
         """Set the scrub marker by hand (text deleted outside `memories`, e.g. a redacted transcript row)."""
-        self.conn.execute("INSERT OR REPLACE INTO cursors (connector, being_id, key, value, updated_at)"
-                          " VALUES (?, ?, ?, ?, ?)", (*SCRUB_DUE, utc_now(), utc_now()))
+        self.conn.execute("INSERT OR REPLACE INTO state (scope, being_id, key, kind, value, updated_at)"
+                          " VALUES (?, ?, ?, 'time', ?, ?)", (*SCRUB_DUE, utc_now(), utc_now()))
 
     def scrub_deleted_text(self) -> dict:
         """Make deleted text unrecoverable from the database files (DESIGN.md invariant 5), keeping the full-text
@@ -341,7 +341,7 @@ class Store(MemoryStates):
             if rebuilt:
                 fts_structure.rebuild(conn)
             levels = fts_structure.read_levels(conn) or 0
-            conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?", SCRUB_DUE)
+            conn.execute("DELETE FROM state WHERE scope = ? AND being_id = ? AND key = ?", SCRUB_DUE)
         busy = not self.truncate_wal()
         if busy:
             log.warning("store: a reader kept the WAL from being truncated; the next scrub retries")

@@ -234,7 +234,8 @@ INGEST = (
 )
 
 SCRUB_DUE = ("store", "", "scrub_due")
-"""The `cursors` key `(connector, being_id, key)` of the scrub marker: memory text was deleted or rewritten and
+"""The `state` key `(scope, being_id, key)` (the `cursors` key before `0013_state`) of the scrub marker: memory
+text was deleted or rewritten and
 `Store.scrub_deleted_text` has not run since (its value: when, UTC ISO-8601)."""
 _MARK_SCRUB_DUE = ("INSERT OR REPLACE INTO cursors (connector, being_id, key, value, updated_at) VALUES ('store', '',"
                    " 'scrub_due', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));")
@@ -244,6 +245,43 @@ SCRUB_MARKERS = (
     # the marker is set in the same transaction, whichever code did it, so a scrub is never forgotten
     f"CREATE TRIGGER memories_scrub_due_delete AFTER DELETE ON memories BEGIN {_MARK_SCRUB_DUE} END",
     f"CREATE TRIGGER memories_scrub_due_update AFTER UPDATE OF content ON memories BEGIN {_MARK_SCRUB_DUE} END",
+)
+
+STATE_FLAGS = (
+    ("gmail", "auth_error", "json"), ("gmail", "sync_error", "json"), ("gmail", "address", "text"),
+    ("gmail", "last_sync", "time"),
+    ("telegram", "token_refused", "time"), ("telegram", "pair_code", "json"), ("telegram", "owner_chat", "text"),
+    ("telegram", "quiet_until", "time"), ("telegram", "forget:*", "json"), ("telegram", "stranger:*", "text"),
+    ("provider", "budget_noted", "text"), ("store", "scrub_due", "time"),
+    ("files", "roots", "json"), ("browser", "last_import", "time"), ("browser", "unreadable", "json"),
+    ("reflection", "provider", "text"), ("reflection", "last_call_at", "time"),
+    ("lifecycle", "last_decay", "time"), ("lifecycle", "last_dream", "time"),
+)
+"""`(scope, key GLOB pattern, kind)` of every flag `0013_state` moves out of `cursors` into `state`; what stays in
+`cursors` is a position in a source (Gmail's historyId, Telegram's update id, a browser profile's visit id,
+reflection's last memory id)."""
+_NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+_STATE_SCRUB_DUE = ("INSERT OR REPLACE INTO state (scope, being_id, key, kind, value, updated_at) VALUES ('store', '',"
+                    f" 'scrub_due', 'time', {_NOW}, {_NOW});")
+STATE = (
+    """CREATE TABLE state (
+        scope TEXT NOT NULL,
+        being_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('text', 'time', 'json')),
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (scope, being_id, key)
+    )""",
+    # an empty value meant "cleared" in the cursors table (a refused token accepted again, quiet hours ended)
+    *(f"INSERT INTO state (scope, being_id, key, kind, value, updated_at) SELECT connector, being_id, key, '{kind}',"
+      f" value, updated_at FROM cursors WHERE connector = '{scope}' AND key GLOB '{key}' AND value != ''"
+      for scope, key, kind in STATE_FLAGS),
+    *(f"DELETE FROM cursors WHERE connector = '{scope}' AND key GLOB '{key}'" for scope, key, _ in STATE_FLAGS),
+    "DROP TRIGGER memories_scrub_due_delete",
+    "DROP TRIGGER memories_scrub_due_update",
+    f"CREATE TRIGGER memories_scrub_due_delete AFTER DELETE ON memories BEGIN {_STATE_SCRUB_DUE} END",
+    f"CREATE TRIGGER memories_scrub_due_update AFTER UPDATE OF content ON memories BEGIN {_STATE_SCRUB_DUE} END",
 )
 
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -305,6 +343,9 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0012_activity_subject", ("ALTER TABLE activity ADD COLUMN subject TEXT",
                                "CREATE INDEX activity_by_subject ON activity (being_id, subject)"
                                " WHERE subject IS NOT NULL")),
+    # cursors stay positions in a source; the flags and notes kept beside them (pairing codes, auth errors, budget
+    # notes, the scrub marker, quiet hours, …) move to a typed `state` table (twin.store.state)
+    ("0013_state", STATE),
 )
 
 

@@ -1,0 +1,81 @@
+"""The `state` table: typed flags and notes of twin's components, apart from the `cursors` (positions in a source).
+
+A row is `(scope, being_id, key, kind, value, updated_at)`: `scope` the component that owns it (`gmail`,
+`telegram`, `provider`, `store`, …), `kind` one of `KINDS` and says how `value` reads back: `text` as written,
+`time` a UTC ISO-8601 moment, `json` any JSON value. Reading a key with another kind's accessor raises
+`StoreError` (a flag written as one type is never silently read as another). Writes run in the caller's
+transaction when there is one. Migration `0013_state` moved the flags out of `cursors` (twin.store.schema).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from twin.exceptions import StoreError
+from twin.memory import parse_time, utc_now
+from twin.store.core import Store
+
+KINDS = ("text", "time", "json")
+"""The kinds of a state value (the `kind` column; the migration's CHECK)."""
+
+
+def _read(store: Store, scope: str, being: str, key: str, kind: str) -> str | None:
+    row = store.conn.execute("SELECT kind, value FROM state WHERE scope = ? AND being_id = ? AND key = ?",
+                             (scope, being, key)).fetchone()
+    if row is None:
+        return None
+    if row[0] != kind:
+        raise StoreError(f"state {scope}/{key} holds a {row[0]} value, read as {kind}")
+    return row[1]
+
+
+def _write(store: Store, scope: str, being: str, key: str, kind: str, value: str) -> None:
+    store.conn.execute("INSERT INTO state (scope, being_id, key, kind, value, updated_at) VALUES (?, ?, ?, ?, ?, ?)"
+                       " ON CONFLICT (scope, being_id, key) DO UPDATE SET kind = excluded.kind,"
+                       " value = excluded.value, updated_at = excluded.updated_at",
+                       (scope, being, key, kind, value, utc_now()))
+
+
+def get_text(store: Store, scope: str, being: str, key: str) -> str | None:
+    """A `text` value, or None when unset. Raises `StoreError` when the key holds another kind."""
+    return _read(store, scope, being, key, "text")
+
+
+def set_text(store: Store, scope: str, being: str, key: str, value: str) -> None:
+    """Save a `text` value (replacing any value of the key)."""
+    _write(store, scope, being, key, "text", str(value))
+
+
+def get_time(store: Store, scope: str, being: str, key: str) -> str | None:
+    """A `time` value (UTC ISO-8601), or None when unset. Raises `StoreError` when the key holds another kind."""
+    return _read(store, scope, being, key, "time")
+
+
+def set_time(store: Store, scope: str, being: str, key: str, moment: str) -> None:
+    """Save a `time` value: `moment` UTC ISO-8601 (`twin.memory.format_time`). Raises `ValueError` when it does
+    not parse as one."""
+    parse_time(moment)
+    _write(store, scope, being, key, "time", moment)
+
+
+def get_json(store: Store, scope: str, being: str, key: str) -> Any:
+    """A `json` value decoded, or None when unset. Raises `StoreError` when the key holds another kind."""
+    value = _read(store, scope, being, key, "json")
+    return None if value is None else json.loads(value)
+
+
+def set_json(store: Store, scope: str, being: str, key: str, value: Any) -> None:
+    """Save a `json` value (anything `json.dumps` takes; raises `TypeError` otherwise)."""
+    _write(store, scope, being, key, "json", json.dumps(value))
+
+
+def delete(store: Store, scope: str, being: str, key: str) -> None:
+    """Remove a key (absent is fine)."""
+    store.conn.execute("DELETE FROM state WHERE scope = ? AND being_id = ? AND key = ?", (scope, being, key))
+
+
+def is_set(store: Store, scope: str, being: str, key: str) -> bool:
+    """Whether the key holds a value of any kind (read-only)."""
+    return store.conn.execute("SELECT 1 FROM state WHERE scope = ? AND being_id = ? AND key = ?",
+                              (scope, being, key)).fetchone() is not None
