@@ -217,3 +217,21 @@ def test_export_import_keeps_supersession_tiers_and_edges_and_infers_secrets(tmp
         assert new["Owner's garage opener code is 0451."].sensitivity == "sensitive"  # a file never lowers it
         assert new["Owner sold the Renault Clio."].status == "active"
         assert b.conn.execute("SELECT COUNT(*) FROM edge_markers").fetchone() == (4,)
+
+
+def test_limit_counts_the_memories_shown_and_json_forget_by_id_forgets(twin_env):
+    """`--limit N` lists N memories a person may see (hidden sensitive ones are left out in the query, not after
+    it) and says when older ones exist; `forget ID --json` forgets at once, as without --json, and says what went."""
+    twin("learn", "My brother Rui lives in Faro. I'm allergic to penicillin. I play the cello on Sundays.")
+    twin("learn", "My bank PIN is 4821.")
+    twin("learn", "My locker code at the gym is 3391.")
+    listed = twin("memories", "--limit", "2")
+    assert len(listed.stdout.splitlines()) == 2 and "4821" not in listed.stdout and "3391" not in listed.stdout
+    assert "the newest 2" in listed.stderr
+    assert len(twin("memories", "--limit", "2", "--sensitive").stdout.splitlines()) == 2
+    every = json.loads(twin("memories", "--json").stdout)
+    assert len(every) == 3 and "newest" not in twin("memories").stderr
+    first = every[-1]["id"]
+    gone = twin("forget", str(first), "--json")
+    assert gone.returncode == 0 and json.loads(gone.stdout)["dry_run"] is False
+    assert first not in {m["id"] for m in json.loads(twin("memories", "--json").stdout)}

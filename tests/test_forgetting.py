@@ -373,9 +373,12 @@ def test_forget_a_whole_source_with_a_dry_run_first(twin_env, store, redis, tmp_
     entry = manifest.get(store, "owner", path)  # the file still exists: learned again only when it changes
     assert entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
     json_plan = json.loads(twin_cli("forget", "--source", "telegram:77", "--json").stdout)
-    assert json_plan["counts"]["memories"] == 2 and json_plan["counts"]["transcript_rows"] == 4
-    gone_chat = twin_cli("forget", "--source", "telegram:77", "--yes")
-    assert gone_chat.returncode == 0 and "forgot 2 memories" in gone_chat.stdout, (gone_chat.stdout, gone_chat.stderr)
+    assert json_plan["dry_run"] and json_plan["counts"]["memories"] == 2 and json_plan["counts"]["transcript_rows"] == 4
+    assert len(store.ids_by_source("owner", "telegram:77")) == 2  # a JSON plan changes nothing
+    gone_chat = twin_cli("forget", "--source", "telegram:77", "--yes", "--json")  # --yes: forgotten, said as JSON
+    assert gone_chat.returncode == 0, gone_chat.stderr
+    gone = json.loads(gone_chat.stdout)
+    assert not gone["dry_run"] and gone["counts"]["memories"] == 2 and gone["counts"]["transcript_rows"] == 4
     run_worker("embed")  # the CLI asked the index writer to scrub and checkpoint
     assert store.ids_by_source("owner", "telegram:77") == [] and store.counts("owner")["memories"] == 0
     assert traces(twin_env.data_dir, words, vectors) == []

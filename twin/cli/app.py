@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "recent":
             p.add_argument("--since", type=time_point, help="UTC ISO-8601 lower bound of created_at")
     p = add("forget", cmd_forget, "forget memories by id, a whole source, or everything about something",
-            json_help="the dry run's list as JSON")
+            json_help="as JSON: the plan (a dry run) unless --yes or ids are given, then what was forgotten")
     p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
                    "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")

@@ -34,7 +34,7 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"twin: {exc}", file=sys.stderr)
             return 2
-        if args.dry_run or args.json:
+        if args.dry_run or (args.json and not by_ids and not args.yes):  # JSON is never interactive: a plan
             _print_plan(todo, args, dry_run=True)
             return 0
         if not by_ids and not todo.empty and not args.yes and not _confirmed(todo, args):
@@ -44,6 +44,9 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     if bus is not None and done.vectors:
         bus.request_checkpoint()
         bus.rewrite_append_only_file()
+    if args.json:
+        print_json({"dry_run": False, **done.to_dict(reveal_sensitive=args.sensitive)})
+        return 1 if by_ids and set(args.ids) - {m.id for m in done.memories} else 0
     if by_ids:
         gone = {m.id for m in done.memories}
         for mid in args.ids:

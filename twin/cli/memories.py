@@ -144,14 +144,15 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
     with Store(settings.db_path) as store:
         rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
-                                   include_superseded=args.all)
-    rows = [m for m in rows if args.sensitive or m.sensitivity != "sensitive"]
+                                   include_superseded=args.all, include_sensitive=args.sensitive)
 
     def plain() -> None:
         for m in rows:
             why = f": {m.supersede_reason}" if m.supersede_reason else ""
             stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
             show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}{_mark(m)}")
+        if len(rows) == args.limit:
+            show(f"(the newest {args.limit}; older ones with --limit or --since)", file=sys.stderr)
 
     return emit(args, [m.to_dict() for m in rows], plain)
 

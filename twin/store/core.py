@@ -278,9 +278,13 @@ class Store(MemoryStates):
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
-                      before: str | None = None, include_superseded: bool = False) -> list[Memory]:
-        """Memories of `being`, newest first; `since`/`before` bound `created_at` (UTC ISO-8601)."""
+                      before: str | None = None, include_superseded: bool = False,
+                      include_sensitive: bool = True) -> list[Memory]:
+        """Memories of `being`, newest first, at most `limit`; `since`/`before` bound `created_at` (UTC ISO-8601);
+        `include_sensitive=False` leaves sensitive ones out in the query itself, so `limit` counts what is shown."""
         where, args = ["being_id = ?"], [being]
+        if not include_sensitive:
+            where.append("sensitivity != 'sensitive'")
         if kind:
             where.append("kind = ?")
             args.append(kind)
