@@ -85,6 +85,19 @@ def test_relative_dates_become_dates_on_the_texts_time(said, memory):
 
 
 @pytest.mark.parametrize(("said", "memory"), [
+    ("Ich gehe jeden Morgen mit dem Hund an die Elbe.", "Owner geht jeden Morgen mit dem Hund an die Elbe."),
+    ("Am Morgen höre ich am liebsten Radio.", "Am Morgen hört Owner am liebsten Radio."),
+    ("Ich trinke den Morgen über nur Wasser.", "Owner trinkt den Morgen über nur Wasser."),
+    ("Ich reise morgen nach Graz.", "Owner reist am 11. März 2027 nach Graz."),
+    ("Morgen reise ich nach Graz.", "Am 11. März 2027 reist Owner nach Graz."),
+])
+def test_the_german_noun_morgen_is_a_morning_not_tomorrow(said, memory):
+    """German capitalises nouns: "Morgen" inside a sentence is the morning; "morgen", or "Morgen" opening the
+    sentence, is tomorrow."""
+    assert contents(said) == [memory]
+
+
+@pytest.mark.parametrize(("said", "memory"), [
     ("I cant stand jazz", "Owner can't stand jazz."),
     ("I didnt sleep well", "Owner didn't sleep well."),
     ("I sing in a choir and play the drums", "Owner sings in a choir and plays the drums."),

@@ -55,7 +55,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {lang: re.compile(rx, re.IGNORECASE) for
           rf"|{_COUNT}\s+(?P<agounit>days?|weeks?|months?|years?)\s+ago)\b",
     "de": r"(?<![\wäöüß])(?:(?P<prep>seit|bis|ab|vor|nach)\s+)?(?:"
           r"(?P<dby>vorgestern)|(?P<dat>übermorgen)"
-          r"|(?P<dayword>gestern|heute|morgen(?!\s+(?:früh\s+)?(?:um|gegen)\b)(?=\s+[a-zäöü]|\s*[,.!?]|$))"
+          r"|(?P<dayword>gestern|heute|(?:(?-i:morgen)|^(?-i:Morgen))(?!\s+(?:früh\s+)?(?:um|gegen)\b)"
+          r"(?=\s+[a-zäöü]|\s*[,.!?]|$))"
           r"(?:\s+(?P<dpart>Morgen|Vormittag|Nachmittag|Abend|Nacht))?"
           r"|(?P<rel>letzte[nmsr]?|vergangene[nmsr]?|diese[nmsr]?|nächste[nmsr]?|kommende[nmsr]?)\s+"
           rf"(?P<unit>Woche|Wochenende|Monat|Jahr|{_DE_WD})"
