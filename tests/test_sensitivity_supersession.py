@@ -88,3 +88,22 @@ def test_a_chain_of_codes_learned_offline_stays_out_of_plain_listing(store, acti
         learn(store, activity, "owner", text, "muse")
     rows = store.conn.execute("SELECT content, sensitivity, status FROM memories ORDER BY id").fetchall()
     assert rows and all(s == "sensitive" for _, s, _ in rows), rows
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Owner's PIN is 0000.", "Owner's phone SIM PIN is 5555."),
+    ("Owner's bank PIN is 4821.", "Owner's PIN is 0000."),
+    ("Owner's password is hunter22x.", "Owner's wifi password is blue-otter-42."),
+    ("Owner's door code is 7291.", "Owner's garage door code is 1188."),
+])
+def test_a_credential_named_by_what_it_opens_is_another_credential(store, old, new):
+    """A PIN, password or code qualified by what it opens ("phone SIM PIN", "wifi password") is not the same slot as
+    an unqualified or differently qualified one: learning it hides nothing."""
+    old_id = _capture(store, old).id
+    result = _capture(store, new, now=LATER)
+    assert result.superseded == [] and store.get(old_id).status == "active"
+
+
+def test_the_same_credential_with_a_new_value_still_supersedes(store):
+    old_id = _capture(store, "Owner's bank PIN is 4821.").id
+    assert _capture(store, "Owner's bank PIN is 9090.", now=LATER).superseded == [old_id]

@@ -190,13 +190,20 @@ NAMED_ATTRIBUTES = frozenset(attribute for attribute, _ in _SLOTS)
 is a noun phrase of the memory itself ("bike lock code")."""
 
 
+SECRET_HEADS = frozenset({"pin", "password", "passcode", "passphrase", "code", "combination", "key", "token",
+                          "secret", "passwort", "kennwort", "geheimzahl", "mot de passe"})
+"""Attributes naming a credential: one qualified by what it opens is another credential ("phone SIM PIN" is not
+"PIN", "bank PIN" not "PIN"), so for these only the same attribute is one slot."""
+
+
 def _same_attribute(a: Slot, b: Slot) -> bool:
     """One subject, and one attribute: the same, or one ending the other ("lichess rapid rating" / "rapid
-    rating")."""
+    rating"), except for credentials (`SECRET_HEADS`), where only the same attribute counts."""
     if a.subject != b.subject:
         return False
     short, long = sorted((a.attribute, b.attribute), key=len)
-    return short == long or (long.endswith(" " + short) and not {short, long} & NAMED_ATTRIBUTES)
+    return short == long or (long.endswith(" " + short) and not {short, long} & NAMED_ATTRIBUTES
+                             and short.rsplit(" ", 1)[-1] not in SECRET_HEADS)
 
 
 def slot_change(new: str, old: str) -> str | None:
