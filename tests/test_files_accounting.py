@@ -127,3 +127,21 @@ def test_the_backlog_is_searchable_only_once_learned_and_embedded(twin_env, stor
         " s).")
     ids = [i for n in range(6) for i in memories(store, twin_env.being, root / f"note{n}.md")]
     assert ids and store.live_embedding_ids(ids) == set(ids)
+
+
+def test_a_file_cut_at_its_memory_bound_says_so_once_per_learning(store, activity):
+    """A file that gives more memories than `files_max_memories` keeps the first ones and the diary says the
+    rest was not read (never a silent cut); a file under the bound writes no such line."""
+    from twin.learn.learning import learn_document
+
+    long_text = "\n\n".join(f"On day {n} Owner repaired bicycle number {n} for a neighbour in the courtyard."
+                            for n in range(1, 41))
+    result = learn_document(store, "owner", long_text, "file:/home/o/notes/bikes.md", "bikes.md", 5,
+                            activity=activity)
+    assert len(result.created) == 5
+    said = [line.text for line in activity.recent() if "was not read" in line.text]
+    assert said == ["Files: /home/o/notes/bikes.md gave its first 5 memories (files_max_memories); the rest of it "
+                    "was not read."]
+    learn_document(store, "owner", "Owner repaired the kitchen tap.", "file:/home/o/notes/tap.md", "tap.md", 5,
+                   activity=activity)
+    assert len([line for line in activity.recent() if "was not read" in line.text]) == 1

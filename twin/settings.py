@@ -403,12 +403,26 @@ def _stripped(secret: SecretStr | None) -> str | None:
     return value or None
 
 
-def _check_config_file(path: Path, explicit: bool) -> None:
-    """Raise `SettingsError` for a config file named by `TWIN_CONFIG` that does not exist, and for keys in
-    the file that are not settings (a typo such as `file_roots` must not be silently ignored)."""
+def _check_file_there(path: Path, variable: str, explicit: bool) -> bool:
+    """True when `path` is a file to read; False when it is absent and may be (the default path, not named by
+    `variable`). Raises `SettingsError` for a file named by `variable` that does not exist, a symlink that
+    leads nowhere (a dotfile manager's broken link) and a directory: a settings file the owner meant must never
+    be skipped in silence, with its secrets or its roots lost."""
+    if path.is_symlink() and not path.exists():
+        raise SettingsError(f"invalid setting {variable}: {path} is a symlink to nothing (a missing or looping target)")
     if not path.exists():
         if explicit:
-            raise SettingsError(f"invalid setting TWIN_CONFIG: {path} does not exist")
+            raise SettingsError(f"invalid setting {variable}: {path} does not exist")
+        return False
+    if path.is_dir():
+        raise SettingsError(f"invalid setting {variable}: {path} is a directory, not a file")
+    return True
+
+
+def _check_config_file(path: Path, explicit: bool) -> None:
+    """Raise `SettingsError` for a config file that cannot be used (`_check_file_there`), and for keys in
+    the file that are not settings (a typo such as `file_roots` must not be silently ignored)."""
+    if not _check_file_there(path, f"{ENV_PREFIX}CONFIG", explicit):
         return
     try:
         with open(path, "rb") as f:
@@ -429,6 +443,7 @@ def load_settings(**overrides: object) -> Settings:
     and exit 2 (issue 2: "not a traceback").
     """
     env_file = str(env_file_path())
+    _check_file_there(Path(env_file), f"{ENV_PREFIX}ENV_FILE", explicit=False)  # twin writes it (pair, connect)
     try:
         Path(env_file).read_bytes().decode("utf-8")
     except FileNotFoundError:

@@ -21,6 +21,7 @@ from twin.lifecycle.forgetting import forget as forget_everywhere
 from twin.lifecycle.forgetting import remove_memories
 from twin.llm.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
+from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
 from twin.text.extractor import MAX_PER_CALL, Candidate, extract
@@ -311,6 +312,9 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
+    if activity is not None and len(candidates) >= max_memories and source.startswith("file:"):
+        activity.record("indexed_file", f"Files: {clean_name(source[len('file:'):])} gave its first {max_memories} "
+                        "memories (files_max_memories); the rest of it was not read.", subject=source)
     return result
 
 

@@ -1,0 +1,45 @@
+"""A settings file the owner meant is never skipped in silence: a config or env file that is a broken symlink (a
+dotfile manager's) or a directory in a file's place is one clear error, as a named config file that is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from twin.exceptions import SettingsError
+from twin.settings import load_settings
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch):
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    for name in ("TWIN_CONFIG", "TWIN_ENV_FILE", "TWIN_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "xdg_config_home" / "twin").mkdir(parents=True)
+    return tmp_path
+
+
+def test_absent_default_files_are_fine(dirs):
+    assert load_settings().being
+
+
+def test_a_named_env_file_may_not_exist_yet(dirs, monkeypatch):
+    """twin writes the env file itself (`twin telegram pair`, `twin connect`), so a named one may be absent."""
+    monkeypatch.setenv("TWIN_ENV_FILE", str(dirs / "secrets.env"))
+    assert load_settings().being
+
+
+@pytest.mark.parametrize("name, variable", [("twin.toml", "TWIN_CONFIG"), ("env", "TWIN_ENV_FILE")])
+def test_a_broken_symlink_or_a_directory_in_a_files_place_is_an_error(dirs, name, variable):
+    place = dirs / "xdg_config_home" / "twin" / name
+    place.symlink_to(dirs / "dotfiles" / name)  # the target is gone
+    with pytest.raises(SettingsError, match=rf"{variable}: .* is a symlink to nothing"):
+        load_settings()
+    place.unlink()
+    place.symlink_to(place)  # a loop
+    with pytest.raises(SettingsError, match="symlink to nothing"):
+        load_settings()
+    place.unlink()
+    place.mkdir()
+    with pytest.raises(SettingsError, match=rf"{variable}: .* is a directory"):
+        load_settings()
