@@ -74,6 +74,15 @@ def test_status_and_doctor(twin_env):
     assert doctor["ok"], doctor
     assert {c["check"] for c in doctor["checks"]} == {"full-text index", "embeddings exist", "paraphrase ranks first",
                                                       "recall finds stored memories", "index matches SQLite"}
+    index_file = Path(os.environ["TWIN_DATA_DIR"]) / "index" / "memories.hnsw"
+    saved = index_file.read_bytes()
+    index_file.write_bytes(saved[:1000])  # truncated while the daemon is stopped: status must not say "checkpointed"
+    broken = json.loads(twin("status", "--json").stdout)
+    assert broken["index"]["state"] == "corrupt" and any(d.startswith("index corrupt") for d in broken["degraded"])
+    index_file.unlink()
+    assert json.loads(twin("status", "--json").stdout)["index"]["state"] == "missing"
+    index_file.write_bytes(saved)
+    assert json.loads(twin("status", "--json").stdout)["index"]["state"] == "checkpointed"
 
 
 def test_doctor_fails_when_vectors_are_missing(twin_env):

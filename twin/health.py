@@ -15,7 +15,7 @@ from twin.exceptions import EmbedderError
 from twin.settings import Settings, exposed_secret_files
 from twin.store import Store, signals, state
 from twin.vectors.embedder import model_id_of
-from twin.vectors.index import meta_path_of
+from twin.vectors.index import meta_path_of, saved_file_problem
 
 PROBE_MEMORY = "Owner is allergic to penicillin."
 PROBE_QUERY = "which antibiotic must doctors never give me?"
@@ -27,7 +27,9 @@ DOCTOR_SAMPLE = 20
 
 def index_state(settings: Settings) -> dict:
     """What the checkpoint metadata says: `{state, watermark, count, deleted, age_s}`; state is `missing`
-    or `unreadable` when there is no usable metadata (the embedding worker rebuilds it)."""
+    or `unreadable` when there is no usable metadata, `missing` or `corrupt` when the saved file does not match
+    it (size and checksum, `saved_file_problem`: a truncated file is not "checkpointed"); the embedding worker
+    rebuilds it."""
     meta_path = meta_path_of(settings.index_path)
     try:
         meta = json.loads(meta_path.read_text())
@@ -35,6 +37,8 @@ def index_state(settings: Settings) -> dict:
         return {"state": "missing"}
     except (OSError, ValueError):
         return {"state": "unreadable"}
+    if (problem := saved_file_problem(settings.index_path, meta)) is not None:
+        return {"state": "missing" if problem == "missing" else "corrupt", "model": meta.get("model_id")}
     return {"state": "checkpointed", "model": meta.get("model_id"), "watermark": meta.get("watermark"),
             "vectors": meta.get("count", 0) - len(meta.get("deleted", [])), "deleted": len(meta.get("deleted", [])),
             "age_s": round(time.time() - meta_path.stat().st_mtime)}

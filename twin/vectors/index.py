@@ -42,6 +42,18 @@ def _crc32(path: Path) -> int:
     return crc
 
 
+def saved_file_problem(path: Path, meta: dict) -> str | None:
+    """What is wrong with the saved index file `path` against its checkpoint metadata `meta` (the `size` in bytes
+    and `crc32` written at the checkpoint), or None when it matches: "missing" or "corrupt (size or checksum
+    mismatch)". Reads the whole file once (the checksum); `twin status` and `load` share it."""
+    try:
+        if path.stat().st_size != meta.get("size") or _crc32(path) != meta.get("crc32"):
+            return "corrupt (size or checksum mismatch)"
+    except FileNotFoundError:
+        return "missing"
+    return None
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -104,8 +116,8 @@ class VectorIndex:
             if meta.get(key) != value:
                 raise IndexCorrupt(f"stale ({key} is {meta.get(key)!r}, expected {value!r})")
         try:
-            if self.path.stat().st_size != meta.get("size") or _crc32(self.path) != meta.get("crc32"):
-                raise IndexCorrupt("corrupt (size or checksum mismatch)")
+            if (problem := saved_file_problem(self.path, meta)) is not None:
+                raise IndexCorrupt(problem)
             index = hnswlib.Index(space="cosine", dim=self.dim)
             index.load_index(str(self.path), max_elements=int(meta["capacity"]))
         except FileNotFoundError as exc:
