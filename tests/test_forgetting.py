@@ -408,3 +408,22 @@ def test_forgetting_a_gone_file_drops_its_manifest_entry(store):
     done = carry_out(store, None, plan(store, "owner", source="file:/nowhere/*"))
     assert len(done.memories) == 1 and done.manifest_entries == ["/nowhere/gone.md"]
     assert manifest.get(store, "owner", "/nowhere/gone.md") is None
+
+
+def test_a_plan_reads_chat_summaries_that_hold_nothing_forgotten(store, activity):
+    """An unrelated chat's summary is read and left alone, whether the forget is by id or about a subject (the
+    summary check must not break on a summary that matches nothing)."""
+    from twin.store import chat as transcript
+
+    with store.transaction():
+        transcript.save_summary(store, "owner", "41", "Owner talked about the allotment and the tomato seedlings.", 3)
+    learn(store, activity, "owner", "My sister Ines lives in Braga.", "muse")
+    [memory] = store.list_memories("owner")
+    by_id = plan(store, "owner", ids=[memory.id])
+    assert [m.id for m in by_id.memories] == [memory.id] and by_id.summaries == []
+    about = plan(store, "owner", about="Ines")
+    assert [m.id for m in about.memories] == [memory.id] and about.summaries == []
+    with store.transaction():
+        transcript.save_summary(store, "owner", "42", "Owner said that the sister Ines lives in Braga now.", 2)
+    assert plan(store, "owner", about="Ines").summaries == ["42"]
+    assert plan(store, "owner", ids=[memory.id]).summaries == ["42"]

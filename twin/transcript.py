@@ -85,11 +85,11 @@ def rows_holding(store: Store, being: str, memories: list[Memory]) -> dict[int, 
     return found
 
 
-def rows_mentioning(store: Store, being: str, mentions: Callable[[str], bool]) -> dict[int, str]:
-    """`{row id: chat id}` of the transcript rows of `being` whose text `mentions` says mentions the subject of a
+def rows_mentioning(store: Store, being: str, about: Callable[[str], bool]) -> dict[int, str]:
+    """`{row id: chat id}` of the transcript rows of `being` whose text `about` says mentions the subject of a
     forget (`twin.text.about.Subject.mentions`; read-only). Rows already redacted are left out."""
     return {row_id: chat_id for row_id, chat_id, text, _ in transcript.unredacted_rows(store, being, REDACTED)
-            if mentions(text)}
+            if about(text)}
 
 
 def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, str]:
@@ -99,15 +99,16 @@ def rows_of_chats(store: Store, being: str, chat_ids: list[str]) -> dict[int, st
 
 
 def summaries_holding(store: Store, being: str, rows: dict[int, str], memories: list[Memory],
-                      mentions: Callable[[str], bool] | None = None) -> list[str]:
+                      about: Callable[[str], bool] | None = None) -> list[str]:
     """Chat ids whose summary must be rebuilt (read-only): one of `rows` was folded into it, or it holds a
-    secret value of `memories`, mentions one of them, or `mentions` says it mentions the subject of a forget."""
+    secret value of `memories`, mentions one of them (`mentions`), or `about` says it mentions the subject of a
+    forget (`twin.text.about.Subject.mentions`)."""
     secrets = _secret_values(memories)
     out = []
     for chat_id, summary, upto in transcript.summaries(store, being):
         if (any(r <= upto for r, c in rows.items() if c == chat_id) or any(v in summary for v in secrets)
                 or any(mentions(summary, m.content) for m in memories)
-                or (mentions is not None and mentions(summary))):
+                or (about is not None and about(summary))):
             out.append(chat_id)
     return sorted(out)
 

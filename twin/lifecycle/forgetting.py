@@ -164,18 +164,18 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
                      by_part={i: about_ids[i] for i in mids if about_ids.get(i) and i not in plain})
     out.vectors = store.count_vectors(mids)
     out.edges = edges.count_touching(store, mids)
-    mentions = subject.mentions if subject is not None else None
+    about_subject = subject.mentions if subject is not None else None
     rows = chat.rows_holding(store, being, memories)
-    if mentions is not None:
-        rows.update(chat.rows_mentioning(store, being, mentions))
+    if about_subject is not None:
+        rows.update(chat.rows_mentioning(store, being, about_subject))
     if source is not None and source.startswith("telegram:"):
         rows.update(chat.rows_of_chats(store, being, _chats_of(store, being, source[len("telegram:"):])))
     out.transcript_rows = dict(sorted(rows.items()))
-    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, mentions)
+    out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, about_subject)
     if source is not None:
         out.email_threads, out.manifest_entries = _source_state(store, being, source)
-    out.staged = ingest.matching(store, being, source=source, mentions=mentions)
-    out.diary_lines = naming(store, being, source, mentions)
+    out.staged = ingest.matching(store, being, source=source, mentions=about_subject)
+    out.diary_lines = naming(store, being, source, about_subject)
     return out
 
 
