@@ -95,6 +95,8 @@ def test_a_chain_of_codes_learned_offline_stays_out_of_plain_listing(store, acti
     ("Owner's bank PIN is 4821.", "Owner's PIN is 0000."),
     ("Owner's password is hunter22x.", "Owner's wifi password is blue-otter-42."),
     ("Owner's door code is 7291.", "Owner's garage door code is 1188."),
+    ("Owner's mot de passe is Soleil42.", "Owner's bank mot de passe is Lune77."),
+    ("Owner's pw is z9Lp3x.", "Owner's wifi pw is x8Kq2m."),
 ])
 def test_a_credential_named_by_what_it_opens_is_another_credential(store, old, new):
     """A PIN, password or code qualified by what it opens ("phone SIM PIN", "wifi password") is not the same slot as

@@ -18,6 +18,7 @@ import re
 from typing import NamedTuple
 
 from twin.text.capture_rules import tokens
+from twin.text.secret_fields import names_secret
 
 __all__ = ["NAMED_ATTRIBUTES", "Slot", "is_state", "read_slot", "read_slots", "slot_change", "slot_of"]
 
@@ -190,20 +191,22 @@ NAMED_ATTRIBUTES = frozenset(attribute for attribute, _ in _SLOTS)
 is a noun phrase of the memory itself ("bike lock code")."""
 
 
-SECRET_HEADS = frozenset({"pin", "password", "passcode", "passphrase", "code", "combination", "key", "token",
-                          "secret", "passwort", "kennwort", "geheimzahl", "mot de passe"})
-"""Attributes naming a credential: one qualified by what it opens is another credential ("phone SIM PIN" is not
-"PIN", "bank PIN" not "PIN"), so for these only the same attribute is one slot."""
-
-
 def _same_attribute(a: Slot, b: Slot) -> bool:
     """One subject, and one attribute: the same, or one ending the other ("lichess rapid rating" / "rapid
-    rating"), except for credentials (`SECRET_HEADS`), where only the same attribute counts."""
+    rating"), except for credentials (a key `twin.text.secret_fields.names_secret` reads as a secret, or a
+    "code"), where only the same attribute counts: a "phone SIM PIN" is not the "PIN", a "bank mot de passe" not
+    the "mot de passe"."""
     if a.subject != b.subject:
         return False
     short, long = sorted((a.attribute, b.attribute), key=len)
     return short == long or (long.endswith(" " + short) and not {short, long} & NAMED_ATTRIBUTES
-                             and short.rsplit(" ", 1)[-1] not in SECRET_HEADS)
+                             and not _credential(short))
+
+
+def _credential(attribute: str) -> bool:
+    """True when `attribute` names a credential: a secret by the labels of `secret_fields.names_secret` (ten
+    languages), or a code of any kind."""
+    return names_secret(attribute) is not None or attribute.rsplit(" ", 1)[-1] == "code"
 
 
 def slot_change(new: str, old: str) -> str | None:
