@@ -123,6 +123,9 @@ def test_salutation_clauses_fillers_and_boilerplate():
     ("Je serai à Nantes et je prends le train de 9 h.", "fr",
      "Nora Lind sera à Nantes et Nora Lind prend le train de 9 h."),
     ("J'attends ta réponse, mon ami.", "fr", "Nora Lind attend ta réponse, son ami."),
+    ("Je vis à Lyon, je cours le matin et je bats mon record.", "fr",
+     "Nora Lind vit à Lyon, Nora Lind court le matin et Nora Lind bat son record."),
+    ("Je ne connais pas la date.", "fr", "Nora Lind ne connaît pas la date."),
     ("Yo tengo las llaves de mi casa.", "es", "Nora Lind tiene las llaves de su casa."),
     ("Ik kom morgen.", "nl", "Ik kom morgen.")])
 def test_reported_speech(text, language, expected):

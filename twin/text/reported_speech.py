@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from twin.text.third_person import agree, second_to_third_person
-from twin.text.third_person_de import third_singular
+from twin.text.third_person_de import third_singular as german_third_singular
+from twin.text.third_person_fr import third_singular as french_third_singular
 
 SPEAKER_MAX_CHARS = 64
 """A speaker's name is cut to this many characters (ours: a display name, not a paragraph)."""
@@ -134,7 +135,7 @@ def _german_verb(word: str) -> str | None:
     """The third-person form of a German first-person singular present ("schicke" -> "schickt",
     `twin.text.third_person_de.third_singular`, the rule the owner's own German goes through), None when `word` does not
     look like one; a past ("schickte", "war") is the same in both persons."""
-    out = third_singular(word)
+    out = german_third_singular(word)
     return None if out is None or out == word else out
 
 
@@ -165,10 +166,6 @@ def _german(text: str, name: str) -> str:
 
 # --- French ------------------------------------------------------------------------------------------------------
 
-_FR_IRREGULAR = {"suis": "est", "ai": "a", "vais": "va", "peux": "peut", "veux": "veut", "dois": "doit",
-                 "sais": "sait", "fais": "fait", "viens": "vient", "prends": "prend", "mets": "met", "crois": "croit",
-                 "vois": "voit", "dis": "dit", "écris": "écrit", "lis": "lit", "pars": "part", "sors": "sort",
-                 "serai": "sera", "aurai": "aura", "ferai": "fera", "pourrai": "pourra", "enverrai": "enverra"}
 _FR_JE = re.compile(r"(?<![\w-])(?P<je>[Jj]e|[Jj]['’])\s*(?P<neg>ne\s+|n['’])?"
                     r"(?P<obj>(?:vous|te|lui|leur|les|la|le|l['’]|en|y|me|m['’])\s*)?"
                     r"(?P<verb>[a-zàâçéèêëîïôûùüÿœ]+)?")
@@ -176,17 +173,9 @@ _FR_POSSESSIVE = {"mon": "son", "ma": "sa", "mes": "ses", "Mon": "Son", "Ma": "S
 
 
 def _french_verb(word: str) -> str:
-    if word in _FR_IRREGULAR:
-        return _FR_IRREGULAR[word]
-    if word.endswith("ai") and len(word) > 4:  # future / passé simple: enverrai -> enverra
-        return word[:-1]
-    if word.endswith("ais"):  # imparfait / conditionnel: voudrais -> voudrait
-        return word[:-1] + "t"
-    if word.endswith("ds"):
-        return word[:-1]
-    if word.endswith(("is", "ns", "ts", "x")) and len(word) > 3:
-        return word[:-1] + "t"
-    return word  # -er verbs: j'envoie -> il envoie
+    """A writer's "je" verb in the third person, by the rule the owner's own French uses
+    (`third_person_fr.third_singular`); a word that is no verb form stays as written."""
+    return french_third_singular(word) or word
 
 
 def _french(text: str, name: str) -> str:
