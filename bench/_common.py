@@ -254,3 +254,76 @@ def proc_pss_kb(pid: int) -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+# -- code of an earlier revision (the "before" side of a bench) ------------------------------------------------
+PACKAGES = ("twin", "connectors", "workers", "daemon")
+"""The project's import names: what `module_at` exports from a revision and swaps out of `sys.modules`."""
+FLAT_NAMES = {
+    "twin.learn.capture": "twin.capture", "twin.learn.interests": "twin.interests",
+    "twin.lifecycle.cycle": "twin.lifecycle", "twin.recall.hybrid": "twin.recall",
+    "twin.text.extractor": "twin.extractor", "twin.text.sensitivity": "twin.sensitivity",
+    "twin.vectors.embedder": "twin.embedder", "twin.vectors.embedding_flush": "workers.jobs",
+    "twin.vectors.index": "twin.index", "twin.vectors.sidecar": "twin.vectors",
+}
+"""Where the modules a bench compares lived before twin's modules moved into subpackages: a revision from before
+the move has the name on the right."""
+
+
+def import_moved(name: str):
+    """Module `name`, or the module it was before the package move (`FLAT_NAMES`) when this tree is older (a
+    `--before` child runs the bench's current code on an older twin)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        if name not in FLAT_NAMES:
+            raise
+        return importlib.import_module(FLAT_NAMES[name])
+
+
+def export_at(rev: str) -> Path:
+    """The project's packages as they were at git `rev`, exported (`git archive`) into a temp dir that lives until
+    the process exits. Raises `CalledProcessError` for an unknown revision."""
+    import atexit
+    import io
+    import shutil
+    import tarfile
+    import tempfile
+
+    archive = subprocess.run(["git", "archive", rev, *PACKAGES], cwd=REPO_ROOT, capture_output=True,
+                             check=True).stdout
+    tmp = Path(tempfile.mkdtemp(prefix=f"twin-{rev}-"))
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tmp, filter="data")
+    atexit.register(shutil.rmtree, tmp, True)
+    return tmp
+
+
+def drop_editable_finders() -> list:
+    """Take the editable install's import finder out of `sys.meta_path` and return the finders as they were: it
+    answers a name an older revision on `sys.path` lacks with today's module, mixing two versions of twin."""
+    finders = sys.meta_path[:]
+    sys.meta_path[:] = [f for f in finders if not getattr(f, "__module__", "").startswith("__editable__")]
+    return finders
+
+
+def module_at(rev: str, name: str):
+    """Module `name` (today's dotted name; its `FLAT_NAMES` one at a revision before the package move) as it was at
+    git `rev`, with its own imports resolved in that revision, beside today's modules: the project's modules are
+    swapped out of `sys.modules` while it loads and put back after, so the rest of the bench keeps today's code.
+    Raises `CalledProcessError` for an unknown revision, `ModuleNotFoundError` when the module did not exist."""
+    root = str(export_at(rev))
+    ours = lambda key: key.split(".")[0] in PACKAGES  # noqa: E731
+    today = {key: sys.modules.pop(key) for key in [k for k in sys.modules if ours(k)]}
+    sys.path.insert(0, root)
+    finders = drop_editable_finders()
+    try:
+        return import_moved(name)
+    finally:
+        sys.meta_path[:] = finders
+        sys.path.remove(root)
+        for key in [k for k in sys.modules if ours(k)]:
+            del sys.modules[key]
+        sys.modules.update(today)

@@ -11,18 +11,16 @@ commit ("before") and the current one ("after"), in the same run:
     .venv/bin/python bench/email_summaries.py                  # before = a7bedfd, the commit this work grew from
     .venv/bin/python bench/email_summaries.py --before HEAD~3 --show 3
 
-The "before" code is `connectors/email_text.py` as `git show REV:` prints it, loaded as a module of its own.
+The "before" code is `connectors/email_text.py` as it was at REV, with its own imports of that revision (`_common.module_at`).
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import types
 from collections import Counter
 
-from _common import REPO_ROOT, table, write_json
+from _common import REPO_ROOT, module_at, table, write_json
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
@@ -34,16 +32,6 @@ from twin.text.extractor import extract
 BEFORE_REV = "a7bedfd"
 """The last commit before this summary and needs-reply rule (quote of the first sentence; lists and no-reply
 senders only)."""
-
-
-def load_before(rev: str) -> types.ModuleType:
-    """`connectors/email_text.py` at `rev` as a module named `email_text_before`."""
-    source = subprocess.run(["git", "show", f"{rev}:connectors/email_text.py"], cwd=REPO_ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType("email_text_before")
-    sys.modules[module.__name__] = module
-    exec(compile(source, f"{rev}:connectors/email_text.py", "exec"), module.__dict__)
-    return module
 
 
 def run(parse, summarise) -> dict:
@@ -86,7 +74,7 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE_REV, help="git revision of the 'before' code")
     parser.add_argument("--show", type=int, default=0, help="print the summaries of N threads per language")
     args = parser.parse_args()
-    old = load_before(args.before)
+    old = module_at(args.before, "connectors.email_text")
     before = run(old.parse_thread, old.heuristic_summary)
     after = run(email_text.parse_thread, email_summary.heuristic_summary)
     print(f"{len(CASES)} threads ({Counter(c.language for c in CASES)}), "

@@ -25,12 +25,22 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from _common import DEFAULT_EVAL_DIR, DEFAULT_LOCOMO_DIR, OUT_DIR, REPO_ROOT, load_note, table, write_json
+from _common import (
+    DEFAULT_EVAL_DIR,
+    DEFAULT_LOCOMO_DIR,
+    OUT_DIR,
+    REPO_ROOT,
+    drop_editable_finders,
+    export_at,
+    import_moved,
+    load_note,
+    table,
+    write_json,
+)
 from eval_baselines import bm25_run, fusion_rows
 from eval_sets import SETS, VectorCache, read_jsonl
 
@@ -54,7 +64,7 @@ def shipped_config() -> dict:
 def make_recall(hay, embedder, cfg: dict):
     """A `Recall` over one haystack's store with the settings `cfg` (`shipped_config()` keys, or any field of
     `twin.weights.RecallConfig`)."""
-    from twin.recall import hybrid as recall_module
+    recall_module = import_moved("twin.recall.hybrid")
 
     store, reader = hay.store, hay.reader
     builder = getattr(recall_module, "recall_with", None)
@@ -150,19 +160,14 @@ def extras_table(figures: dict[str, dict]) -> str:
 
 # -- --before REF: twin as it was, in the same run -------------------------------------------------------------
 def before_runs(ref: str, sets: list[str], dirs: dict[str, Path]) -> dict[str, Path]:
-    """Run files of twin at git `ref` (its `twin/` and `workers/` exported to a temp dir, put first on the path
-    of a child running this script with `--emit-twin`), with that version's default settings."""
+    """Run files of twin at git `ref` (its packages exported to a temp dir, `_common.export_at`, put first on the
+    path of a child running this script with `--emit-twin`), with that version's default settings."""
     out_dir = OUT_DIR / f"before-{ref}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="twin-before-") as tmp:
-        archive = subprocess.run(["git", "archive", ref, "twin", "workers"], cwd=REPO_ROOT, capture_output=True,
-                                 check=True).stdout
-        with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
-        env = {**os.environ, "PYTHONPATH": tmp}
-        argv = [sys.executable, str(Path(__file__)), "--emit-twin", str(out_dir), "--sets", *sets,
-                "--eval-dir", str(dirs["personal"]), "--locomo-dir", str(dirs["locomo"])]
-        subprocess.run(argv, env=env, check=True, cwd=REPO_ROOT)
+    env = {**os.environ, "PYTHONPATH": str(export_at(ref))}
+    argv = [sys.executable, str(Path(__file__)), "--emit-twin", str(out_dir), "--sets", *sets,
+            "--eval-dir", str(dirs["personal"]), "--locomo-dir", str(dirs["locomo"])]
+    subprocess.run(argv, env=env, check=True, cwd=REPO_ROOT)
     return {name: out_dir / f"{name}.run.jsonl" for name in sets}
 
 
@@ -220,8 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     dirs = {"personal": args.eval_dir.resolve(), "locomo": args.locomo_dir.resolve()}
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     print(f"eval_recall: {load_note()}", flush=True)
+    if args.emit_twin:  # a --before child: only the exported revision's twin may load
+        drop_editable_finders()
     before = before_runs(args.before, args.sets, dirs) if args.before and not args.emit_twin else {}
-    from twin.vectors.embedder import make_embedder
+    make_embedder = import_moved("twin.vectors.embedder").make_embedder
 
     inner = make_embedder(args.embedder, 0)
     inner.open()

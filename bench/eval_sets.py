@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from _common import CACHE_DIR
+from _common import CACHE_DIR, import_moved
 
 HIDDEN_FIELDS = ("dup_of", "supersedes", "sensitive")
 """Ground-truth fields of the eval that the system under test must not read (eval README)."""
@@ -105,11 +105,14 @@ def _index_and_link(workdir: Path, store, embedder) -> tuple[object, int]:
     """Embed every memory of `store` (flush_pending), checkpoint the index, link the graph edges; returns a
     fresh `IndexReader` and how many memories were embedded."""
     from twin.activity import Activity
-    from twin.lifecycle.cycle import VectorLookup, write_all_pending_edges
     from twin.settings import Settings
-    from twin.vectors.embedding_flush import flush_pending
-    from twin.vectors.index import VectorIndex
-    from twin.vectors.sidecar import IndexReader, IndexWriter
+
+    VectorLookup = import_moved("twin.lifecycle.cycle").VectorLookup
+    write_all_pending_edges = import_moved("twin.lifecycle.cycle").write_all_pending_edges
+    flush_pending = import_moved("twin.vectors.embedding_flush").flush_pending
+    VectorIndex = import_moved("twin.vectors.index").VectorIndex
+    IndexReader = import_moved("twin.vectors.sidecar").IndexReader
+    IndexWriter = import_moved("twin.vectors.sidecar").IndexWriter
 
     f = Settings.model_fields
 
@@ -165,9 +168,10 @@ class PersonalSet(EvalSet):
     zone = PERSONAL_ZONE
 
     def open(self) -> PersonalSet:
-        from twin.learn.capture import capture
         from twin.store import Store
-        from twin.text.extractor import Candidate
+
+        capture = import_moved("twin.learn.capture").capture
+        Candidate = import_moved("twin.text.extractor").Candidate
 
         rows = sorted(({k: v for k, v in row.items() if k not in HIDDEN_FIELDS} for row in self.memories),
                       key=lambda r: (r["created_at"], r["id"]))

@@ -14,14 +14,12 @@ and a table; writes bench/out/interests_purity.json.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _common import REPO_ROOT, table, write_json
+from _common import REPO_ROOT, module_at, table, write_json
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
@@ -43,17 +41,6 @@ def read_history(home: Path) -> list[PageVisit]:
     return visits
 
 
-def old_heuristic(revision: str):
-    """`twin/learn/interests.py` at `revision`, loaded as a module of its own (its `cluster_visits`)."""
-    source = subprocess.run(["git", "show", f"{revision}:twin/learn/interests.py"], cwd=REPO_ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    spec = importlib.util.spec_from_loader("interests_before", loader=None)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:twin/learn/interests.py", "exec"), module.__dict__)  # our own file, at a revision
-    return module
-
-
 def before(module, visits: list[PageVisit], limit: int) -> list[tuple[object, list[str]]]:
     """The old interests with their pages: every page of the sites each one names (it grouped by site)."""
     pages = sorted({v.url for v in visits})
@@ -67,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         visits = read_history(Path(tmp))
     page_labels = labels()
-    old = old_heuristic(args.before)
+    old = module_at(args.before, "twin.learn.interests")
     rows, out = [], {"visits": len(visits), "pages": len({v.url for v in visits})}
     runs = (("before", lambda n: before(old, visits, n)), ("after", lambda n: interests_with_pages(visits, n)))
     for name, run in runs:

@@ -13,14 +13,12 @@ detected when every character of each of its values lies inside a finding (a hal
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
-import types
 from collections import Counter
 from collections.abc import Callable
 
-from _common import REPO_ROOT, load_note, percentile, table, write_json
+from _common import REPO_ROOT, load_note, module_at, percentile, table, write_json
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
@@ -32,17 +30,6 @@ BEFORE_REV = "73c9c06"
 """The last commit before the structural detector and the corpus (the regex rules alone)."""
 SIZE_CHARS = 40_000
 """Input size of the timing runs (the learn path reads texts of this size and more)."""
-
-
-def load_before(rev: str) -> types.ModuleType:
-    """`twin/text/sensitivity.py` at `rev`, as a module named `sensitivity_before`. Raises `CalledProcessError` when
-    git cannot show it."""
-    source = subprocess.run(["git", "show", f"{rev}:twin/text/sensitivity.py"], cwd=REPO_ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType("sensitivity_before")
-    sys.modules[module.__name__] = module  # dataclass/NamedTuple machinery looks the module up
-    exec(compile(source, f"{rev}:twin/text/sensitivity.py", "exec"), module.__dict__)
-    return module
 
 
 def covered(find: Callable, text: str, value: str) -> bool:
@@ -90,7 +77,7 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE_REV, help="revision of the 'before' detector")
     parser.add_argument("--repeats", type=int, default=7, help="timing runs per input and detector")
     args = parser.parse_args()
-    before = load_before(args.before)
+    before = module_at(args.before, "twin.text.sensitivity")
     results = {"before": score(before.find_secrets), "after": score(sensitivity.find_secrets)}
     formats = sorted({c.fmt for c in SECRETS})
     rows = [(fmt, results["before"][0][fmt], results["before"][1][fmt], results["after"][0][fmt],
