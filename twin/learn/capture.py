@@ -146,8 +146,9 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=relation.reason)
         why = supersede_reason(content, old_content, relation.kind, relation.reason)
-        if why is None and candidate.kind in STATE_KINDS and store.get(old_id).kind in STATE_KINDS:
-            why = number_change(content, old_content)
+        if why is None and candidate.kind in STATE_KINDS and (change := number_change(content, old_content)) \
+                and store.get(old_id).kind in STATE_KINDS:  # the row is read only for a number that changed
+            why = change
         if why is not None:
             superseded.append((old_id, *why))
     return _insert(store, being, candidate, source, now, provenance, superseded)
