@@ -22,6 +22,7 @@ def test_learn_masks_secret_values_unless_sensitive(twin_env):
     out = twin("learn", PASS_TEXT, "--json").stdout
     created = json.loads(out)["created"]
     assert created and all("seven green frogs" not in m["content"] for m in created)
+    assert all(m["content_sha256"] == "" for m in created if m["sensitivity"] == "sensitive")  # a hash is the value
     shown = twin("learn", "My locker code at the pool is 6604.", "--sensitive").stdout
     assert "6604" in shown and "(sensitive)" in shown
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -86,15 +87,18 @@ class Memory:
         """Every field, JSON-serialisable (the export line format)."""
         return asdict(self)
 
-    def shown(self, reveal_sensitive: bool) -> Memory:
+    def shown(self, reveal_sensitive: bool, mask: Callable[[str], str] | None = None) -> Memory:
         """The memory as an output path may show it: itself, or, for a `sensitive` one when `reveal_sensitive` is
-        False, a copy whose `content` is `SENSITIVE_HIDDEN` and whose `content_sha256` and `supersede_reason`
-        are empty (a hash of a short PIN sentence is as good as the PIN; a reason may quote the old value).
+        False, a copy whose `content` is `SENSITIVE_HIDDEN` (or `mask(content)`: `twin learn` echoes the sentence
+        with its secret values masked, `twin.text.sensitivity.redact`) and whose `content_sha256` and
+        `supersede_reason` are empty (a hash of a short PIN sentence is as good as the PIN; a reason may quote the
+        old value).
         The one rule every interface applies, text and JSON alike (README: "sensitive memories show their text
         only with `--sensitive`"; DESIGN.md invariant 9)."""
         if reveal_sensitive or self.sensitivity != "sensitive":
             return self
-        return replace(self, content=SENSITIVE_HIDDEN, content_sha256="", supersede_reason=None)
+        return replace(self, content=mask(self.content) if mask else SENSITIVE_HIDDEN, content_sha256="",
+                       supersede_reason=None)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from twin.cli.queues import reachable_bus as _bus
 from twin.outside_text import clean_name
 from twin.settings import Settings
 from twin.store import Store
+from twin.text.sensitivity import SENSITIVE, redact
 
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
@@ -45,7 +46,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         reinforced = as_memories(store, result.reinforced)
         updated = as_memories(store, result.updated)
     if args.json:
-        shown = [_masked(m.to_dict(), args.sensitive) for m in created + reinforced + updated]
+        shown = [m.shown(args.sensitive, redact).to_dict() for m in created + reinforced + updated]
         shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
         _print_json({"created": shown_created, "reinforced": shown_reinforced,
                      "updated": [{**d, "reason": result.update_reasons.get(d["id"])}
@@ -74,29 +75,20 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _echo(memory, show_secrets: bool) -> str:
-    """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`sensitivity.redact`)
-    unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never echoes a key block."""
-    from twin.text.sensitivity import SENSITIVE, redact
-
+    """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`Memory.shown` with
+    `sensitivity.redact`) unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never
+    echoes a key block."""
     if memory.sensitivity != SENSITIVE:
         return f": {memory.content}"
     if show_secrets:
         return f" (sensitive): {memory.content}"
-    return f" (sensitive: the value is stored, `twin memories --sensitive` shows it): {redact(memory.content)}"
-
-
-def _masked(fields: dict, show_secrets: bool) -> dict:
-    """A memory's JSON fields with a sensitive memory's secret values masked unless `show_secrets`."""
-    from twin.text.sensitivity import SENSITIVE, redact
-
-    if fields.get("sensitivity") == SENSITIVE and not show_secrets:
-        return {**fields, "content": redact(fields["content"])}
-    return fields
+    return (" (sensitive: the value is stored, `twin memories --sensitive` shows it): "
+            f"{memory.shown(False, redact).content}")
 
 
 def _mark(memory) -> str:
     """"  [sensitive]" after a sensitive memory in recall and memories lists, else ""."""
-    return "  [sensitive]" if memory.sensitivity == "sensitive" else ""
+    return "  [sensitive]" if memory.sensitivity == SENSITIVE else ""
 
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
