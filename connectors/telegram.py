@@ -447,8 +447,7 @@ class TelegramConnector:
         kind = rest.lower() or None
         if kind is not None and kind not in KINDS:
             return ChatReply(f"Kinds are: {', '.join(KINDS)}.")
-        memories = [m for m in self.store.list_memories(self.being, kind=kind, limit=30)
-                    if m.sensitivity != "sensitive"][:10]
+        memories = self.store.list_memories(self.being, kind=kind, limit=10, include_sensitive=False)
         if not memories:
             return ChatReply("No memories yet.")
         return ChatReply("\n".join(f"#{m.id} {m.kind}: {m.content}" for m in memories), [m.id for m in memories])
