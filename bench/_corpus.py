@@ -297,7 +297,7 @@ def ensure_store(n: int, log=print, rebuild_index: bool = False) -> tuple[Path, 
             shutil.rmtree(data, ignore_errors=True)
             store = Store(settings.db_path).open()
             started = time.perf_counter()
-            with store.transaction():
+            with store.atomic():
                 for m in memories(n):
                     store.insert_memory(BEING, m["kind"], m["content"], m["source"], m["importance"],
                                         created_at=m["created_at"])

@@ -182,7 +182,7 @@ class PersonalSet(EvalSet):
             candidate = Candidate(content=row["content"], kind=row["kind"], importance=row["importance"],
                                   tags=row.get("tags") or [])
             provenance = {"source_type": row["source"].split(":")[0], "captured_from": row["id"], "confidence": 1.0}
-            with store.transaction():
+            with store.atomic():
                 result = capture(store, PERSONAL_BEING, candidate, row["source"], row["created_at"], provenance)
             outcomes["rejected" if result.rejected else "deduplicated" if result.deduplicated else
                      "updated" if result.updated else "created"] += 1
@@ -220,7 +220,7 @@ class LocomoSet(EvalSet):
             from twin.memory import content_sha256
 
             for row in rows:
-                with store.transaction():
+                with store.atomic():
                     same = store.find_by_sha(name, content_sha256(row["content"]))
                     if same is not None:  # a turn said twice ("Bye!"): one memory, both eval ids
                         hay.to_eval[same.id].insert(0, row["id"])

@@ -39,7 +39,7 @@ CHECKPOINTS = (1, 10, 100, 500, 1000, 1076, 1077, 2000, 5000, 10000)
 
 def build_store(path: Path, n: int) -> list[int]:
     """A store of `n` synthetic memories at `path`; returns their ids, oldest first."""
-    with Store(path) as store, store.transaction():
+    with Store(path) as store, store.atomic():
         return [store.insert_memory(_corpus.BEING, m["kind"], m["content"], m["source"], m["importance"],
                                     created_at=m["created_at"]) for m in _corpus.memories(n)]
 
@@ -67,7 +67,7 @@ def run(path: Path, ids: list[int], way: str) -> dict:
                     else:
                         old_scrub(store)
             except sqlite3.DatabaseError as exc:
-                # Store.transaction's ROLLBACK fails after SQLite rolled back on its own: report the cause
+                # Store.atomic's ROLLBACK fails after SQLite rolled back on its own: report the cause
                 broke = {"at_forget": n, "error": str(exc.__context__ or exc)}
                 levels[n] = fts_structure.read_levels(store.conn)
                 break

@@ -43,7 +43,7 @@ def run(pairs: tuple[Pair, ...] = PAIRS) -> list[tuple[str, bool, bool, str]]:
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
         for n, pair in enumerate(pairs):
             being = f"pair{n}"
-            with store.transaction():
+            with store.atomic():
                 old = capture(store, being, Candidate(pair.kind, pair.old, 0.5, ()), "muse", "2026-11-30T10:00:00Z",
                               PROVENANCE)
                 new = capture(store, being, Candidate(pair.kind, pair.new, 0.5, ()), "muse", "2026-11-30T11:00:00Z",

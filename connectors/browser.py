@@ -112,7 +112,7 @@ def page_id(url: str) -> str:
 def save_cursors(store: Store, being: str, read: BrowserRead) -> None:
     """Save every profile's cursor, `last_import` (now, UTC ISO-8601) and the profiles that could not be read
     (`unreadable`, for `twin status`) in one transaction."""
-    with store.transaction():
+    with store.atomic():
         for key, last_id in read.cursors.items():
             store.set_cursor(CONNECTOR, being, key, str(last_id))
         state.set_time(store, CONNECTOR, being, "last_import", utc_now())
@@ -225,7 +225,7 @@ class BrowserConnector(OwnStoreConnector):
             read = read_new_visits(self.settings, self.store)
             ids: list[int] = []
             if read.visits:
-                with self.store.transaction():  # handed over with the cursors that move past them (invariant 3)
+                with self.store.atomic():  # handed over with the cursors that move past them (invariant 3)
                     ids = ingest.stage(self.store, [Ingest(self.being, "browser", "", "interests", extra={
                         "visits": [v.to_list() for v in read.visits], "profiles": read.profiles})])
                     save_cursors(self.store, self.being, read)

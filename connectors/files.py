@@ -317,7 +317,7 @@ class FilesConnector:
         once Redis takes writes again), so True."""
         if not tally.blocked:
             try:
-                with self.store.transaction():
+                with self.store.atomic():
                     ids = ingest.stage(self.store, [item])
                     if row is not None:
                         manifest.upsert(self.store, self.being, row)

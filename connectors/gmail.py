@@ -417,7 +417,7 @@ class GmailConnector(OwnStoreConnector):
             thread_ids = sync.recent_thread_ids(self.settings.gmail_first_sync_days, self.settings.gmail_max_threads)
         threads = self._changed(sync.threads(thread_ids), address, report)
         now = utc_now()
-        with self.store.transaction():  # the threads are handed over with the cursor that moves past them
+        with self.store.atomic():  # the threads are handed over with the cursor that moves past them
             ids = ingest.stage(self.store, [thread_item(self.being, t) for t in threads])
             for thread in threads:
                 self._save_thread(thread, now)

@@ -356,7 +356,7 @@ class TelegramConnector:
         for row_id, chat_id, _, text in transcript.answered_owner_rows(self.store, self.being):
             conversation = self._conversation(int(chat_id))
             own = owner_words(text)  # a line someone else wrote is never learned as the owner's
-            with self.store.transaction():
+            with self.store.atomic():
                 ids = ingest.stage(self.store, [Ingest(self.being, conversation.source, own, "text",
                                                        conversation.message_ref(row_id))] if own.strip() else [])
                 conversation.learned(row_id)

@@ -14,7 +14,6 @@ idempotent and recovered at the next start; staged items wait in SQLite).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 import os
@@ -132,17 +131,13 @@ class Supervisor:
             child.status = ChildStatus.BACKOFF
             self.activity.record("error", f"The {child.name} process exited (code {code}) after {ran_s:.0f} s; "
                                           f"restarting it in {child.backoff_s:.0f} s.")
-            await self._wait_unless_stopping(child.backoff_s)
+            await connectors.stopped_within(self.stop, child.backoff_s)
         child.status = ChildStatus.STOPPED
 
     def _restart_delay(self, ran_s: float, previous_s: float) -> float:
         """Seconds before a restart: 1 s after a run longer than `STABLE_AFTER_S`, else the previous delay
         doubled, capped at `restart_backoff_max_s` (children and connectors alike)."""
         return 1.0 if ran_s > STABLE_AFTER_S else min(previous_s * 2, self.settings.restart_backoff_max_s)
-
-    async def _wait_unless_stopping(self, delay_s: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), timeout=delay_s)
 
     def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill) -> Child:
         child = Child(name=name, argv=argv, on_parent_death=on_parent_death)
@@ -215,7 +210,7 @@ class Supervisor:
                 backoff_s = self._restart_delay(time.monotonic() - started, backoff_s)
                 self.activity.record("error", f"The {name} connector failed ({type(exc).__name__}: {exc}); "
                                               f"restarting it in {backoff_s:.0f} s.")
-            await self._wait_unless_stopping(backoff_s)
+            await connectors.stopped_within(self.stop, backoff_s)
 
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
@@ -249,11 +244,8 @@ class Supervisor:
         last_status = last_checkpoint = time.monotonic()
         bus = Bus(self.redis)
         while not self.stop.is_set():
-            try:
-                await asyncio.wait_for(self.stop.wait(), timeout=step)
+            if await connectors.stopped_within(self.stop, step):
                 break
-            except TimeoutError:
-                pass
             healthy = await asyncio.to_thread(self._redis_answers)
             if watchdog_s and healthy:
                 systemd.notify("WATCHDOG=1")
@@ -274,8 +266,7 @@ class Supervisor:
         cannot reach Redis is skipped with a log line; the next one tries again."""
         delay_s = self.settings.reflect_first_after_s
         while not self.stop.is_set():
-            await self._wait_unless_stopping(delay_s)
-            if self.stop.is_set():
+            if await connectors.stopped_within(self.stop, delay_s):
                 return
             delay_s = self.settings.tick_s
             try:
@@ -296,8 +287,7 @@ class Supervisor:
         due_in_s = every_s - (time.time() - parse_time(last).timestamp()) if last else 0.0
         delay_s = max(LIFECYCLE_FIRST_AFTER_S, due_in_s)
         while not self.stop.is_set():
-            await self._wait_unless_stopping(delay_s)
-            if self.stop.is_set():
+            if await connectors.stopped_within(self.stop, delay_s):
                 return
             delay_s = every_s
             try:
@@ -316,8 +306,7 @@ class Supervisor:
         last_lost_check = time.monotonic()
         try:
             while not self.stop.is_set():
-                await self._wait_unless_stopping(STAGED_EVERY_S)
-                if self.stop.is_set():
+                if await connectors.stopped_within(self.stop, STAGED_EVERY_S):
                     return
                 check_lost = time.monotonic() - last_lost_check >= LOST_JOB_AFTER_S
                 try:

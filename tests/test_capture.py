@@ -13,7 +13,7 @@ PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
 
 
 def _capture(store, content: str, now: str = NOW, **kwargs):
-    with store.transaction():
+    with store.atomic():
         candidate = Candidate(content=content, kind="fact", importance=0.5, tags=[])
         return capture(store, "owner", candidate, "muse", now, PROVENANCE, **kwargs)
 
@@ -263,7 +263,7 @@ def test_a_fact_whose_number_changed_supersedes_but_two_episodes_do_not(store):
     rent = _capture(store, "Owner's rent is 900 euros.").id
     assert not _capture(store, "Owner's rent is high.", now=LATER).superseded  # a judgement keeps the number
     assert store.get(rent).status == "active"
-    with store.transaction():
+    with store.atomic():
         ran = capture(store, "owner", Candidate(content="Owner ran 5 km along the canal.", kind="episode",
                                                 importance=0.4, tags=[]), "muse", NOW, PROVENANCE).id
         again = capture(store, "owner", Candidate(content="Owner ran 8 km along the canal.", kind="episode",

@@ -415,7 +415,7 @@ def test_a_plan_reads_chat_summaries_that_hold_nothing_forgotten(store, activity
     summary check must not break on a summary that matches nothing)."""
     from twin.store import chat as transcript
 
-    with store.transaction():
+    with store.atomic():
         transcript.save_summary(store, "owner", "41", "Owner talked about the allotment and the tomato seedlings.", 3)
     learn(store, activity, "owner", "My sister Ines lives in Braga.", "muse")
     [memory] = store.list_memories("owner")
@@ -423,7 +423,7 @@ def test_a_plan_reads_chat_summaries_that_hold_nothing_forgotten(store, activity
     assert [m.id for m in by_id.memories] == [memory.id] and by_id.summaries == []
     about = plan(store, "owner", about="Ines")
     assert [m.id for m in about.memories] == [memory.id] and about.summaries == []
-    with store.transaction():
+    with store.atomic():
         transcript.save_summary(store, "owner", "42", "Owner said that the sister Ines lives in Braga now.", 2)
     assert plan(store, "owner", about="Ines").summaries == ["42"]
     assert plan(store, "owner", ids=[memory.id]).summaries == ["42"]

@@ -19,7 +19,7 @@ def filled(store):
     """30 memories about a greenhouse (the keyword top-k is 5 of them), one about a greenhouse's heating valve,
     another being's greenhouse and a superseded one; returns their ids by name."""
     ids = {}
-    with store.transaction():
+    with store.atomic():
         for i in range(30):
             ids[f"g{i}"] = store.insert_memory("owner", "fact", f"Owner waters greenhouse bed {i} greenhouse daily.",
                                                "t", 0.5, created_at=f"2026-03-{1 + i % 28:02d}T10:00:00Z")

@@ -31,7 +31,7 @@ def remember(store, embedder):
     """`remember(content, days_ago, kind="fact") -> CaptureResult`: captured at that age and embedded."""
 
     def go(content: str, days_ago: float, kind: str = "fact"):
-        with store.transaction():
+        with store.atomic():
             result = capture(store, BEING, Candidate(content=content, kind=kind, importance=0.5, tags=[]), "muse",
                              _at(days_ago), PROVENANCE)
         if result.id is not None:

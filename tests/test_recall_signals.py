@@ -48,7 +48,7 @@ def recall(store, embedder, twin_env):
 
 def _load(store, embedder, recall, rows: list[tuple[str, float]], kind: str = "document") -> dict[str, int]:
     """Insert `(content, days_ago)` rows, embed them in batches and open the reader: `{content: id}`."""
-    with store.transaction():
+    with store.atomic():
         ids = {content: store.insert_memory(BEING, kind, content, "file", 0.4, created_at=_at(days))
                for content, days in rows}
     texts = list(ids)

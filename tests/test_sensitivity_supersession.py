@@ -17,7 +17,7 @@ PROVENANCE = {"source_type": "muse", "captured_from": "test", "confidence": 0.6}
 
 
 def _capture(store, content: str, now: str = NOW, **kwargs):
-    with store.transaction():
+    with store.atomic():
         candidate = Candidate(content=content, kind="fact", importance=0.5, tags=[])
         return capture(store, "owner", candidate, "muse", now, PROVENANCE, **kwargs)
 

@@ -21,7 +21,7 @@ T0, T1, T2 = "2026-11-30T10:00:00Z", "2026-11-30T11:00:00Z", "2026-11-30T12:00:0
 
 
 def _capture(store, content: str, now: str = T0, kind: str = "fact", being: str = "owner"):
-    with store.transaction():
+    with store.atomic():
         return capture(store, being, Candidate(kind, content, 0.5, ()), "muse", now, PROVENANCE)
 
 

@@ -185,7 +185,7 @@ def repair_fts(store: Store) -> dict:
         before = fts_structure.read_levels(store.conn)
     except ValueError:
         before = None
-    with store.transaction() as conn:
+    with store.atomic() as conn:
         fts_structure.rebuild(conn)
     store.truncate_wal()
     return {"levels_before": before, "levels_after": fts_structure.read_levels(store.conn),

@@ -126,7 +126,7 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
                                     ingest_id=staged.id)
         tally.created += len(texts)
     else:  # forget: a file that is gone
-        with store.transaction():
+        with store.atomic():
             tally.removed += len(_forget_source(store, item.being, item.source))
             ingest.consume(store, [staged.id])
 

@@ -77,7 +77,7 @@ def cmd_profile(settings: Settings, args: argparse.Namespace) -> int:
             return 0
         from twin.memory import utc_now
 
-        with store.transaction():
+        with store.atomic():
             save_profile(store, settings.being, edited, utc_now())
         Activity(store, settings.being).record("profile", "You edited your profile by hand.")
     show("profile saved")

@@ -118,7 +118,7 @@ class CaptureResult:
 def capture(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
             *, force: bool = False, compare: bool = True,
             judged: dict[int, tuple[str, str]] | None = None) -> CaptureResult:
-    """Store one candidate memory of `being` through the capture rules above; call inside `store.transaction()`.
+    """Store one candidate memory of `being` through the capture rules above; call inside `store.atomic()`.
     `now` (UTC ISO-8601) is its creation time. `compare` False skips step 3 (a document's memories replace
     that document's own and are not compared with others). `judged` is the model's `{existing id: (relation,
     reason)}` for this candidate (`twin.learn.capture_judge.judge`); given, it replaces the offline rules (ids no

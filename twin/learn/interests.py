@@ -217,7 +217,7 @@ def learn_interests(store: Store, activity: Activity, being: str, visits: list[P
             activity.record("model", f"Model clustering of browser history failed (unexpected "
                                      f"{type(exc).__name__}); used the heuristic.")
     texts = [interest_text(i, now) for i in interests or cluster_visits(visits)]
-    with store.transaction():  # the sentences need no model: learned together, with the staged import consumed
+    with store.atomic():  # the sentences need no model: learned together, with the staged import consumed
         for text in texts:
             learn(store, activity, being, text, "browser", quiet=True)
         if ingest_id is not None:

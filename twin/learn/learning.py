@@ -243,7 +243,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     if provider is not None and extraction.candidates:
         judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider)
     now = utc_now()
-    with store.transaction():
+    with store.atomic():
         said_by = {k: v for k, v in (("speaker", speaker), ("origin", origin)) if v} if speaker else None
         _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
                           judgements=judgements, force=force, said_by=said_by)
@@ -296,7 +296,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         result.reject(content, f"the model's memory: {reason}")
     wanted = {content_sha256(c.content) for c in candidates}
     now = utc_now()
-    with store.transaction():
+    with store.atomic():
         kept = set()
         replaced = []
         for mid, memory in store.get_many(store.ids_by_source(being, source)).items():
@@ -331,7 +331,7 @@ def forget_source(store: Store, being: str, source: str) -> list[int]:
     """Delete every memory of `being` whose source is `source` (a file that is gone), through
     `twin.lifecycle.forgetting.remove_memories`; the scrub marker is set and the caller requests the (coalesced) scrub.
     Returns their ids."""
-    with store.transaction():
+    with store.atomic():
         return remove_memories(store, store.ids_by_source(being, source))
 
 

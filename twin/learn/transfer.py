@@ -56,7 +56,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
     old_to_new: dict[int, int] = {}
     superseded: list[tuple[int, object, object, int]] = []
     edges: list[tuple[int, object]] = []
-    with store.transaction():
+    with store.atomic():
         for number, line in enumerate(lines, 1):
             try:
                 raw = read_line(line, number)

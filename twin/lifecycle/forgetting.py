@@ -1,6 +1,6 @@
 """Forgetting: the one home of "remove these memories and leave nothing behind" (DESIGN.md invariant 5).
 
-Two steps, because the callers hold their own transactions (`Store.transaction()` does not nest):
+Two steps, because the callers hold their own transactions (a caller's `Store.atomic()` holds both):
 
 1. `remove_memories(store, ids)`, inside the caller's transaction: the rows go, and with them (triggers and
    cascades) their FTS entries, vectors (a tombstone tells the index writer to overwrite the vector in the index

@@ -201,7 +201,7 @@ class HushGate:
         propagates, with the signal already stored and still undelivered."""
         now = self._now()
         title = " ".join(proposed.title.split())
-        with self.store.transaction():  # the ceiling is counted and the signal written under one write lock
+        with self.store.atomic():  # the ceiling is counted and the signal written under one write lock
             verdict = self._check_at(proposed, fresh_ids, now)
             status = "raised" if verdict.passed else "held_back"
             reason = None if verdict.passed else "; ".join(verdict.reasons)

@@ -240,7 +240,7 @@ def _apply(store: Store, activity: Activity, being: str, gate: HushGate, answer:
     for widget in answer.widgets:
         record_widget_suggestion(store, being, widget.type, widget.reason, now)
         result.widgets.append({"type": widget.type, "reason": widget.reason})
-    with store.transaction():
+    with store.atomic():
         result.profile_updated = merge_into_profile(store, being, answer.profile, now)
         if fresh:
             store.set_cursor(CURSOR, being, "last_memory_id", str(fresh[-1].id))

@@ -210,7 +210,7 @@ class Store(MemoryStates):
             raise
 
     transaction = atomic
-    """The older name of `atomic`, kept for its callers."""
+    """The older name of `atomic` (every caller in the tree uses `atomic`)."""
 
     # -- memories -------------------------------------------------------------------------------
     def find_by_sha(self, being: str, sha: str) -> Memory | None:
@@ -538,11 +538,6 @@ class Store(MemoryStates):
         return self.conn.execute("SELECT COUNT(*) FROM cursors WHERE connector = ? AND being_id = ?"
                                  " AND substr(key, 1, ?) = ?", (connector, being, len(key_prefix), key_prefix)
                                  ).fetchone()[0]
-
-    def delete_cursor(self, connector: str, being: str, key: str) -> None:
-        """Remove a connector's saved cursor value (absent is fine)."""
-        self.conn.execute("DELETE FROM cursors WHERE connector = ? AND being_id = ? AND key = ?",
-                          (connector, being, key))
 
     # -- memory lifecycle (seed 003; twin.lifecycle.cycle) ----------------------------------------------------------
     def add_edge_markers(self, memory_ids: Iterable[int], now: str | None = None) -> None:
