@@ -24,10 +24,11 @@ EVAL_DIR = ROOT.parent / "shared" / "eval"
 """Where the shared eval set is looked for unless `--eval-dir` says (as bench/_common.py's DEFAULT_EVAL_DIR)."""
 EVAL_FILES = ("memories.jsonl", "queries.jsonl")
 
-DAEMON_MODULES = {"test_daemon", "test_sources_daemon", "test_erasure_daemon", "test_telegram",
-                  "test_telegram_forwards", "test_network", "test_network_observers"}
+DAEMON_MODULES = {"test_daemon", "test_sources_daemon", "test_erasure_daemon", "test_telegram", "test_network",
+                  "test_network_observers"}
 """Test modules that start `twin up` (the supervisor, its Redis and its workers as real processes): marked
-`daemon`, the real-process tier. A test elsewhere that uses `daemon_env` is marked so too."""
+`daemon`, the real-process tier. A test elsewhere that uses `daemon_env` is marked so too, and one that starts
+the daemon another way carries `@pytest.mark.daemon` itself."""
 
 
 def pytest_addoption(parser) -> None:

@@ -57,6 +57,10 @@ def test_entry_and_label(key, value, shown):
     assert " " not in label("pending_embedding").replace("pending embedding", "")
 
 
+def test_a_label_is_the_key_in_words():
+    assert label("pending_embedding") == "pending embedding" and label("age_s") == "age"
+
+
 def test_aligned_pads_to_the_longest_key():
     assert aligned([("a", "1"), ("abc", "2")], "  ") == ["  a:   1", "  abc: 2"]
     assert aligned([]) == []

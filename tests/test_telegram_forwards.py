@@ -130,6 +130,7 @@ def memories(settings: dict) -> dict[str, dict]:
         return {m.content: m.provenance for m in store.list_memories("owner", limit=500)}
 
 
+@pytest.mark.daemon
 def test_forwarded_quoted_and_replied_text_is_learned_with_its_author(env, daemon, bot_api):  # noqa: F811
     bot_api.send_user_message("You owe me 500 euros.", forward_origin=origin_user(777, "Trudy", "Meyer", "trudy"))
     bot_api.wait_for_sent(1, 30)
