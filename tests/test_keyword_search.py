@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from twin.recall import keyword_search
-from twin.recall.keyword_search import keyword_scores, query_terms, search_keywords
+from twin.recall.keyword_search import keyword_scores, search_keywords
+from twin.text.query_terms import query_terms
 
 
 def _forms(terms):

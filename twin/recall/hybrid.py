@@ -41,10 +41,11 @@ import numpy as np
 
 from twin.exceptions import TwinError
 from twin.memory import Recalled, format_time, parse_time
-from twin.recall.keyword_search import fts_query, keyword_scores, query_terms, search_keywords, term_forms  # noqa: F401
+from twin.recall.keyword_search import keyword_scores, search_keywords, term_forms
 from twin.recall.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.store import Store
 from twin.text.capture_slots import slot_of as capture_slot_of
+from twin.text.query_terms import query_terms
 from twin.vectors.embedder import Embedder
 from twin.vectors.sidecar import IndexReader
 from twin.weights import RECALL_CONFIG, RECALL_WEIGHTS, RecallConfig, Weights

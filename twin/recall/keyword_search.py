@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.store import Store
-from twin.text.query_terms import STOPWORDS, WORD, fold, fts_query, query_terms  # noqa: F401 (re-exported)
+from twin.text.query_terms import WORD, fold, fts_query
 from twin.text.third_person import agree
 
 log = logging.getLogger(__name__)
