@@ -13,6 +13,22 @@ from twin.outside_text import strip_controls  # noqa: F401 - memory content's ru
 
 KINDS = ("fact", "episode", "preference", "relationship", "document", "insight")
 SENSITIVITIES = ("public", "internal", "private", "sensitive")
+"""Levels from least to most restricted (seed 003); recall hides levels above its ``max_sensitivity``."""
+DEFAULT_SENSITIVITY = "private"
+"""Level of a memory holding no secret (seed 003: "otherwise defaults to private")."""
+SENSITIVE = "sensitive"
+
+
+def stricter(*levels: str) -> str:
+    """The most restricted of `levels` (names from `SENSITIVITIES`; an unknown name counts as ``private``):
+    a memory that replaces, updates, restates or is merged with another is at least as sensitive as it. Raises
+    `ValueError` when no level is given."""
+    if not levels:
+        raise ValueError("stricter() needs at least one sensitivity")
+    rank = {name: n for n, name in enumerate(SENSITIVITIES)}
+    return max(levels, key=lambda level: rank.get(level, rank[DEFAULT_SENSITIVITY]))
+
+
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")
@@ -95,7 +111,7 @@ class Memory:
         old value).
         The one rule every interface applies, text and JSON alike (README: "sensitive memories show their text
         only with `--sensitive`"; DESIGN.md invariant 9)."""
-        if reveal_sensitive or self.sensitivity != "sensitive":
+        if reveal_sensitive or self.sensitivity != SENSITIVE:
             return self
         return replace(self, content=mask(self.content) if mask else SENSITIVE_HIDDEN, content_sha256="",
                        supersede_reason=None)

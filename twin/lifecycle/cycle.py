@@ -28,7 +28,7 @@ import numpy as np
 
 from twin.activity import Activity
 from twin.lifecycle.forgetting import remove_memories
-from twin.memory import SENSITIVITIES, Memory, format_time, parse_time
+from twin.memory import Memory, format_time, parse_time, stricter
 from twin.store import Store, edges, id_chunks, state
 from twin.store.memories import Usage
 from twin.text.capture_rules import token_jaccard
@@ -219,7 +219,7 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
         store.fold_usage(canonical, loser, Usage(
             kept.hits + lost.hits, max(kept.importance, lost.importance),
             max(filter(None, (kept.last_accessed, lost.last_accessed)), default=None),
-            max(kept.sensitivity, lost.sensitivity, key=SENSITIVITIES.index),
+            stricter(kept.sensitivity, lost.sensitivity),
             "warm" if "warm" in (kept.tier, lost.tier) else "cold"))
         remove_memories(store, [loser])
     return True

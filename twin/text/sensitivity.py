@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import NamedTuple
 
+from twin.memory import DEFAULT_SENSITIVITY, SENSITIVE, SENSITIVITIES, stricter  # noqa: F401 - used from here too
 from twin.text.secret_fields import field_secrets
 from twin.text.secret_labels import ACCOUNT as _ACCOUNT
 from twin.text.secret_labels import CODE as _CODE
@@ -48,21 +49,6 @@ from twin.text.secret_labels import VERB as _VERB
 from twin.text.secret_labels import E as _E
 from twin.text.secret_labels import keyword as _keyword
 from twin.text.secret_phrases import phrase_secrets
-
-SENSITIVITIES = ("public", "internal", "private", "sensitive")
-"""Levels from least to most restricted (seed 003); recall hides levels above its ``max_sensitivity``."""
-DEFAULT_SENSITIVITY = "private"
-"""Level of a memory holding no secret (seed 003: "otherwise defaults to private")."""
-SENSITIVE = "sensitive"
-def stricter(*levels: str) -> str:
-    """The most restricted of `levels` (names from `SENSITIVITIES`; an unknown name counts as ``private``):
-    a memory that replaces, updates or restates another is at least as sensitive as it. Raises `ValueError`
-    when no level is given."""
-    if not levels:
-        raise ValueError("stricter() needs at least one sensitivity")
-    rank = {name: n for n, name in enumerate(SENSITIVITIES)}
-    return max(levels, key=lambda level: rank.get(level, rank[DEFAULT_SENSITIVITY]))
-
 
 REDACTED = "[redacted]"
 """What :func:`redact` puts in place of each secret value."""
