@@ -45,7 +45,7 @@ def secure_own_dirs(settings: Settings) -> list[str]:
         if not stat.S_ISDIR(st.st_mode) or not mode & 0o077:
             continue
         try:
-            os.chmod(path, mode & 0o700 | 0o700)
+            os.chmod(path, 0o700)
         except OSError as exc:
             problems.append(f"{path} is open to other users (mode {mode:o}) and could not be made private "
                             f"({exc.strerror or exc}); run chmod 700 on it.")

