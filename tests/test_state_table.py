@@ -35,7 +35,8 @@ POSITIONS = {("gmail", "owner", "history_id"), ("telegram", "owner", "update_id"
 def test_the_migration_moves_every_flag_and_keeps_every_cursor(tmp_path, monkeypatch):
     db = tmp_path / "twin.db"
     with monkeypatch.context() as old:
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:-1])  # the store as the previous twin left it
+        before_state = [name for name, _ in schema.MIGRATIONS].index("0013_state")
+        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:before_state])  # the store before 0013_state
         with Store(db) as before:
             before.conn.executemany("INSERT INTO cursors (connector, being_id, key, value, updated_at)"
                                     " VALUES (?, ?, ?, ?, '2026-01-02T00:00:00Z')", OLD_CURSORS)

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import Store, ingest_items
 from twin.store.ingest_items import (
     consume,
@@ -49,7 +50,7 @@ class Ingest:
     `'telegram:<chat>/message/<row id>'`). `extra` holds what a mode needs besides the text: `speaker` and `origin`
     (text written by someone other than the owner, e.g. a forwarded chat message: who wrote it, where from), `title` and
     `max_memories` (document), `summary` (email), `visits` (`[[url, title, visited_at], …]`) and `profiles`
-    (interests)."""
+    (interests). `namespace`: where its memories go (`twin.namespaces`; connectors write `default`)."""
 
     being: str
     source: str
@@ -57,6 +58,7 @@ class Ingest:
     mode: str = "text"
     ref: str | None = None
     extra: dict = field(default_factory=dict)
+    namespace: str = DEFAULT_NAMESPACE
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -77,13 +79,14 @@ def stage(store: Store, items: Iterable[Ingest], held: bool = False) -> list[int
     """Stage `items` (in the caller's transaction when one is open, else in one of its own) and return their ids,
     in order. `held` items wait for `release` before they are queued. Raises `sqlite3.Error` when the store
     cannot write (nothing is staged then)."""
-    return ingest_items.stage_rows(store, ((i.being, i.mode, i.source, i.ref, i.text, i.extra) for i in items), held)
+    return ingest_items.stage_rows(store, ((i.being, i.mode, i.source, i.ref, i.text, i.extra, i.namespace)
+                                           for i in items), held)
 
 
 def fetch(store: Store, ids: Iterable[int]) -> list[Staged]:
     """The staged items among `ids`, in id order; ids already learned or forgotten are absent (read-only)."""
-    out = [Staged(row_id, Ingest(being, source, text, mode, ref, extra))
-           for row_id, (being, mode, source, ref, text, extra) in ingest_items.fetch_rows(store, ids)]
+    out = [Staged(row_id, Ingest(being, source, text, mode, ref, extra, namespace))
+           for row_id, (being, mode, source, ref, text, extra, namespace) in ingest_items.fetch_rows(store, ids)]
     return sorted(out, key=lambda s: s.id)
 
 

@@ -77,7 +77,7 @@ class Memory:
     `content` is one third-person sentence; times are UTC ISO-8601 strings; `importance` is 0..1;
     `provenance` holds `source_type`, `captured_from` and `confidence` (0..1). `tier` is `warm` or `cold`
     (seed 003's decay); a superseded memory says why in `supersede_reason`; `updated_at` is set when a capture
-    updated it in place.
+    updated it in place; `namespace` is the one it belongs to (`twin.namespaces`, seed 003).
     """
 
     id: int
@@ -98,6 +98,7 @@ class Memory:
     tier: str = "warm"
     supersede_reason: str | None = None
     updated_at: str | None = None
+    namespace: str = "default"
 
     def to_dict(self) -> dict:
         """Every field, JSON-serialisable (the export line format)."""

@@ -105,18 +105,19 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
     extra = item.extra if isinstance(item.extra, dict) else {}
     if item.mode == "text":
         result = learn(store, activity, item.being, item.text, item.source, item.ref, provider=provider, quiet=True,
-                       ingest_id=staged.id, speaker=_text_field(extra, "speaker"), origin=_text_field(extra, "origin"))
+                       ingest_id=staged.id, speaker=_text_field(extra, "speaker"), origin=_text_field(extra, "origin"),
+                       namespace=item.namespace)
         tally.add(source_type(item.source), result)
     elif item.mode == "document":
         result = _learn_document(store, item.being, item.text, item.source, extra.get("title"),
                                  int(extra.get("max_memories", EMAIL_MEMORIES_PER_THREAD)), ref=item.ref,
-                                 provider=provider, activity=activity, ingest_id=staged.id)
+                                 provider=provider, activity=activity, ingest_id=staged.id, namespace=item.namespace)
         tally.add(None, result)
     elif item.mode == "email":
         summary = str(extra.get("summary", ""))
         result = _learn_document(store, item.being, item.text if provider is not None else summary, item.source,
                                  None, EMAIL_MEMORIES_PER_THREAD, provider=provider, activity=activity,
-                                 offline_text=summary, ingest_id=staged.id)
+                                 offline_text=summary, ingest_id=staged.id, namespace=item.namespace)
         tally.add("email", result)
     elif item.mode == "interests":
         visits = extra.get("visits", [])
@@ -127,7 +128,7 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
         tally.created += len(texts)
     else:  # forget: a file that is gone
         with store.atomic():
-            tally.removed += len(_forget_source(store, item.being, item.source))
+            tally.removed += len(_forget_source(store, item.being, item.source, item.namespace))
             ingest.consume(store, [staged.id])
 
 

@@ -2,7 +2,10 @@
 
 In order, inside the caller's transaction:
 
-1. exact duplicate (same normalised content, same being) → reinforce it, `deduplicated` (even with `force`);
+Everything happens inside one (being, namespace) (seed 003: "the same (user, project, namespace) scope"): the same
+sentence in another namespace is another memory, and no memory of another namespace is updated or superseded.
+
+1. exact duplicate (same normalised content, same being and namespace) → reinforce it, `deduplicated` (even with `force`);
 2. the worthiness gate (`capture_rules.unworthy`: shorter than 12 characters, filler) → `rejected`, nothing
    stored, unless `force`;
 3. the active memories it may restate or contradict: the best keyword matches of its words (FTS5), each
@@ -34,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from twin.memory import content_sha256
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import Store
 from twin.text.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
 from twin.text.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
@@ -117,15 +121,16 @@ class CaptureResult:
 
 def capture(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
             *, force: bool = False, compare: bool = True,
-            judged: dict[int, tuple[str, str]] | None = None) -> CaptureResult:
-    """Store one candidate memory of `being` through the capture rules above; call inside `store.atomic()`.
+            judged: dict[int, tuple[str, str]] | None = None, namespace: str = DEFAULT_NAMESPACE) -> CaptureResult:
+    """Store one candidate memory of `being` in `namespace` (a name `twin.namespaces.checked` passed) through the
+    capture rules above; call inside `store.atomic()`.
     `now` (UTC ISO-8601) is its creation time. `compare` False skips step 3 (a document's memories replace
     that document's own and are not compared with others). `judged` is the model's `{existing id: (relation,
     reason)}` for this candidate (`twin.learn.capture_judge.judge`); given, it replaces the offline rules (ids no
-    longer active, or of another being, are skipped). Never raises for odd content; `sqlite3.Error` from the
+    longer active, or of another being or namespace, are skipped). Never raises for odd content; `sqlite3.Error` from the
     store."""
     content = candidate.content
-    existing = store.find_by_sha(being, content_sha256(content))
+    existing = store.find_by_sha(being, content_sha256(content), namespace)
     if existing is not None:
         store.reinforce(existing.id, now)
         if candidate.sensitive and existing.sensitivity != SENSITIVE:  # learned before its secret was recognised
@@ -138,9 +143,9 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
     if not force and (why := unworthy(content)):
         return CaptureResult(None, rejected=why)
     if compare and judged is not None:
-        return _capture_judged(store, being, candidate, source, now, provenance, judged)
+        return _capture_judged(store, being, candidate, source, now, provenance, judged, namespace)
     superseded: list[tuple[int, str, str]] = []
-    for old_id, old_content in related_memories(store, being, content) if compare else ():
+    for old_id, old_content in related_memories(store, being, content, namespace=namespace) if compare else ():
         relation = relate(content, old_content)
         if relation.kind == "duplicate" and _refines(content, old_content) and _same_opening(content, old_content):
             _update_in_place(store, old_id, candidate, now, provenance)
@@ -151,7 +156,7 @@ def capture(store: Store, being: str, candidate: Candidate, source: str, now: st
             why = change
         if why is not None:
             superseded.append((old_id, *why))
-    return _insert(store, being, candidate, source, now, provenance, superseded)
+    return _insert(store, being, candidate, source, now, provenance, superseded, namespace)
 
 
 def supersede_reason(new: str, old: str, kind: str, reason: str) -> tuple[str, str] | None:
@@ -187,29 +192,30 @@ def number_change(new: str, old: str) -> tuple[str, str] | None:
 
 
 def _capture_judged(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
-                    judged: dict[int, tuple[str, str]]) -> CaptureResult:
+                    judged: dict[int, tuple[str, str]], namespace: str) -> CaptureResult:
     """Step 3 on the model's judgements: the first `same`/`refines` updates in place, else every `contradicts`
-    is superseded by the new memory."""
+    is superseded by the new memory (only memories of `being` in `namespace` count)."""
     fields = store.ranking_fields(judged)
     live = {mid: verdict for mid, verdict in judged.items()
-            if mid in fields and fields[mid].being_id == being and fields[mid].status == "active"}
+            if mid in fields and fields[mid].being_id == being and fields[mid].namespace == namespace
+            and fields[mid].status == "active"}
     for old_id, (relation, reason) in live.items():
         if relation in ("same", "refines"):
             _update_in_place(store, old_id, candidate, now, provenance)
             return CaptureResult(old_id, updated=True, reason=f"the model: {reason}")
     superseded = [(mid, f"the model: {reason}", "the model's judgement")
                   for mid, (relation, reason) in live.items() if relation == "contradicts"]
-    return _insert(store, being, candidate, source, now, provenance, superseded)
+    return _insert(store, being, candidate, source, now, provenance, superseded, namespace)
 
 
 def _insert(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
-            superseded: list[tuple[int, str, str]]) -> CaptureResult:
-    """Step 4: insert the new memory (sensitivity inferred, an edge marker), and mark `superseded` `(id, reason,
-    rule)` as replaced by it, with the reason."""
+            superseded: list[tuple[int, str, str]], namespace: str) -> CaptureResult:
+    """Step 4: insert the new memory in `namespace` (sensitivity inferred, an edge marker), and mark `superseded`
+    `(id, reason, rule)` as replaced by it, with the reason."""
     content = candidate.content
     level = stricter(candidate_sensitivity(candidate), *store.sensitivities([old_id for old_id, _, _ in superseded]))
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
-                                 created_at=now, sensitivity=level, provenance=provenance)
+                                 created_at=now, sensitivity=level, provenance=provenance, namespace=namespace)
     hidden = [Supersession(old_id, new_id, reason[:300], rule) for old_id, reason, rule in superseded]
     for s in hidden:
         store.supersede(s.id, new_id, s.reason)
@@ -254,14 +260,15 @@ def _same_opening(new: str, old: str) -> bool:
     return rest_a[:1] == rest_b[:1]
 
 
-def related_memories(store: Store, being: str, content: str, limit: int = RELATED_CANDIDATES
-                     ) -> list[tuple[int, str]]:
-    """`(id, content)` of up to `limit` active memories of `being` that best match `content`'s words (FTS5 bm25),
-    best first; the exact same content is left out (capture reinforces it instead). Read-only."""
+def related_memories(store: Store, being: str, content: str, limit: int = RELATED_CANDIDATES,
+                     namespace: str = DEFAULT_NAMESPACE) -> list[tuple[int, str]]:
+    """`(id, content)` of up to `limit` active memories of `being` in `namespace` that best match `content`'s words
+    (FTS5 bm25), best first; the exact same content is left out (capture reinforces it instead). Read-only."""
     match = fts_query(query_terms(content))
     if match is None:
         return []
-    return [(mid, text) for mid, _, text in store.fts_search(being, match, limit) if text != content]
+    return [(mid, text) for mid, _, text in store.fts_search(being, match, limit, namespaces=(namespace,))
+            if text != content]
 
 
 _HEDGED = re.compile(r"\b(?:never|not|\w+n[’']t|would|could|might|may|used to|was|were|lived|worked|wanted|wants|"

@@ -13,6 +13,8 @@ resolved by `twin.learn.transfer` once the whole file is read):
   default too, with a note: `line_notes`); the legacy `"sensitive": true` means sensitive; content holding a
   secret is sensitive whatever the line says;
 - `being_id`: ignored, every line goes to the importing twin's being; another one is imported with a note;
+- `namespace`: a namespace name (`twin.namespaces.checked`); missing or null (an export made before namespaces):
+  the namespace the import was asked for (`default` unless said);
 - `importance`: a number 0..1 (default 0.4), not a string or a boolean; `hits`: a whole number 0..`MAX_HITS`;
 - `created_at`, `last_accessed`, `updated_at`: an ISO-8601 string (`Z`, an offset, or none: UTC; a date alone
   is its midnight UTC) or a number of seconds since 1970-01-01 UTC (what other tools export; milliseconds read
@@ -34,6 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, format_time, parse_time, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked
 from twin.outside_text import escape_controls, strip_controls
 from twin.text.sensitivity import infer_sensitivity
 
@@ -122,9 +125,9 @@ def json_type(value: object) -> str:
     return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a number")
 
 
-def checked_row(raw: dict) -> dict:
-    """The fields `Store.insert_memory` takes, checked and cleaned by the rules of the module docstring. Raises
-    `BadLine` naming the first bad field."""
+def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE) -> dict:
+    """The fields `Store.insert_memory` takes, checked and cleaned by the rules of the module docstring (`namespace`
+    for a line that names none). Raises `BadLine` naming the first bad field."""
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         raise BadLine("content must be a non-empty string")
@@ -141,7 +144,19 @@ def checked_row(raw: dict) -> dict:
             "last_accessed": times["last_accessed"], "hits": _hits(raw),
             "sensitivity": "sensitive" if infer_sensitivity(content) == "sensitive" else sensitivity,
             "provenance": _provenance(raw.get("provenance")), "status": _choice(raw, "status", STATUSES, "active"),
-            "tier": _choice(raw, "tier", ("warm", "cold"), "warm"), "updated_at": times["updated_at"]}
+            "tier": _choice(raw, "tier", ("warm", "cold"), "warm"), "updated_at": times["updated_at"],
+            "namespace": _namespace(raw, namespace)}
+
+
+def _namespace(raw: dict, default: str) -> str:
+    value = raw.get("namespace")
+    if value is None:
+        return default
+    try:
+        return checked(value)
+    except NamespaceError as exc:
+        raise BadLine(f"namespace {shown(value)} is not a namespace name (1-64 letters, digits, '_', '.', '-')"
+                      ) from exc
 
 
 NULL_DEFAULTED = ("kind", "sensitivity", "status", "tier")

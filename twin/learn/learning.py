@@ -21,9 +21,11 @@ from twin.lifecycle.forgetting import forget as forget_everywhere
 from twin.lifecycle.forgetting import remove_memories
 from twin.llm.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
+from twin.store.core import Namespaces
 from twin.text.extractor import MAX_PER_CALL, Candidate, extract
 from twin.text.sensitivity import SENSITIVE, contains_secret
 
@@ -152,16 +154,18 @@ def _note_budget_once(store: Store, activity: Activity | None, being: str, provi
 
 
 def compare_with_model(store: Store, activity: Activity | None, being: str, candidates: list[Candidate],
-                       source: str, provider: ModelProvider) -> list[dict[int, tuple[str, str]] | None] | None:
+                       source: str, provider: ModelProvider,
+                       namespace: str = DEFAULT_NAMESPACE) -> list[dict[int, tuple[str, str]] | None] | None:
     """The model's judgement of how each candidate relates to its best keyword matches among `being`'s active
-    memories (`twin.learn.capture_judge.judge`: one call, before the write transaction so no lock is held during it),
+    memories in `namespace` (`twin.learn.capture_judge.judge`: one call, before the write transaction so no lock is held during it),
     or None when the model cannot answer: capture then uses its offline rules. Sensitive memories never go to
     the model: a candidate holding a secret gets None (the offline rules relate it), and sensitive existing
     memories are left out of the others' matches. A failure writes one `model` activity line naming the source
     type and the reason, never the text; a resting provider or an exhausted budget falls back silently
     (extraction already said so)."""
     shared = [not c.sensitive and not contains_secret(c.content) for c in candidates]
-    batch = [(c.content, _not_sensitive(store, related_memories(store, being, c.content, COMPARED_PER_MEMORY)))
+    batch = [(c.content, _not_sensitive(store, related_memories(store, being, c.content, COMPARED_PER_MEMORY,
+                                                                namespace)))
              if ok else (c.content, []) for c, ok in zip(candidates, shared, strict=True)]
     try:
         judged = judge(provider, batch)
@@ -184,15 +188,16 @@ def _not_sensitive(store: Store, matches: list[tuple[int, str]]) -> list[tuple[i
 def _store_candidates(store: Store, being: str, candidates: list[Candidate], source: str, ref: str | None,
                       result: LearnResult, now: str, confidence: float = OFFLINE_CONFIDENCE,
                       compare: bool = True, judgements: list[dict[int, tuple[str, str]] | None] | None = None,
-                      force: bool = False, said_by: dict | None = None) -> None:
-    """Each candidate through `twin.learn.capture.capture` (dedup, gate, update, supersede), tallied in `result`;
+                      force: bool = False, said_by: dict | None = None, namespace: str = DEFAULT_NAMESPACE) -> None:
+    """Each candidate through `twin.learn.capture.capture` (dedup, gate, update, supersede) in `namespace`, tallied
+    in `result`;
     `judgements` (one per candidate, from `compare_with_model`) replace the offline comparison rules.
     `said_by` (`{"speaker": …, "origin": …}`) joins the provenance: who wrote the text, and where from."""
     provenance = {"source_type": source_type(source), "captured_from": ref or source, "confidence": confidence,
                   **(said_by or {})}
     for n, cand in enumerate(candidates):
         outcome = capture(store, being, cand, source, now, provenance, compare=compare, force=force,
-                          judged=judgements[n] if judgements is not None else None)
+                          judged=judgements[n] if judgements is not None else None, namespace=namespace)
         if outcome.deduplicated:
             result.reinforced.append(outcome.id)
         elif outcome.updated:
@@ -209,9 +214,12 @@ def _store_candidates(store: Store, being: str, candidates: list[Candidate], sou
 def learn(store: Store, activity: Activity | None, being: str, text: str, source: str, ref: str | None = None,
           *, limit: int = MAX_PER_CALL, provider: ModelProvider | None = None, quiet: bool = False,
           ingest_id: int | None = None, force: bool = False, speaker: str | None = None,
-          origin: str | None = None) -> LearnResult:
-    """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being`, with the
-    profile delta merged in (seed 001's `learn()`).
+          origin: str | None = None, namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
+    """Extract up to `limit` (seed 000: 12) memories from `text` and store them for `being` in `namespace`, with
+    the profile delta merged in (seed 001's `learn()`).
+
+    `namespace` (seed 003; `twin.namespaces.checked`, a bad name raises `NamespaceError` before anything is read):
+    the memories go there, and are deduplicated, updated and superseded only against that namespace's memories.
 
     `speaker`: someone other than the owner wrote `text` (a chat message the owner forwarded, quoted or replied
     to); its memories say what that person says ("Trudy says that Owner owes Trudy 500 euros.") and keep
@@ -233,6 +241,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     secrets; relative dates are resolved on the moment of learning in the machine's zone. `result.skipped` says
     why sentences were left out (their numbers, never their text).
     """
+    checked(namespace)
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit,
                                       written_at=datetime.now().astimezone(), force=force, speaker=speaker or None)
@@ -241,12 +250,12 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
         result.reject(content, f"the model's memory: {reason}")
     judgements = None
     if provider is not None and extraction.candidates:
-        judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider)
+        judgements = compare_with_model(store, activity, being, extraction.candidates, source, provider, namespace)
     now = utc_now()
     with store.atomic():
         said_by = {k: v for k, v in (("speaker", speaker), ("origin", origin)) if v} if speaker else None
         _store_candidates(store, being, extraction.candidates, source, ref, result, now, extraction.confidence,
-                          judgements=judgements, force=force, said_by=said_by)
+                          judgements=judgements, force=force, said_by=said_by, namespace=namespace)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
@@ -272,8 +281,9 @@ def learned_line(created: int, reinforced: int, kind: str, profile_updated: bool
 def learn_document(store: Store, being: str, text: str, source: str, title: str | None, max_memories: int,
                    ref: str | None = None, provider: ModelProvider | None = None,
                    activity: Activity | None = None, offline_text: str | None = None,
-                   ingest_id: int | None = None) -> LearnResult:
-    """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) with those of `text`.
+                   ingest_id: int | None = None, namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
+    """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) in `namespace` with those
+    of `text` (the document's memories in other namespaces are left alone).
 
     Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
     per file); with a `provider`, one model call reads the document (cut to the provider's input limit) for
@@ -286,6 +296,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     `ingest_id`: the staged item the text came from, deleted in the same transaction (see `learn`).
     """
+    checked(namespace)
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider,
                                       limit=max_memories, document_title=title,
@@ -299,7 +310,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     with store.atomic():
         kept = set()
         replaced = []
-        for mid, memory in store.get_many(store.ids_by_source(being, source)).items():
+        for mid, memory in store.get_many(store.ids_by_source(being, source, (namespace,))).items():
             if memory.content_sha256 in wanted:
                 kept.add(memory.content_sha256)
             else:
@@ -308,7 +319,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]
         for start in range(0, len(fresh), MAX_PER_CALL):
             _store_candidates(store, being, fresh[start:start + MAX_PER_CALL], source, ref, result, now,
-                              extraction.confidence, compare=False)
+                              extraction.confidence, compare=False, namespace=namespace)
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
@@ -327,23 +338,28 @@ def _file_time(store: Store, being: str, source: str) -> datetime:
     return datetime.now().astimezone()
 
 
-def forget_source(store: Store, being: str, source: str) -> list[int]:
-    """Delete every memory of `being` whose source is `source` (a file that is gone), through
+def forget_source(store: Store, being: str, source: str, namespace: str = DEFAULT_NAMESPACE) -> list[int]:
+    """Delete every memory of `being` in `namespace` whose source is `source` (a file that is gone), through
     `twin.lifecycle.forgetting.remove_memories`; the scrub marker is set and the caller requests the (coalesced) scrub.
     Returns their ids."""
     with store.atomic():
-        return remove_memories(store, store.ids_by_source(being, source))
+        return remove_memories(store, store.ids_by_source(being, source, (namespace,)))
 
 
-def forget(store: Store, activity: Activity | None, memory_ids: list[int]) -> list[int]:
+def forget(store: Store, activity: Activity | None, memory_ids: list[int],
+           namespaces: Namespaces = None) -> list[int]:
     """Hard-forget memories by id (DESIGN.md invariant 5) with every copy of their text (`twin.lifecycle.forgetting.forget`:
     row, FTS entry, vector, edges, transcript rows and summaries; the database files scrubbed at once; the
     index writer scrubs the vector bytes before its next checkpoint). The activity line names ids, never text.
-    Returns the ids that existed."""
+    `namespaces` (`twin.namespaces.scope`'s tuple) leaves ids of other namespaces alone; None (the default, an id
+    names one memory) reaches every namespace. Returns the ids that existed (and were in `namespaces`)."""
     found = store.get_many(memory_ids)
+    if namespaces is not None:
+        found = {i: m for i, m in found.items() if m.namespace in namespaces}
     gone: set[int] = set()
     for being in sorted({m.being_id for m in found.values()}):
-        done = forget_everywhere(store, activity, being, [i for i, m in found.items() if m.being_id == being])
+        done = forget_everywhere(store, activity, being, [i for i, m in found.items() if m.being_id == being],
+                                 namespaces)
         gone.update(m.id for m in done.memories)
     return [i for i in found if i in gone]
 

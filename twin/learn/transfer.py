@@ -19,27 +19,31 @@ from typing import TextIO
 from twin.activity import Activity
 from twin.learn.import_lines import BadLine, checked_row, line_notes, read_line, shown
 from twin.memory import content_sha256, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.outside_text import json_text, strip_controls
 from twin.store import Store
+from twin.store.core import Namespaces
 from twin.store.edges import edges_of_being, insert_edges
 
 
-def export_memories(store: Store, being: str, out: TextIO) -> int:
-    """Write every memory of `being` (all statuses), oldest first, one JSON object per line (`json_text`: UTF-8,
-    terminal controls and lone surrogates as `\\uXXXX` escapes, so the file is safe on a terminal and always
-    encodable). Returns the count."""
+def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespaces = None) -> int:
+    """Write every memory of `being` (all statuses) in `namespaces` (None: every namespace), oldest first, one JSON
+    object per line with its `namespace` (`json_text`: UTF-8, terminal controls and lone surrogates as `\\uXXXX`
+    escapes, so the file is safe on a terminal and always encodable). Returns the count."""
     edges: dict[int, list[list]] = {}
     for src, dst, kind, strength in edges_of_being(store, being):
         edges.setdefault(src, []).append([dst, kind, strength])
     n = 0
-    for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True)):
+    for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True, namespaces=namespaces)):
         out.write(json_text({**memory.to_dict(), "edges": edges.get(memory.id, [])}) + "\n")
         n += 1
     return n
 
 
-def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes]) -> dict:
-    """Import JSON-lines memories into `being`. Returns `{created, known, skipped, problems, notes, ids}` where
+def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes],
+                    namespace: str = DEFAULT_NAMESPACE) -> dict:
+    """Import JSON-lines memories into `being`, each into the namespace its line names (`namespace` for a line that
+    names none: an export made before namespaces; `twin.namespaces.checked`, a bad name raises `NamespaceError`). Returns `{created, known, skipped, problems, notes, ids}` where
     `ids` maps each line number to the memory id it became (new, or the one already known) and `notes` lists
     "line N: note" for lines imported otherwise than they say (`import_lines.line_notes`).
 
@@ -52,6 +56,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
     also marked for its nearest-neighbour edges. Raises `sqlite3.Error` only when the store itself fails (then
     nothing is imported: one transaction).
     """
+    checked(namespace)
     report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "notes": [], "ids": {}}
     old_to_new: dict[int, int] = {}
     superseded: list[tuple[int, object, object, int]] = []
@@ -62,7 +67,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 raw = read_line(line, number)
                 if raw is None:
                     continue
-                mid, created, notes = _import_row(store, being, raw)
+                mid, created, notes = _import_row(store, being, raw, namespace)
             except BadLine as exc:
                 report["skipped"] += 1
                 report["problems"].append(f"line {number}: {exc}")
@@ -78,6 +83,8 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 old_to_new[raw["id"]] = mid
         for mid, old_target, reason, number in superseded:
             target = old_to_new.get(old_target) if _is_id(old_target) else None
+            if target is not None and len({f.namespace for f in store.ranking_fields([mid, target]).values()}) > 1:
+                target = None  # a supersession never crosses namespaces (seed 003)
             if target is None or target == mid:
                 store.revive(mid)  # inserted superseded, with no successor yet
                 report["problems"].append(f"line {number}: superseded by {shown(old_target)}, which is not in the "
@@ -96,12 +103,12 @@ def _is_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _import_row(store: Store, being: str, raw: dict) -> tuple[int, bool, list[str]]:
+def _import_row(store: Store, being: str, raw: dict, namespace: str) -> tuple[int, bool, list[str]]:
     """`(memory id, True when new, notes)` for one line's object: the memory already known by its content, else
     inserted (with its edge marker); `notes` says what it became that the line did not say (`line_notes`; none for
     a memory already known). Raises `BadLine` for a bad field, or a row the store's constraints refuse."""
-    row = checked_row(raw)
-    existing = store.find_by_sha(being, content_sha256(row["content"]))
+    row = checked_row(raw, namespace)
+    existing = store.find_by_sha(being, content_sha256(row["content"]), row["namespace"])
     if existing is not None:
         return existing.id, False, []
     try:

@@ -80,15 +80,19 @@ class VectorLookup:
 
     def nearest(self, memory_id: int, vector: np.ndarray, being: str,
                 k: int = EDGE_NEIGHBOURS) -> list[tuple[int, float]]:
-        """Up to `k` `(id, cosine)` of `being`'s ACTIVE memories nearest to `vector`, `memory_id` excluded, best
-        first. Asks the index for more than `k` (ids of other beings, superseded or already deleted are
-        dropped), doubling up to `SEARCH_CAP`."""
+        """Up to `k` `(id, cosine)` of `being`'s ACTIVE memories in `memory_id`'s own namespace nearest to
+        `vector`, `memory_id` excluded, best first (so neither an edge nor a dream merge ever joins two namespaces,
+        seed 003). Asks the index for more than `k` (ids of other beings or namespaces, superseded or already
+        deleted are dropped), doubling up to `SEARCH_CAP`."""
+        own = self.store.ranking_fields([memory_id]).get(memory_id)
+        if own is None:
+            return []
         want = k + 8
         while True:
             hits = self.search(vector, want)
             fields = self.store.ranking_fields(i for i, _ in hits)
-            keep = [(i, s) for i, s in hits if i != memory_id and i in fields
-                    and fields[i].being_id == being and fields[i].status == "active"]
+            keep = [(i, s) for i, s in hits if i != memory_id and i in fields and fields[i].being_id == being
+                    and fields[i].namespace == own.namespace and fields[i].status == "active"]
             if len(keep) >= k or len(hits) < want or want >= SEARCH_CAP:
                 return keep[:k]
             want *= 2
@@ -304,8 +308,8 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
 def stats(store: Store, being: str) -> dict:
     """Seed 003's `memory_stats` for `being` (read-only): `{"by_kind": {kind: {"warm": n, "cold": n}},
     "total_warm", "total_cold"}` over active memories, `"superseded"` (count), `"edges": {"co_occurs": n,
-    "co_inferred": n}` (edges whose source is `being`'s) and `"last_decay"`, `"last_dream"` (UTC ISO-8601 or
-    None)."""
+    "co_inferred": n}` (edges whose source is `being`'s), `"by_namespace": {namespace: {"warm": n, "cold": n}}`
+    over active memories (seed 003's `byNamespace`) and `"last_decay"`, `"last_dream"` (UTC ISO-8601 or None)."""
     by_kind: dict[str, dict[str, int]] = {}
     superseded = 0
     for kind, status, tier, n in store.tier_counts(being):
@@ -317,6 +321,6 @@ def stats(store: Store, being: str) -> dict:
     return {"by_kind": dict(sorted(by_kind.items())),
             "total_warm": sum(t["warm"] for t in by_kind.values()),
             "total_cold": sum(t["cold"] for t in by_kind.values()),
-            "superseded": superseded, "edges": edge_counts,
+            "superseded": superseded, "edges": edge_counts, "by_namespace": store.namespace_tiers(being),
             "last_decay": state.get_time(store, CURSOR, being, "last_decay"),
             "last_dream": state.get_time(store, CURSOR, being, "last_dream")}

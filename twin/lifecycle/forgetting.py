@@ -29,8 +29,10 @@ from twin import transcript as chat
 from twin.activity import Activity, naming, unname
 from twin.memory import Memory
 from twin.outside_text import clean_name
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import Store, edges, email_threads, manifest
 from twin.store import chat as transcript
+from twin.store.core import DEFAULT_SCOPE, Namespaces
 from twin.store.manifest import FORGOTTEN_FILE_REASON
 from twin.text.about import Subject
 
@@ -112,18 +114,19 @@ def remove_memories(store: Store, memory_ids: list[int]) -> list[int]:
     return store.remove_memories(memory_ids)
 
 
-def _select_source(store: Store, being: str, source: str) -> list[int]:
-    """Ids of `being`'s memories from `source`: exact, or every source that starts with it when it ends in `*`."""
+def _select_source(store: Store, being: str, source: str, namespaces: Namespaces) -> list[int]:
+    """Ids of `being`'s memories in `namespaces` (None: every one) from `source`: exact, or every source that starts
+    with it when it ends in `*`."""
     if source.endswith("*"):
-        return store.ids_with_source_prefix(being, source[:-1])
-    return sorted(store.ids_by_source(being, source))
+        return store.ids_with_source_prefix(being, source[:-1], namespaces)
+    return sorted(store.ids_by_source(being, source, namespaces))
 
 
-def _select_about(store: Store, being: str, subject: Subject) -> dict[int, tuple[str, ...]]:
-    """`{id: parts}` of `being`'s memories (any status) that mention `subject` (`twin.text.about`): `()` for the whole
-    of it, else the parts of the name they mention alone."""
+def _select_about(store: Store, being: str, subject: Subject, namespaces: Namespaces) -> dict[int, tuple[str, ...]]:
+    """`{id: parts}` of `being`'s memories in `namespaces` (any status) that mention `subject` (`twin.text.about`):
+    `()` for the whole of it, else the parts of the name they mention alone."""
     found: dict[int, tuple[str, ...]] = {}
-    for mid, content in store.fts_all(being, subject.fts_query()):
+    for mid, content in store.fts_all(being, subject.fts_query(), namespaces):
         mention = subject.match(content)
         if mention is not None:
             found[mid] = mention.parts
@@ -142,22 +145,27 @@ def _source_state(store: Store, being: str, source: str) -> tuple[list[str], lis
 
 
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
-         about: str | None = None, whole: bool = False) -> ForgetPlan:
+         about: str | None = None, whole: bool = False, namespaces: Namespaces = DEFAULT_SCOPE) -> ForgetPlan:
     """What forgetting `ids`, a whole `source` (`file:/path`, `email:<thread>`, `telegram:<chat>`, `browser`;
     `file:/folder/*` for every source that starts so) or everything `about` a person or thing would remove, per
     table: the memories, transcript rows, chat summaries and staged items that mention it (`twin.text.about.Subject`:
     the whole of it, or a part of the name alone unless `whole`; `ForgetPlan.by_part` lists the latter).
+    Only memories of `namespaces` (`twin.namespaces.scope`'s tuple; None: every namespace) are planned, ids
+    included; the other copies a source or a subject has outside memories (transcript rows that mention it, staged
+    items, connector state, diary lines) belong to the connectors, which write `default`, and are planned only when
+    `default` is in `namespaces`; transcript rows holding a planned memory's text always are.
     Read-only: this is the dry run. Raises `ValueError` for an `about` with no word in it."""
     subject = Subject(about, parts=not whole) if about is not None else None
     selected: list[int] = list(ids or [])
     if source is not None:
-        selected += _select_source(store, being, source)
+        selected += _select_source(store, being, source, namespaces)
         if not selected and clean_name(source) != source:  # typed raw; stored as `clean_name` writes names
             source = clean_name(source)
-            selected += _select_source(store, being, source)
-    about_ids = _select_about(store, being, subject) if subject is not None else {}
+            selected += _select_source(store, being, source, namespaces)
+    about_ids = _select_about(store, being, subject, namespaces) if subject is not None else {}
     found = store.get_many(selected + list(about_ids))
-    memories = [found[i] for i in sorted(found) if found[i].being_id == being]
+    memories = [found[i] for i in sorted(found) if found[i].being_id == being
+                and (namespaces is None or found[i].namespace in namespaces)]
     mids = [m.id for m in memories]
     plain = set(selected)
     out = ForgetPlan(being, memories, about=subject.text if subject is not None else None,
@@ -166,6 +174,10 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     out.edges = edges.count_touching(store, mids)
     about_subject = subject.mentions if subject is not None else None
     rows = chat.rows_holding(store, being, memories)
+    if namespaces is not None and DEFAULT_NAMESPACE not in namespaces:  # the connectors' copies stay
+        out.transcript_rows = dict(sorted(rows.items()))
+        out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, None)
+        return out
     if about_subject is not None:
         rows.update(chat.rows_mentioning(store, being, about_subject))
     if source is not None and source.startswith("telegram:"):
@@ -218,10 +230,12 @@ def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> Forg
     return done
 
 
-def forget(store: Store, activity: Activity | None, being: str, memory_ids: list[int]) -> ForgetPlan:
+def forget(store: Store, activity: Activity | None, being: str, memory_ids: list[int],
+           namespaces: Namespaces = None) -> ForgetPlan:
     """Hard-forget memories by id, with every copy `plan` finds (transcript rows, summaries), scrubbed at once.
-    Ids that do not exist (or belong to another being) are simply not in the result."""
-    return carry_out(store, activity, plan(store, being, ids=memory_ids))
+    Ids that do not exist (or belong to another being, or to a namespace outside `namespaces`; None: every one)
+    are simply not in the result."""
+    return carry_out(store, activity, plan(store, being, ids=memory_ids, namespaces=namespaces))
 
 
 def scrub_if_due(store: Store) -> dict | None:

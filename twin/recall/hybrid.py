@@ -32,7 +32,7 @@ import functools
 import logging
 import math
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -41,6 +41,7 @@ import numpy as np
 
 from twin.exceptions import TwinError
 from twin.memory import Recalled, format_time, parse_time
+from twin.namespaces import DEFAULT_NAMESPACE, scope
 from twin.recall.keyword_search import keyword_scores, search_keywords, term_forms
 from twin.recall.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
 from twin.store import Store
@@ -217,15 +218,31 @@ class Recall:
             log.warning("recall: the embedder failed (%s); keyword-only for this query", exc)
             return None
 
-    def _window_rows(self, being: str, window: TimeWindow, before: str | None) -> list[tuple[int, bytes | None]]:
-        """`(id, stored vector or None)` of the newest `WINDOW_CANDIDATES` memories of `being` made inside
-        `window` (and before `before`, a replay), read once per query: whether the window holds anything, and
-        the candidates it brings in."""
+    def _window_rows(self, being: str, window: TimeWindow, before: str | None,
+                     names: tuple[str, ...]) -> list[tuple[int, bytes | None]]:
+        """`(id, stored vector or None)` of the newest `WINDOW_CANDIDATES` memories of `being` in the namespaces
+        `names` made inside `window` (and before `before`, a replay), read once per query: whether the window holds
+        anything, and the candidates it brings in."""
         end = format_time(window.end)
         if before and before < end:
             end = before
         return self.store.window_rows(being, self.embedder.model_id if self.embedder else "",
-                                      format_time(window.start), end, WINDOW_CANDIDATES)
+                                      format_time(window.start), end, WINDOW_CANDIDATES, names)
+
+    def _nearest(self, qvec: np.ndarray, k: int, being: str,
+                 names: tuple[str, ...]) -> tuple[dict[int, float], dict[int, tuple]]:
+        """`({id: cosine clipped to 0..1}, {id: Store.ranking_fields})` of the `k` nearest memories of `being` in
+        the namespaces `names`, best first. The index holds every namespace's vectors: its top-k is filtered here;
+        when another namespace (or being) took places in it and fewer than `k` are left, the index is asked again
+        with a filter that passes only this scope's ids (`IndexReader.search(allowed=…)`), so a small namespace
+        beside a big one is not crowded out. A store with one namespace never searches twice."""
+        found = self.reader.search(qvec, k)
+        fields = self.store.ranking_fields(mid for mid, _ in found)
+        outside = {mid for mid, f in fields.items() if f.being_id != being or f.namespace not in names}
+        if outside and len(found) - len(outside) < k:
+            found = self.reader.search(qvec, k, allowed=self.store.scope_ids(being, names))
+            fields.update(self.store.ranking_fields(mid for mid, _ in found if mid not in fields))
+        return {mid: max(0.0, sim) for mid, sim in found if mid not in outside}, fields
 
     @staticmethod
     def _window_scores(rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:
@@ -245,9 +262,14 @@ class Recall:
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
                as_of: str | None = None, touch: bool = True, include_sensitive: bool = False,
                zone: tzinfo | None = None, anchor_events: bool = True,
-               min_relevance: float = MIN_RELEVANCE) -> list[Recalled]:
+               min_relevance: float = MIN_RELEVANCE, namespace: str = DEFAULT_NAMESPACE,
+               include_namespaces: Iterable[str] | None = None) -> list[Recalled]:
         """The memories of `being` that best answer `query`, best first; [] when nothing is relevant enough
         (seed 004's adaptive cut: abstain rather than return noise).
+
+        Only memories of `namespace` and of `include_namespaces` (seed 003: a union of at most 16;
+        `twin.namespaces.scope` checks both and raises `NamespaceError` naming the argument) are found, by their
+        words and by their vectors alike.
 
         An empty query returns []. `limit` is clamped to 1..200; `kind` filters by kind; `since` (UTC
         ISO-8601) drops older memories; `as_of` (UTC ISO-8601) measures recency and resolves time words from
@@ -262,6 +284,7 @@ class Recall:
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
         them from cold to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
         """
+        names = scope(namespace, include_namespaces)
         limit = max(1, min(int(limit), LIMIT_MAX))
         if not query.strip():
             return []
@@ -271,8 +294,8 @@ class Recall:
         since_t = format_time(parse_time(since)) if since else None
         window = find_window(query, now, zone or self.zone)
         if window is None and anchor_events and cfg.event_anchors:
-            window = self._event_window(being, query, as_of, zone or self.zone)
-        in_window = self._window_rows(being, window, before) if window is not None and window.strict else []
+            window = self._event_window(being, query, as_of, zone or self.zone, names)
+        in_window = self._window_rows(being, window, before, names) if window is not None and window.strict else []
         if window is not None and window.strict and not in_window:
             # nothing was learned then: the time may be what a memory says ("Owner lived in Paris in 2010."), so
             # the words stay in the query and the window only lifts
@@ -285,11 +308,12 @@ class Recall:
         terms = query_terms(text)
         forms = term_forms(text, terms) if cfg.first_person else {t: frozenset({t}) for t in terms}
         keyword_future = self._pool.submit(search_keywords, self.store, being, terms, forms, self.candidates, before,
-                                           None if self.keyword_only or not cfg.complete else self.embedder.model_id)
+                                           None if self.keyword_only or not cfg.complete else self.embedder.model_id,
+                                           names)
         extra = 4 if (kind or since or as_of) else 1
         qvec = self._query_vector(text)
         width = max(self.candidates, limit)
-        vector = {} if qvec is None else {mid: max(0.0, sim) for mid, sim in self.reader.search(qvec, width * extra)}
+        vector, near_fields = ({}, {}) if qvec is None else self._nearest(qvec, width * extra, being, names)
         nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
         hits = keyword_future.result()
         quoted: set[int] = set()
@@ -300,6 +324,7 @@ class Recall:
             vector.update({mid: max(0.0, float(v @ qvec)) for mid, v in hits.vectors.items()
                            if mid not in vector and v.shape == qvec.shape})
         fields = {mid: hits.fields[mid] for mid in ({r[0] for r in hits.rows} | set(vector)) if mid in hits.fields}
+        fields.update((m, near_fields[m]) for m in vector if m not in fields and m in near_fields)
         fields.update(self.store.ranking_fields(m for m in vector if m not in fields))
         more = []
         if cfg.complete:  # a vector hit outside the keyword top-k: its real bm25
@@ -310,10 +335,11 @@ class Recall:
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
         strict = window is not None and window.strict
         kept, windowed = [], set()
-        for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at, _) in fields.items():
+        for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at, _,
+                  space) in fields.items():
             current = status == "active" or (before is not None and superseded_at is not None
                                              and superseded_at >= before)
-            if owner != being or not current or (kind and mkind != kind):
+            if owner != being or space not in names or not current or (kind and mkind != kind):
                 continue
             if (since_t and created_at < since_t) or (before and created_at >= before):
                 continue
@@ -381,14 +407,16 @@ class Recall:
                 vector[mid] = max(vector.get(mid, 0.0), sim)
         return out
 
-    def _event_window(self, being: str, query: str, as_of: str | None, zone: tzinfo) -> TimeWindow | None:
+    def _event_window(self, being: str, query: str, as_of: str | None, zone: tzinfo,
+                      names: tuple[str, ...] = (DEFAULT_NAMESPACE,)) -> TimeWindow | None:
         """The strict window an event anchor in `query` names ("the week I moved" → the Monday-Sunday week of
         the best memory for "Owner moved"), or None when the query has no anchor or no memory is within
         `EVENT_MIN_SIMILARITY` of the event. Sensitive memories are not used as anchors; nothing is touched."""
         anchor = find_event_anchor(query)
         if anchor is None:
             return None
-        hits = self.recall(being, f"Owner {anchor.event}", limit=1, as_of=as_of, touch=False, anchor_events=False)
+        hits = self.recall(being, f"Owner {anchor.event}", limit=1, as_of=as_of, touch=False, anchor_events=False,
+                           namespace=names[0], include_namespaces=names[1:])
         if not hits or max(hits[0].vector, hits[0].keyword if self.keyword_only else 0.0) < EVENT_MIN_SIMILARITY:
             return None
         return event_window(anchor, parse_time(hits[0].memory.created_at), zone)

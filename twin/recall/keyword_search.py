@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.store import Store
+from twin.store.core import DEFAULT_SCOPE
 from twin.text.query_terms import WORD, fold, fts_query
 from twin.text.third_person import agree
 
@@ -96,11 +97,12 @@ class KeywordHits:
             return {}
 
 
-def is_current(fields: tuple, being: str, before: str | None) -> bool:
-    """Whether a memory with `Store.ranking_fields` `fields` is `being`'s and current: active, or in a replay
-    (`before`, UTC ISO-8601) made before then and superseded, if at all, only at or after then."""
+def is_current(fields: tuple, being: str, before: str | None, namespaces: tuple[str, ...] | None = None) -> bool:
+    """Whether a memory with `Store.ranking_fields` `fields` is `being`'s, in `namespaces` (None: any) and current:
+    active, or in a replay (`before`, UTC ISO-8601) made before then and superseded, if at all, only at or after
+    then."""
     owner, status, created_at, superseded_at = fields[0], fields[2], fields[4], fields[7]
-    if owner != being:
+    if owner != being or (namespaces is not None and fields[9] not in namespaces):
         return False
     if before is None:
         return status == "active"
@@ -108,9 +110,11 @@ def is_current(fields: tuple, being: str, before: str | None) -> bool:
 
 
 def search_keywords(store: Store, being: str, terms: list[str], forms: dict[str, frozenset[str]], limit: int,
-                    before: str | None = None, model_id: str | None = None) -> KeywordHits:
-    """The keyword search of one query (module docstring): at most `limit` candidates of `being` (current:
-    `is_current`), the bm25 of every match when they are few enough (`ALL_RANKS_MAX`), the candidates' ranking
+                    before: str | None = None, model_id: str | None = None,
+                    namespaces: tuple[str, ...] = DEFAULT_SCOPE) -> KeywordHits:
+    """The keyword search of one query (module docstring): at most `limit` candidates of `being` in `namespaces`
+    (current: `is_current`; when other namespaces' matches crowd the best ones out, `Store.fts_search` finds the
+    namespaces' own), the bm25 of every match when they are few enough (`ALL_RANKS_MAX`), the candidates' ranking
     fields and term shares, and their stored vectors of `model_id` (none for None). Very common words
     (`COMMON_TERM_SHARE`) count in the share but are left out of the MATCH: they add little to bm25 and would make
     FTS5 score most of the store. Runs in recall's keyword thread while the query is embedded (SQLite releases the
@@ -130,14 +134,17 @@ def search_keywords(store: Store, being: str, terms: list[str], forms: dict[str,
         used = [f for t in selective for f in forms[t] if by_form[f] > 0]
         match = fts_query(used)
         if sum(by_form[f] for f in used) > ALL_RANKS_MAX:
-            rows, ranks = store.fts_search(being, match, limit, before), None
+            rows, ranks = store.fts_search(being, match, limit, before, namespaces), None
             fields = store.ranking_fields(r[0] for r in rows)
         else:
             ranks = store.fts_all_ranks(match)
             best = sorted(ranks, key=lambda mid: (ranks[mid], mid))[:(8 if before else 2) * limit]
             fields = store.ranking_fields(best)
             rows = [(mid, ranks[mid], fields[mid][8]) for mid in best
-                    if mid in fields and is_current(fields[mid], being, before)][:limit]
+                    if mid in fields and is_current(fields[mid], being, before, namespaces)][:limit]
+            if len(rows) < limit and any(fields[mid].namespace not in namespaces for mid in fields):
+                rows = store.fts_search(being, match, limit, before, namespaces)  # crowded out by other namespaces
+                fields.update(store.ranking_fields(r[0] for r in rows if r[0] not in fields))
         hits = KeywordHits(documents, counts, rows, match, ranks, fields)
         hits.shares = term_shares(terms, forms, hits, rows)
         hits.vectors = store.stored_vectors([r[0] for r in rows], model_id) if model_id and rows else {}

@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -22,6 +22,7 @@ import numpy as np
 
 from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import fts_structure
 from twin.store.ids import id_chunks
 from twin.store.memories import MemoryStates
@@ -33,14 +34,27 @@ BUSY_TIMEOUT_MS = 15_000
 """How long a writer waits for another process's transaction (milliseconds)."""
 
 _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
-            "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at")
+            "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at, namespace")
+
+Namespaces = Sequence[str] | None
+"""The namespaces a read looks in (`twin.namespaces.scope` makes the tuple, checked); None: every namespace
+(an export, a forget asked to reach every namespace, the counts of `twin status`)."""
+DEFAULT_SCOPE = (DEFAULT_NAMESPACE,)
+
+
+def in_namespaces(namespaces: Namespaces, column: str = "namespace") -> tuple[str, list[str]]:
+    """`(" AND <column> IN (?, …)", names)` for a query's WHERE, or `("", [])` for None (every namespace)."""
+    if namespaces is None:
+        return "", []
+    names = list(namespaces)
+    return f" AND {column} IN ({', '.join('?' * len(names))})", names
 
 
 class RankingFields(NamedTuple):
     """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
     `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
     an earlier moment still sees it as current; `content` last, so recall reads a candidate's words in the same
-    query. Still a tuple: `fields[0]` is `being_id`."""
+    query; `namespace` (`twin.namespaces`) after it. Still a tuple: `fields[0]` is `being_id`."""
     being_id: str
     kind: str
     status: str
@@ -50,16 +64,17 @@ class RankingFields(NamedTuple):
     tier: str
     superseded_at: str | None
     content: str
+    namespace: str
 
 
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
     (mid, being, kind, content, source, importance, tags, created, accessed, hits,
-     sensitivity, provenance, status, superseded_by, sha, tier, reason, updated) = row
+     sensitivity, provenance, status, superseded_by, sha, tier, reason, updated, namespace) = row
     return Memory(id=mid, being_id=being, kind=kind, content=content, source=source, importance=importance,
                   tags=json.loads(tags), created_at=created, last_accessed=accessed, hits=hits,
                   sensitivity=sensitivity, provenance=json.loads(provenance), status=status,
                   superseded_by=superseded_by, content_sha256=sha, tier=tier, supersede_reason=reason,
-                  updated_at=updated)
+                  updated_at=updated, namespace=namespace)
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -213,29 +228,31 @@ class Store(MemoryStates):
     """The older name of `atomic` (every caller in the tree uses `atomic`)."""
 
     # -- memories -------------------------------------------------------------------------------
-    def find_by_sha(self, being: str, sha: str) -> Memory | None:
-        """The memory of `being` whose `content_sha256` is `sha`, or None."""
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE being_id = ? AND content_sha256 = ?",
-                                (being, sha)).fetchone()
+    def find_by_sha(self, being: str, sha: str, namespace: str = DEFAULT_NAMESPACE) -> Memory | None:
+        """The memory of `being` in `namespace` whose `content_sha256` is `sha`, or None (identity is per being and
+        namespace: DESIGN.md invariant 2, seed 003)."""
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE being_id = ? AND namespace = ?"
+                                " AND content_sha256 = ?", (being, namespace, sha)).fetchone()
         return _row_to_memory(row) if row else None
 
     def insert_memory(self, being: str, kind: str, content: str, source: str, importance: float,
                       tags: Iterable[str] = (), created_at: str | None = None, sensitivity: str = "private",
                       provenance: dict | None = None, last_accessed: str | None = None, hits: int = 0,
                       status: str = "active", superseded_by: int | None = None, tier: str = "warm",
-                      updated_at: str | None = None) -> int:
-        """Insert one memory (its FTS row follows by trigger) and return its id.
+                      updated_at: str | None = None, namespace: str = DEFAULT_NAMESPACE) -> int:
+        """Insert one memory of `being` in `namespace` (a name `twin.namespaces.checked` passed; its FTS row follows
+        by trigger) and return its id.
 
-        Raises `sqlite3.IntegrityError` if the same normalised content exists for `being` (callers
+        Raises `sqlite3.IntegrityError` if the same normalised content exists for `being` in `namespace` (callers
         check `find_by_sha` first, inside the same transaction) or a field is out of range.
         """
         cur = self.conn.execute(
             "INSERT INTO memories (being_id, kind, content, source, importance, tags, created_at, last_accessed,"
-            " hits, sensitivity, provenance, status, superseded_by, content_sha256, tier, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " hits, sensitivity, provenance, status, superseded_by, content_sha256, tier, updated_at, namespace)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (being, kind, content, source, float(importance), json.dumps(list(tags), ensure_ascii=False),
              created_at or utc_now(), last_accessed, hits, sensitivity, json.dumps(provenance or {}),
-             status, superseded_by, content_sha256(content), tier, updated_at))
+             status, superseded_by, content_sha256(content), tier, updated_at, namespace))
         return int(cur.lastrowid)
 
     def reinforce(self, memory_id: int, now: str, step: float = 0.1) -> None:
@@ -272,17 +289,19 @@ class Store(MemoryStates):
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
-                    " s.created_at, m.content FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    " s.created_at, m.content, m.namespace FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = RankingFields(*row[1:])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
                       before: str | None = None, include_superseded: bool = False,
-                      include_sensitive: bool = True) -> list[Memory]:
-        """Memories of `being`, newest first, at most `limit`; `since`/`before` bound `created_at` (UTC ISO-8601);
-        `include_sensitive=False` leaves sensitive ones out in the query itself, so `limit` counts what is shown."""
-        where, args = ["being_id = ?"], [being]
+                      include_sensitive: bool = True, namespaces: Namespaces = DEFAULT_SCOPE) -> list[Memory]:
+        """Memories of `being` in `namespaces` (None: every one), newest first, at most `limit`; `since`/`before`
+        bound `created_at` (UTC ISO-8601); `include_sensitive=False` leaves sensitive ones out in the query itself,
+        so `limit` counts what is shown."""
+        scoped, names = in_namespaces(namespaces)
+        where, args = ["being_id = ?" + scoped], [being, *names]
         if not include_sensitive:
             where.append("sensitivity != 'sensitive'")
         if kind:
@@ -299,10 +318,11 @@ class Store(MemoryStates):
         sql = f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC LIMIT ?"
         return [_row_to_memory(r) for r in self.conn.execute(sql, (*args, int(limit)))]
 
-    def ids_by_source(self, being: str, source: str) -> list[int]:
-        """Ids of the memories of `being` whose source is exactly `source`."""
-        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND source = ?",
-                                                (being, source))]
+    def ids_by_source(self, being: str, source: str, namespaces: Namespaces = DEFAULT_SCOPE) -> list[int]:
+        """Ids of the memories of `being` in `namespaces` (None: every one) whose source is exactly `source`."""
+        scoped, names = in_namespaces(namespaces)
+        return [r[0] for r in self.conn.execute(f"SELECT id FROM memories WHERE being_id = ? AND source = ?{scoped}",
+                                                (being, source, *names))]
 
     def delete_memories(self, memory_ids: Iterable[int]) -> int:
         """Hard-delete memories: row, FTS entry (trigger) and embedding (cascade; a tombstone tells the
@@ -358,18 +378,37 @@ class Store(MemoryStates):
         pages). Returns False when a reader kept it from being truncated. Call outside a transaction."""
         return not self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
 
-    def fts_search(self, being: str, match: str, limit: int,
-                   before: str | None = None) -> list[tuple[int, float, str]]:
-        """FTS5 candidates as `(id, bm25, content)` (bm25 is negative; lower is better), active memories only.
+    def fts_search(self, being: str, match: str, limit: int, before: str | None = None,
+                   namespaces: Namespaces = DEFAULT_SCOPE) -> list[tuple[int, float, str]]:
+        """FTS5 candidates as `(id, bm25, content)` (bm25 is negative; lower is better), active memories of `being`
+        in `namespaces` (None: every one) only.
 
         The best `2 × limit` matches (8 × with `before`, which filters more) are ranked inside FTS5 first and
         only then joined and filtered (being, status, `created_at < before`), so a common word over 100k
-        memories does not join every match. `match` is an
+        memories does not join every match. When the namespace filter left out some of them and fewer than `limit`
+        are left (a small namespace beside a big one), the search runs again with the namespace inside the join,
+        so a namespace's own matches are not crowded out by another's. `match` is an
         FTS5 query string (see `recall.fts_query`). Raises `sqlite3.OperationalError` on a malformed query.
         """
-        sql = ("SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
-               " ORDER BY rank LIMIT ?) AS f JOIN memories m ON m.id = f.rowid WHERE m.being_id = ?")
-        args: list = [match, (8 if before else 2) * int(limit), being]
+        rows = self._fts_search(being, match, limit, before, None, (8 if before else 2) * int(limit))
+        if namespaces is None:
+            return [r[:3] for r in rows[:limit]]
+        wanted = set(namespaces)
+        kept = [r[:3] for r in rows if r[3] in wanted]
+        if len(kept) >= limit or len(kept) == len(rows):
+            return kept[:limit]
+        return [r[:3] for r in self._fts_search(being, match, limit, before, namespaces, None)]
+
+    def _fts_search(self, being: str, match: str, limit: int, before: str | None, namespaces: Namespaces,
+                    inner: int | None) -> list[tuple[int, float, str, str]]:
+        """`fts_search`'s query: `(id, bm25, content, namespace)`; the best `inner` matches ranked first (None: every
+        match joined, filtered by `namespaces` too)."""
+        scoped, names = in_namespaces(namespaces, "m.namespace")
+        inner_limit = "" if inner is None else " ORDER BY rank LIMIT ?"
+        sql = ("SELECT m.id, f.rank, m.content, m.namespace FROM (SELECT rowid, rank FROM memories_fts WHERE"
+               f" memories_fts MATCH ?{inner_limit}) AS f JOIN memories m ON m.id = f.rowid WHERE m.being_id = ?"
+               + scoped)
+        args: list = [match, *([] if inner is None else [inner]), being, *names]
         if before:  # a replay: what was current then (superseded later counts as active)
             sql += (" AND m.created_at < ? AND (m.status = 'active' OR"
                     " (SELECT s.created_at FROM memories s WHERE s.id = m.superseded_by) >= ?)")
@@ -407,6 +446,29 @@ class Store(MemoryStates):
             if row:
                 counts[term] = row[0]
         return total, counts
+
+    def namespace_counts(self, being: str) -> dict[str, dict[str, int]]:
+        """`{namespace: {"memories": n, "active": n}}` of `being`, sorted by name (read-only; seed 003's
+        per-namespace counts in `twin status`)."""
+        return {ns: {"memories": total, "active": active or 0} for ns, total, active in self.conn.execute(
+            "SELECT namespace, COUNT(*), SUM(status = 'active') FROM memories WHERE being_id = ? GROUP BY namespace"
+            " ORDER BY namespace", (being,))}
+
+    def in_scope(self, memory_ids: Iterable[int], being: str, namespaces: Namespaces) -> set[int]:
+        """Those of `memory_ids` that are `being`'s memories in `namespaces` (None: every one) (read-only)."""
+        scoped, names = in_namespaces(namespaces)
+        found: set[int] = set()
+        for chunk, marks in id_chunks(memory_ids):
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({marks}) AND being_id = ?{scoped}", (*chunk, being, *names)))
+        return found
+
+    def scope_ids(self, being: str, namespaces: Namespaces) -> set[int]:
+        """Ids of every memory of `being` in `namespaces` (read-only): the filter of a vector search that must
+        not be crowded out by other namespaces (`twin.recall.hybrid`)."""
+        scoped, names = in_namespaces(namespaces)
+        return {r[0] for r in self.conn.execute(f"SELECT id FROM memories WHERE being_id = ?{scoped}",
+                                                (being, *names))}
 
     def counts(self, being: str) -> dict[str, int]:
         """`{memories, active, embedded, pending_embedding, by kind…}` for `being` (read-only)."""

@@ -15,13 +15,14 @@ Edge = tuple[int, int, str, float, str]
 
 
 def insert_edges(store: Store, edges: Iterable[Edge]) -> int:
-    """INSERT OR IGNORE `edges` whose ends differ and both still exist (an FK violation is not ignored by OR
-    IGNORE). Returns how many were new."""
+    """INSERT OR IGNORE `edges` whose ends differ, both still exist (an FK violation is not ignored by OR IGNORE)
+    and belong to the same being and namespace (seed 003: the graph never links two namespaces; an edge across
+    is left out, whichever rule proposed it). Returns how many were new."""
     before = store.conn.total_changes
     store.conn.executemany(
         "INSERT OR IGNORE INTO memory_edges (src, dst, kind, strength, created_at) SELECT ?1, ?2, ?3, ?4, ?5"
-        " WHERE ?1 != ?2 AND EXISTS (SELECT 1 FROM memories WHERE id = ?1)"
-        " AND EXISTS (SELECT 1 FROM memories WHERE id = ?2)", list(edges))
+        " WHERE ?1 != ?2 AND EXISTS (SELECT 1 FROM memories a JOIN memories b ON b.id = ?2 WHERE a.id = ?1"
+        " AND a.being_id = b.being_id AND a.namespace = b.namespace)", list(edges))
     return store.conn.total_changes - before
 
 

@@ -11,8 +11,8 @@ from twin.memory import utc_now
 from twin.store.core import Store
 from twin.store.ids import id_chunks
 
-StagedRow = tuple[str, str, str, str | None, str, dict]
-"""`(being, mode, source, ref, text, extra)`: one item as `stage_rows` writes it."""
+StagedRow = tuple[str, str, str, str | None, str, dict, str]
+"""`(being, mode, source, ref, text, extra, namespace)`: one item as `stage_rows` writes it."""
 
 
 def stage_rows(store: Store, rows: Iterable[StagedRow], held: bool = False) -> list[int]:
@@ -21,10 +21,11 @@ def stage_rows(store: Store, rows: Iterable[StagedRow], held: bool = False) -> l
     now, state = utc_now(), "held" if held else "ready"
     ids = []
     with store.atomic() as conn:
-        for being, mode, source, ref, text, extra in rows:
-            cur = conn.execute("INSERT INTO ingest_items (being_id, mode, source, ref, text, extra, state, created_at)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               (being, mode, source, ref, text, json.dumps(extra, ensure_ascii=False), state, now))
+        for being, mode, source, ref, text, extra, namespace in rows:
+            cur = conn.execute("INSERT INTO ingest_items (being_id, mode, source, ref, text, extra, state, created_at,"
+                               " namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               (being, mode, source, ref, text, json.dumps(extra, ensure_ascii=False), state, now,
+                                namespace))
             ids.append(int(cur.lastrowid))
     return ids
 
@@ -34,8 +35,9 @@ def fetch_rows(store: Store, ids: Iterable[int]) -> list[tuple[int, StagedRow]]:
     (read-only)."""
     out = []
     for chunk, marks in id_chunks(ids):
-        out += [(r[0], (r[1], r[2], r[3], r[4], r[5], json.loads(r[6]))) for r in store.conn.execute(
-            f"SELECT id, being_id, mode, source, ref, text, extra FROM ingest_items WHERE id IN ({marks})", chunk)]
+        out += [(r[0], (r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7])) for r in store.conn.execute(
+            f"SELECT id, being_id, mode, source, ref, text, extra, namespace FROM ingest_items WHERE id IN ({marks})",
+            chunk)]
     return out
 
 

@@ -14,7 +14,18 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from twin.memory import content_sha256
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store.ids import id_chunks
+
+_DEFAULT_SCOPE = (DEFAULT_NAMESPACE,)
+
+
+def _scoped(namespaces, column: str = "namespace") -> tuple[str, list[str]]:
+    """`(" AND <column> IN (…)", names)`, or `("", [])` for None (every namespace): `core.in_namespaces`'s rule
+    (imported late: `core` mixes this class in)."""
+    from twin.store.core import in_namespaces
+
+    return in_namespaces(namespaces, column)
 
 
 class Successor(NamedTuple):
@@ -118,6 +129,16 @@ class MemoryStates:
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND status = 'active'"
                                                 " ORDER BY id", (being,))]
 
+    def namespace_tiers(self, being: str) -> dict[str, dict[str, int]]:
+        """`{namespace: {"warm": n, "cold": n}}` over the ACTIVE memories of `being` (read-only; seed 003's
+        `byNamespace`)."""
+        out: dict[str, dict[str, int]] = {}
+        for namespace, tier, n in self.conn.execute(
+                "SELECT namespace, tier, COUNT(*) FROM memories WHERE being_id = ? AND status = 'active'"
+                " GROUP BY namespace, tier ORDER BY namespace", (being,)):
+            out.setdefault(namespace, {"warm": 0, "cold": 0})[tier] = n
+        return out
+
     def tier_counts(self, being: str) -> list[tuple[str, str, str, int]]:
         """`(kind, status, tier, count)` over the memories of `being` (read-only)."""
         return self.conn.execute("SELECT kind, status, tier, COUNT(*) FROM memories WHERE being_id = ?"
@@ -134,17 +155,20 @@ class MemoryStates:
         self.conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in gone])
         return gone
 
-    def ids_with_source_prefix(self, being: str, prefix: str) -> list[int]:
-        """Ids of `being`'s memories whose source starts with `prefix`, ascending (read-only)."""
+    def ids_with_source_prefix(self, being: str, prefix: str, namespaces=_DEFAULT_SCOPE) -> list[int]:
+        """Ids of `being`'s memories in `namespaces` (None: every one) whose source starts with `prefix`, ascending
+        (read-only)."""
+        scoped, names = _scoped(namespaces)
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND substr(source, 1, ?)"
-                                                " = ? ORDER BY id", (being, len(prefix), prefix))]
+                                                f" = ?{scoped} ORDER BY id", (being, len(prefix), prefix, *names))]
 
-    def fts_all(self, being: str, match: str) -> list[tuple[int, str]]:
-        """`(id, content)` of every memory of `being` (any status) that the FTS5 query `match` finds, ascending id
-        (read-only). Raises `sqlite3.OperationalError` on a malformed query."""
+    def fts_all(self, being: str, match: str, namespaces=_DEFAULT_SCOPE) -> list[tuple[int, str]]:
+        """`(id, content)` of every memory of `being` in `namespaces` (None: every one; any status) that the FTS5
+        query `match` finds, ascending id (read-only). Raises `sqlite3.OperationalError` on a malformed query."""
+        scoped, names = _scoped(namespaces, "m.namespace")
         return self.conn.execute(
             "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
-            " AND m.being_id = ? ORDER BY m.id", (match, being)).fetchall()
+            f" AND m.being_id = ?{scoped} ORDER BY m.id", (match, being, *names)).fetchall()
 
     def count_vectors(self, memory_ids: Iterable[int]) -> int:
         """How many stored vectors (any model) belong to `memory_ids` (read-only)."""
@@ -153,13 +177,15 @@ class MemoryStates:
 
     # -- reads for recall, reflection and the health checks -----------------------------------------------------
     def window_rows(self, being: str, model_id: str, start: str, end: str,
-                    limit: int) -> list[tuple[int, bytes | None]]:
-        """`(id, float32 vector bytes of `model_id` or None)` of the newest `limit` memories of `being` (any status)
-        created in `[start, end)` (UTC ISO-8601), newest first (read-only)."""
+                    limit: int, namespaces=_DEFAULT_SCOPE) -> list[tuple[int, bytes | None]]:
+        """`(id, float32 vector bytes of `model_id` or None)` of the newest `limit` memories of `being` in
+        `namespaces` (None: every one; any status) created in `[start, end)` (UTC ISO-8601), newest first
+        (read-only)."""
+        scoped, names = _scoped(namespaces, "m.namespace")
         return self.conn.execute(
             "SELECT m.id, e.vector FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
-            " AND e.model_id = ? WHERE m.being_id = ? AND m.created_at >= ? AND m.created_at < ?"
-            " ORDER BY m.created_at DESC LIMIT ?", (model_id, being, start, end, int(limit))).fetchall()
+            f" AND e.model_id = ? WHERE m.being_id = ?{scoped} AND m.created_at >= ? AND m.created_at < ?"
+            " ORDER BY m.created_at DESC LIMIT ?", (model_id, being, *names, start, end, int(limit))).fetchall()
 
     def shareable_ids_after(self, being: str, after_id: int) -> list[int]:
         """Ids above `after_id` of `being`'s active memories that are not `sensitive`, ascending (read-only)."""

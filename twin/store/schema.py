@@ -284,6 +284,17 @@ STATE = (
     f"CREATE TRIGGER memories_scrub_due_update AFTER UPDATE OF content ON memories BEGIN {_STATE_SCRUB_DUE} END",
 )
 
+# seed 003: every memory belongs to a namespace (`twin.namespaces`); identity (the content hash, invariant 2) is per
+# (being, namespace), so the same sentence in two namespaces is two memories. A store made before gets every memory,
+# and every staged item, in 'default'. Names are checked in one place, twin.namespaces.checked, not here.
+NAMESPACES = (
+    "ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'",
+    "DROP INDEX memories_identity",
+    "CREATE UNIQUE INDEX memories_identity ON memories (being_id, namespace, content_sha256)",
+    "CREATE INDEX memories_by_namespace ON memories (being_id, namespace, created_at)",
+    "ALTER TABLE ingest_items ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'",
+)
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -346,6 +357,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # cursors stay positions in a source; the flags and notes kept beside them (pairing codes, auth errors, budget
     # notes, the scrub marker, quiet hours, …) move to a typed `state` table (twin.store.state)
     ("0013_state", STATE),
+    ("0014_namespaces", NAMESPACES),
 )
 
 

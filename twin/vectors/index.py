@@ -198,19 +198,31 @@ class VectorIndex:
             return len(todo)
 
     # -- reads ----------------------------------------------------------------------------------
-    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def search(self, vector: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """The `k` nearest live labels to a `(dim,)` L2-normalised vector as `(id, cosine similarity)`,
-        best first; k is clamped to the live count, and an empty index returns []."""
+        best first; k is clamped to the live count, and an empty index returns []. With `allowed`, only those
+        labels: hnswlib's filter callable, one thread (LIBRARY_NOTES §2: it takes the GIL on every call), k clamped
+        to `len(allowed)`, then to the allowed labels the index holds when fewer qualify (some of `allowed` may have no
+        vector yet)."""
+        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         with self._lock:
             index = self._require()
-            k = min(k, self._live_count())
+            k = min(k, self._live_count(), len(allowed) if allowed is not None else k)
             if k <= 0:
                 return []
-            try:
-                labels, distances = index.knn_query(np.asarray(vector, dtype=np.float32).reshape(1, -1), k=k)
-            except RuntimeError:
-                log.warning("index: knn_query found fewer than %d elements", k)
-                return []
+            while True:
+                try:
+                    if allowed is None:
+                        labels, distances = index.knn_query(query, k=k)
+                    else:
+                        labels, distances = index.knn_query(query, k=k, num_threads=1, filter=allowed.__contains__)
+                    break
+                except RuntimeError:
+                    qualifying = 0 if allowed is None else len(allowed & set(index.get_ids_list()) - self._deleted)
+                    if allowed is None or qualifying >= k or qualifying == 0:
+                        log.warning("index: knn_query found fewer than %d elements", k)
+                        return []
+                    k = qualifying
         return [(int(label), 1.0 - float(d)) for label, d in zip(labels[0], distances[0], strict=True)]
 
     def _live_count(self) -> int:

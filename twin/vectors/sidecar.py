@@ -175,16 +175,21 @@ class IndexReader:
         """Vectors searchable: checkpoint live count + tail."""
         return (self.index.live_count if self.loaded else 0) + len(self._tail_ids)
 
-    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def search(self, vector: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         """Up to `k` `(memory id, cosine similarity)` nearest to a `(dim,)` L2-normalised vector, best
-        first. Ids may belong to memories deleted since the checkpoint: callers drop ids they cannot load."""
+        first; only ids in `allowed` when given (one namespace's memories: `VectorIndex.search`'s filter). Ids may
+        belong to memories deleted since the checkpoint: callers drop ids they cannot load."""
         found: dict[int, float] = {}
         if self.loaded:
             # a label also in the tail was re-embedded after the checkpoint: the tail has its newer vector
-            found.update((i, s) for i, s in self.index.search(vector, k) if i not in self._tail_set)
+            found.update((i, s) for i, s in self.index.search(vector, k, allowed) if i not in self._tail_set)
         if len(self._tail_ids):
             sims = self._tail @ np.asarray(vector, dtype=np.float32)
+            if allowed is not None:
+                sims = np.where(np.isin(self._tail_ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed))),
+                                sims, -np.inf)
             top = np.argpartition(-sims, k - 1)[:k] if len(sims) > k else np.arange(len(sims))
             for i in top:
-                found[int(self._tail_ids[i])] = float(sims[i])
+                if np.isfinite(sims[i]):
+                    found[int(self._tail_ids[i])] = float(sims[i])
         return sorted(found.items(), key=lambda kv: -kv[1])[:k]
