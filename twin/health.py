@@ -46,7 +46,8 @@ def index_state(settings: Settings) -> dict:
 
 def status(settings: Settings, store: Store, bus, redis_error: BaseException | None = None,
            answer_s: float = 2.0) -> dict:
-    """Counts, embedding backlog, queue depths, index state, each registered connector's state
+    """Counts (per namespace too, `by_namespace`, once there is another than `default`), embedding backlog, queue
+    depths, index state, each registered connector's state
     (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
     `bus` is a `workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
@@ -56,6 +57,9 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     report: dict = {"being": settings.being, "memories": counts["memories"], "active": counts["active"],
                     "embedded": counts["embedded"]}
     report["by_kind"] = {k[5:]: v for k, v in counts.items() if k.startswith("kind_")}
+    spaces = store.namespace_counts(settings.being)
+    if set(spaces) - {"default"}:  # seed 003's per-namespace counts; a store with one namespace reads as it did
+        report["by_namespace"] = spaces
     degraded = []
     if settings.embed_backend == "none":
         degraded.append("keyword-only recall: TWIN_EMBED_BACKEND=none (set it to 'local' for recall by meaning)")

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 
 from twin import __version__
-from twin.cli.arguments import folder, memory_id, port, positive, share, time_point
+from twin.cli.arguments import folder, memory_id, namespace_name, port, positive, share, time_point
 from twin.cli.forget import cmd_forget
 from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall, cmd_stats
 from twin.cli.output import show
@@ -18,6 +18,7 @@ from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cm
 from twin.cli.transfer import cmd_export, cmd_import, cmd_profile
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS
+from twin.namespaces import DEFAULT_NAMESPACE, INCLUDE_MAX, NamespaceError
 from twin.settings import load_settings
 from twin.startup_checks import startup_warnings
 
@@ -34,6 +35,16 @@ def add_command(sub, name: str, func, help_: str, json_help: str | None = None) 
     if json_help is not None:
         p.add_argument("--json", action="store_true", help=json_help)
     return p
+
+
+def add_namespace(p: argparse.ArgumentParser, reads: bool = False, help_: str | None = None) -> None:
+    """`--namespace NAME` (`args.namespace`, default `default`) on a command that reads or writes memories, and for
+    a read `--include-namespace NAME` (repeatable, `args.include_namespaces`: seed 003's union, at most 16)."""
+    p.add_argument("--namespace", type=namespace_name, default=DEFAULT_NAMESPACE,
+                   help=help_ or f"the namespace (default {DEFAULT_NAMESPACE})")
+    if reads:
+        p.add_argument("--include-namespace", dest="include_namespaces", type=namespace_name, action="append",
+                       help=f"look in this namespace too (repeatable, at most {INCLUDE_MAX})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", default="muse", help="where it came from (default muse); control characters are "
                    "stored escaped")
     p.add_argument("--sensitive", action="store_true", help="print secret values of sensitive memories learned")
+    add_namespace(p, help_="the namespace to learn into (default default)")
     p = add("recall", cmd_recall, "recall memories by meaning", json_help=JSON_HELP)
+    add_namespace(p, reads=True)
     p.add_argument("query")
     p.add_argument("--limit", type=positive, default=10, help="at most this many (1-200)")
     p.add_argument("--kind", choices=KINDS)
@@ -71,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--limit", type=positive, default=50)
         p.add_argument("--all", action="store_true", help="include superseded memories")
         p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
+        add_namespace(p, reads=True)
         if name == "recent":
             p.add_argument("--since", type=time_point, help="UTC ISO-8601 lower bound of created_at")
     p = add("forget", cmd_forget, "forget memories by id, a whole source, or everything about something",
@@ -84,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", "-n", action="store_true", help="list what would go, per table; change nothing")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (needed with --source/--about off a terminal)")
     p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")
+    add_namespace(p, help_="forget only in this namespace (default default)")
+    p.add_argument("--all-namespaces", action="store_true", help="forget in every namespace")
     p = add("activity", cmd_activity, "the activity diary", json_help=JSON_HELP)
     p.add_argument("-n", type=positive, default=60)
     p.add_argument("--follow", "-f", action="store_true")
@@ -95,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("export", cmd_export, "write all memories as JSON lines")
     p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
                    help="file to write (created 0600); default stdout")
+    p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
     p = add("profile", cmd_profile, "show the profile, or edit it by hand", json_help=JSON_HELP)
     p.add_argument("action", nargs="?", choices=("show", "edit"), default="show")
     p.add_argument("--file", type=argparse.FileType("rb"), help="with edit: read the new profile "
@@ -126,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
                                   "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
+    add_namespace(p, help_="the namespace of lines that name none (default default)")
+    p.add_argument("--capture", action="store_true", help="capture each fact at its own created_at, oldest first, "
+                   "as live learning would (dedup, update, supersede): a twin export, dated facts, mem0 or ChatGPT "
+                   "memories")
     return parser
 
 
@@ -146,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         show(f"twin: warning: {line}", file=sys.stderr)
     try:
         return args.func(settings, args)
+    except NamespaceError as exc:  # bad usage: too many --include-namespace
+        show(f"twin: {exc}", file=sys.stderr)
+        return 2
     except TwinError as exc:
         show(f"twin: {exc}", file=sys.stderr)
         return 1

@@ -43,6 +43,16 @@ def memory_id(value: str) -> int:
     return number
 
 
+def namespace_name(value: str) -> str:
+    """A namespace name (`twin.namespaces.checked`, the one rule)."""
+    from twin.namespaces import NamespaceError, checked
+
+    try:
+        return checked(value)
+    except NamespaceError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("namespace ")) from exc
+
+
 def port(value: str) -> int:
     """A TCP port, 1-65535."""
     number = whole(value)

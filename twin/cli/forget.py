@@ -30,7 +30,7 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     with Store(settings.db_path) as store:
         try:
             todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about,
-                                   whole=args.whole)
+                                   whole=args.whole, namespaces=None if args.all_namespaces else (args.namespace,))
         except ValueError as exc:
             print(f"twin: {exc}", file=sys.stderr)
             return 2

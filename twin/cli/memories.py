@@ -32,7 +32,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
         source = clean_name(args.source)
         result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider,
-                       force=args.force)
+                       force=args.force, namespace=args.namespace)
         if provider is not None:
             provider.close()
         if result.updated:  # the old wording of a memory updated in place leaves the database files now
@@ -100,6 +100,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         try:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
                                     as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
+                                    namespace=args.namespace, include_namespaces=args.include_namespaces,
                                     **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
             waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
         finally:
@@ -134,9 +135,12 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
         from twin.recall.time_window import today_window
 
         since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
+    from twin.namespaces import scope
+
+    names = scope(args.namespace, args.include_namespaces)
     with Store(settings.db_path) as store:
         rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
-                                   include_superseded=args.all, include_sensitive=args.sensitive)
+                                   include_superseded=args.all, include_sensitive=args.sensitive, namespaces=names)
 
     def plain() -> None:
         for m in rows:
@@ -188,5 +192,8 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
              f"{report['superseded']} superseded")
         show(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
         show(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
+        if set(report["by_namespace"]) - {"default"}:  # a store with one namespace prints as it always did
+            show("namespaces: " + ", ".join(f"{ns} {t['warm']} warm {t['cold']} cold"
+                                            for ns, t in report["by_namespace"].items()))
 
     return emit(args, report, plain)

@@ -22,7 +22,7 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     with args.output as out, Store(settings.db_path) as store:
         if out is not sys.stdout:
             os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
-        n = export_memories(store, settings.being, out)
+        n = export_memories(store, settings.being, out, None if args.namespace is None else (args.namespace,))
     show(f"exported {n} memories", file=sys.stderr)
     return 0
 
@@ -34,8 +34,11 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     from twin.learn.import_lines import bounded_lines
     from twin.learn.transfer import import_memories
 
+    if args.capture:
+        return _capture_import(settings, args)
     with args.input as source, Store(settings.db_path) as store:
-        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source))
+        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source),
+                                 args.namespace)
     bus = reachable_bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
@@ -46,6 +49,31 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     for note in report["notes"]:
         show(f"  {note} (imported)", file=sys.stderr)
     return 1 if report["skipped"] else 0
+
+
+def _capture_import(settings: Settings, args: argparse.Namespace) -> int:
+    """`twin import --capture`: every fact through capture at its own time (`twin.learn.capture_import`); exit 1
+    when a bad line was skipped (the good ones are captured all the same)."""
+    from twin.learn.capture_import import capture_import
+    from twin.learn.import_lines import bounded_lines
+
+    with args.input as source, Store(settings.db_path) as store:
+        report = capture_import(store, Activity(store, settings.being), settings.being, bounded_lines(source),
+                                args.namespace)
+        if report.updated:  # an updated memory's old wording leaves the database files now
+            from twin.lifecycle.forgetting import scrub_if_due
+
+            scrub_if_due(store)
+    bus = reachable_bus(settings)
+    if bus is not None and (report.created or report.updated):
+        bus.notify_embed()
+    show(f"captured {report.created} new, {report.deduplicated} already known, {report.updated} updated, "
+         f"{report.superseded} superseded, {report.rejected} rejected; skipped {report.skipped} bad")
+    for problem in report.problems:
+        show(f"  {problem}", file=sys.stderr)
+    for note in report.notes:
+        show(f"  {note}", file=sys.stderr)
+    return 1 if report.skipped else 0
 
 
 MAX_PROFILE_BYTES = 256 * 1024

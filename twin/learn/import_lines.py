@@ -138,7 +138,7 @@ def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE) -> dict:
         raise BadLine(f"content is longer than {MAX_CONTENT_CHARS} characters")
     sensitivity = _choice(raw, "sensitivity", SENSITIVITIES,
                           "sensitive" if raw.get("sensitive") is True else "private")
-    times = {key: _time(raw, key) for key in TIME_FIELDS}
+    times = {key: time_field(raw, key) for key in TIME_FIELDS}
     return {"kind": _choice(raw, "kind", KINDS, "fact"), "content": content, "source": _source(raw),
             "importance": _importance(raw), "tags": _tags(raw), "created_at": times["created_at"] or utc_now(),
             "last_accessed": times["last_accessed"], "hits": _hits(raw),
@@ -205,7 +205,7 @@ def _hits(raw: dict) -> int:
     return value
 
 
-def _time(raw: dict, key: str) -> str | None:
+def time_field(raw: dict, key: str) -> str | None:
     """`raw[key]` as UTC `YYYY-MM-DDTHH:MM:SSZ`, None when missing or null; raises `BadLine`."""
     value = raw.get(key)
     if value is None:
