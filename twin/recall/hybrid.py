@@ -229,20 +229,20 @@ class Recall:
         return self.store.window_rows(being, self.embedder.model_id if self.embedder else "",
                                       format_time(window.start), end, WINDOW_CANDIDATES, names)
 
-    def _nearest(self, qvec: np.ndarray, k: int, being: str,
-                 names: tuple[str, ...]) -> tuple[dict[int, float], dict[int, tuple]]:
-        """`({id: cosine clipped to 0..1}, {id: Store.ranking_fields})` of the `k` nearest memories of `being` in
-        the namespaces `names`, best first. The index holds every namespace's vectors: its top-k is filtered here;
-        when another namespace (or being) took places in it and fewer than `k` are left, the index is asked again
-        with a filter that passes only this scope's ids (`IndexReader.search(allowed=…)`), so a small namespace
-        beside a big one is not crowded out. A store with one namespace never searches twice."""
-        found = self.reader.search(qvec, k)
-        fields = self.store.ranking_fields(mid for mid, _ in found)
-        outside = {mid for mid, f in fields.items() if f.being_id != being or f.namespace not in names}
+    def _in_scope(self, qvec: np.ndarray, k: int, found: list[tuple[int, float]], fields: dict[int, tuple],
+                  being: str, names: tuple[str, ...]) -> dict[int, float]:
+        """`{id: cosine clipped to 0..1}` of the nearest memories of `being` in the namespaces `names`, best first,
+        from the index's top-`k` `found` (whose `Store.ranking_fields` are in `fields`, which this extends). The index
+        holds every namespace's vectors: its top-k is filtered here; when another namespace (or being) took places
+        in it and fewer than `k` are left, the index is asked again with a filter that passes only this scope's ids
+        (`IndexReader.search(allowed=…)`), so a small namespace beside a big one is not crowded out. A store with
+        one namespace never searches twice."""
+        outside = {m for m, _ in found if m in fields and (fields[m].being_id != being or fields[m].namespace
+                                                            not in names)}
         if outside and len(found) - len(outside) < k:
             found = self.reader.search(qvec, k, allowed=self.store.scope_ids(being, names))
-            fields.update(self.store.ranking_fields(mid for mid, _ in found if mid not in fields))
-        return {mid: max(0.0, sim) for mid, sim in found if mid not in outside}, fields
+            fields.update(self.store.ranking_fields(m for m, _ in found if m not in fields))
+        return {mid: max(0.0, sim) for mid, sim in found if mid not in outside}
 
     @staticmethod
     def _window_scores(rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:
@@ -313,9 +313,12 @@ class Recall:
         extra = 4 if (kind or since or as_of) else 1
         qvec = self._query_vector(text)
         width = max(self.candidates, limit)
-        vector, near_fields = ({}, {}) if qvec is None else self._nearest(qvec, width * extra, being, names)
-        nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
+        found = [] if qvec is None else self.reader.search(qvec, width * extra)
         hits = keyword_future.result()
+        near_fields = {m: hits.fields[m] for m, _ in found if m in hits.fields}
+        near_fields.update(self.store.ranking_fields(m for m, _ in found if m not in near_fields))
+        vector = {} if qvec is None else self._in_scope(qvec, width * extra, found, near_fields, being, names)
+        nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
         quoted: set[int] = set()
         if window is not None and window.strict:
             vector.update(self._window_scores(in_window, qvec))
