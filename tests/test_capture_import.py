@@ -8,6 +8,7 @@ import json
 
 from conftest import diary_lines
 from in_process import twin_cli
+
 from twin.learn.capture_import import capture_import
 
 BEING = "owner"

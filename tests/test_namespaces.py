@@ -9,8 +9,8 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-
 from in_process import twin_cli
+
 from twin.learn.capture import capture
 from twin.learn.learning import forget, learn
 from twin.learn.transfer import export_memories, import_memories

@@ -25,7 +25,7 @@ from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
-from twin.store.core import Namespaces
+from twin.store.ids import Namespaces
 from twin.text.extractor import MAX_PER_CALL, Candidate, extract
 from twin.text.sensitivity import SENSITIVE, contains_secret
 

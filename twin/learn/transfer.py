@@ -22,8 +22,8 @@ from twin.memory import content_sha256, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.outside_text import json_text, strip_controls
 from twin.store import Store
-from twin.store.core import Namespaces
 from twin.store.edges import edges_of_being, insert_edges
+from twin.store.ids import Namespaces
 
 
 def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespaces = None) -> int:

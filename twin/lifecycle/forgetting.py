@@ -32,7 +32,7 @@ from twin.outside_text import clean_name
 from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import Store, edges, email_threads, manifest
 from twin.store import chat as transcript
-from twin.store.core import DEFAULT_SCOPE, Namespaces
+from twin.store.ids import DEFAULT_SCOPE, Namespaces
 from twin.store.manifest import FORGOTTEN_FILE_REASON
 from twin.text.about import Subject
 

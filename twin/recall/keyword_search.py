@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from twin.store import Store
-from twin.store.core import DEFAULT_SCOPE
+from twin.store.ids import DEFAULT_SCOPE
 from twin.text.query_terms import WORD, fold, fts_query
 from twin.text.third_person import agree
 

@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -24,7 +24,7 @@ from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import fts_structure
-from twin.store.ids import id_chunks
+from twin.store.ids import DEFAULT_SCOPE, Namespaces, id_chunks, in_namespaces
 from twin.store.memories import MemoryStates
 from twin.store.schema import SCRUB_DUE, migrate
 
@@ -35,19 +35,6 @@ BUSY_TIMEOUT_MS = 15_000
 
 _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
             "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at, namespace")
-
-Namespaces = Sequence[str] | None
-"""The namespaces a read looks in (`twin.namespaces.scope` makes the tuple, checked); None: every namespace
-(an export, a forget asked to reach every namespace, the counts of `twin status`)."""
-DEFAULT_SCOPE = (DEFAULT_NAMESPACE,)
-
-
-def in_namespaces(namespaces: Namespaces, column: str = "namespace") -> tuple[str, list[str]]:
-    """`(" AND <column> IN (?, …)", names)` for a query's WHERE, or `("", [])` for None (every namespace)."""
-    if namespaces is None:
-        return "", []
-    names = list(namespaces)
-    return f" AND {column} IN ({', '.join('?' * len(names))})", names
 
 
 class RankingFields(NamedTuple):

@@ -1,8 +1,24 @@
-"""Ids in bounded `IN (…)` lists, for queries over any number of memories."""
+"""Ids in bounded `IN (…)` lists, for queries over any number of memories, and the namespace filter of a query."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+
+from twin.namespaces import DEFAULT_NAMESPACE
+
+Namespaces = Sequence[str] | None
+"""The namespaces a read looks in (`twin.namespaces.scope` makes the tuple, checked); None: every namespace
+(an export, a forget asked to reach every namespace, the counts of `twin status`)."""
+DEFAULT_SCOPE = (DEFAULT_NAMESPACE,)
+"""What a read looks in when it is not told: `default` alone."""
+
+
+def in_namespaces(namespaces: Namespaces, column: str = "namespace") -> tuple[str, list[str]]:
+    """`(" AND <column> IN (?, …)", names)` for a query's WHERE, or `("", [])` for None (every namespace)."""
+    if namespaces is None:
+        return "", []
+    names = list(namespaces)
+    return f" AND {column} IN ({', '.join('?' * len(names))})", names
 
 IN_CHUNK = 500
 """Ids per `IN (…)` list (well under SQLite's bound-variable limit)."""

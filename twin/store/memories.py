@@ -14,18 +14,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from twin.memory import content_sha256
-from twin.namespaces import DEFAULT_NAMESPACE
-from twin.store.ids import id_chunks
-
-_DEFAULT_SCOPE = (DEFAULT_NAMESPACE,)
-
-
-def _scoped(namespaces, column: str = "namespace") -> tuple[str, list[str]]:
-    """`(" AND <column> IN (…)", names)`, or `("", [])` for None (every namespace): `core.in_namespaces`'s rule
-    (imported late: `core` mixes this class in)."""
-    from twin.store.core import in_namespaces
-
-    return in_namespaces(namespaces, column)
+from twin.store.ids import DEFAULT_SCOPE, Namespaces, id_chunks, in_namespaces
 
 
 class Successor(NamedTuple):
@@ -155,17 +144,17 @@ class MemoryStates:
         self.conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in gone])
         return gone
 
-    def ids_with_source_prefix(self, being: str, prefix: str, namespaces=_DEFAULT_SCOPE) -> list[int]:
+    def ids_with_source_prefix(self, being: str, prefix: str, namespaces: Namespaces = DEFAULT_SCOPE) -> list[int]:
         """Ids of `being`'s memories in `namespaces` (None: every one) whose source starts with `prefix`, ascending
         (read-only)."""
-        scoped, names = _scoped(namespaces)
+        scoped, names = in_namespaces(namespaces)
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND substr(source, 1, ?)"
                                                 f" = ?{scoped} ORDER BY id", (being, len(prefix), prefix, *names))]
 
-    def fts_all(self, being: str, match: str, namespaces=_DEFAULT_SCOPE) -> list[tuple[int, str]]:
+    def fts_all(self, being: str, match: str, namespaces: Namespaces = DEFAULT_SCOPE) -> list[tuple[int, str]]:
         """`(id, content)` of every memory of `being` in `namespaces` (None: every one; any status) that the FTS5
         query `match` finds, ascending id (read-only). Raises `sqlite3.OperationalError` on a malformed query."""
-        scoped, names = _scoped(namespaces, "m.namespace")
+        scoped, names = in_namespaces(namespaces, "m.namespace")
         return self.conn.execute(
             "SELECT m.id, m.content FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ?"
             f" AND m.being_id = ?{scoped} ORDER BY m.id", (match, being, *names)).fetchall()
@@ -177,11 +166,11 @@ class MemoryStates:
 
     # -- reads for recall, reflection and the health checks -----------------------------------------------------
     def window_rows(self, being: str, model_id: str, start: str, end: str,
-                    limit: int, namespaces=_DEFAULT_SCOPE) -> list[tuple[int, bytes | None]]:
+                    limit: int, namespaces: Namespaces = DEFAULT_SCOPE) -> list[tuple[int, bytes | None]]:
         """`(id, float32 vector bytes of `model_id` or None)` of the newest `limit` memories of `being` in
         `namespaces` (None: every one; any status) created in `[start, end)` (UTC ISO-8601), newest first
         (read-only)."""
-        scoped, names = _scoped(namespaces, "m.namespace")
+        scoped, names = in_namespaces(namespaces, "m.namespace")
         return self.conn.execute(
             "SELECT m.id, e.vector FROM memories m LEFT JOIN memory_embeddings e ON e.memory_id = m.id"
             f" AND e.model_id = ? WHERE m.being_id = ?{scoped} AND m.created_at >= ? AND m.created_at < ?"
