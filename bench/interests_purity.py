@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from interest_history import WEEK_START, labels, measure, write_profiles
 
-from connectors.browser_history import BrowserProfile, read_visits
+from twin.connectors.browser_history import BrowserProfile, read_visits
 from twin.learn.interests import PageVisit, interest_text, interests_with_pages, site_of
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)

@@ -42,8 +42,8 @@ from browser_fixtures import (
 )
 from fake_llm import Reply
 
-from connectors import browser_history
-from connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
+from twin.connectors import browser_history
+from twin.connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
 from twin.learn.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
 from twin.llm.provider import DATA_RULE, BadAnswer
 from twin.outside_text import UNSAFE
@@ -132,7 +132,7 @@ def test_find_profiles_in_an_empty_home_and_a_malformed_profiles_ini(tmp_path, c
     (tmp_path / ".config/google-chrome/Local State").write_text("{not json")  # names fall back to the dir
     make_chromium_profile(tmp_path, "chrome", "Profile 1")
 
-    with caplog.at_level(logging.WARNING, logger="connectors.browser_history"):
+    with caplog.at_level(logging.WARNING, logger="twin.connectors.browser_history"):
         found = find_profiles(tmp_path)
 
     assert [(p.browser, p.name) for p in found] == [("chrome", "Profile 1"), ("firefox", "default-release")]
@@ -333,7 +333,7 @@ def test_garbage_database_is_unreadable_after_the_retries(tmp_path, caplog):
     history.parent.mkdir(parents=True)
     history.write_bytes(os.urandom(64 * 1024))
     [profile] = find_profiles(tmp_path)
-    with caplog.at_level(logging.INFO, logger="connectors.browser_history"), \
+    with caplog.at_level(logging.INFO, logger="twin.connectors.browser_history"), \
             pytest.raises(HistoryUnreadable) as raised:
         read_visits(profile, 0, None, 10, tmp_path / "work")
     assert "chrome profile 'Default'" in str(raised.value) and "3 copies" in str(raised.value)
@@ -586,7 +586,7 @@ def test_learn_interests_uses_the_model_and_falls_back_on_garbage(store, activit
 
 
 def test_what_leaves_the_reader_is_site_hashed_path_and_redacted_title(twin_env, store):
-    from connectors.browser import read_new_visits
+    from twin.connectors.browser import read_new_visits
 
     home = Path(os.environ["HOME"])
     secret = "hunter2-" + "x" * 8

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from gmail_fixtures import message_json, multipart, text_part, thread_json
 
-from connectors.email_prose import (
+from twin.connectors.email_prose import (
     body_sentences,
     guess_language,
     is_boilerplate,
@@ -18,9 +18,9 @@ from connectors.email_prose import (
     is_sign_off,
     without_greeting,
 )
-from connectors.email_summary import content_sentences, fact_score, heuristic_summary
-from connectors.email_text import parse_thread
-from connectors.needs_reply import asks_owner, automated_reason, phishing_signs
+from twin.connectors.email_summary import content_sentences, fact_score, heuristic_summary
+from twin.connectors.email_text import parse_thread
+from twin.connectors.needs_reply import asks_owner, automated_reason, phishing_signs
 from twin.text.extractor import extract, split_sentences
 from twin.text.reported_speech import reported
 

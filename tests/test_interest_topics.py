@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from interest_history import TOPICS, WEEK_START, labels, measure, topic_sizes, write_profiles
 
-from connectors.browser_history import BrowserProfile, read_visits
+from twin.connectors.browser_history import BrowserProfile, read_visits
 from twin.learn.interests import PageVisit, interests_with_pages, learn_interests
 from twin.text.page_kinds import site_kind, utility_page
 

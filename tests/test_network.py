@@ -35,8 +35,8 @@ from test_daemon import wait_for
 from test_gmail import MAILBOX
 from test_gmail import OWNER as GMAIL_OWNER
 
-from connectors.browser import CONNECTOR as BROWSER
 from twin.activity import Activity
+from twin.connectors.browser import CONNECTOR as BROWSER
 from twin.store import Store, state
 
 ROOT = Path(__file__).resolve().parent.parent

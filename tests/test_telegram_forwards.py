@@ -1,7 +1,7 @@
 """Text by someone else in an owner's Telegram message keeps its author: forwards (`forward_origin` of each kind),
 replies and quotes (`reply_to_message`, `quote`, `external_reply`), in the Bot API's own shapes
 (tests/fake_telegram.py). End to end with `twin up` offline, as tests/test_telegram.py runs it; the pure parts
-(`connectors.telegram_message`, `twin.text.reported_speech`) and the model's context on their own."""
+(`twin.connectors.telegram_message`, `twin.text.reported_speech`) and the model's context on their own."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from telegram import Message
 from test_daemon import wait_for
 from test_telegram import OWNER, bot_api, daemon, env, store_of  # noqa: F401 (fixtures)
 
-from connectors.telegram_message import read_message
 from twin.chat import offline_summary
+from twin.connectors.telegram_message import read_message
 from twin.learn.learning import learn
 from twin.text.extractor import extract
 

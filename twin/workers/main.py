@@ -27,8 +27,9 @@ from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store
 from twin.wiring import open_embedder, open_index_writer
-from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
-from workers.context import BadInput, WorkerContext, install
+from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
+from twin.workers.context import BadInput, WorkerContext, install
+from twin.workers.legacy_jobs import LegacyNameJob
 
 log = logging.getLogger("twin.worker")
 
@@ -94,7 +95,8 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
         # one queue per worker: only then does RQ dequeue through an intermediate list (BLMOVE) that
         # recover_orphaned_jobs can read; reflection jobs go to the front of this same queue
         worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
-                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+                              job_class=LegacyNameJob, exception_handlers=[set_aside_bad_input],
+                              maintenance_interval=MAINTENANCE_INTERVAL_S)
         worker.work(burst=burst, logging_level="WARNING")
     finally:
         store.close()
@@ -122,7 +124,8 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
                               activity=activity))
         recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
         worker = SimpleWorker([EMBED_QUEUE], connection=redis, name=f"twin-embed-{os.getpid()}",
-                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+                              job_class=LegacyNameJob, exception_handlers=[set_aside_bad_input],
+                              maintenance_interval=MAINTENANCE_INTERVAL_S)
         worker.work(burst=burst, logging_level="WARNING")
     finally:
         if writer is not None:
@@ -160,7 +163,7 @@ def record_start_failure(settings: Settings, line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
-    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m twin.workers", description=__doc__)
     parser.add_argument("role", choices=("learn", "embed", "scheduler"))
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty (tests)")
     args = parser.parse_args(argv)
