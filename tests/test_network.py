@@ -177,7 +177,7 @@ class Endpoints:
 
     @property
     def ports(self) -> set[int]:
-        return {self.llm.server.server_address[1], self.gmail.httpd.server_address[1],
+        return {self.llm.server.server_address[1], self.gmail.server.server_address[1],
                 self.telegram.server.server_address[1]}
 
 
