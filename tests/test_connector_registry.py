@@ -31,7 +31,8 @@ def test_the_registry_imports_a_connector_only_when_it_runs():
     """Reading the registry (the supervisor, `twin status`) loads neither the connectors nor their clients
     (python-telegram-bot, the Google API client); `load` imports the one asked for."""
     code = ("import sys; from twin import connectors; connectors.enabled; print(sorted(m for m in sys.modules if "
-            "m.startswith(('twin.connectors.', 'telegram', 'googleapiclient')))); connectors.REGISTRY['browser'].load(); "
+            "m.startswith(('twin.connectors.', 'telegram', 'googleapiclient')))); "
+            "connectors.REGISTRY['browser'].load(); "
             "print('twin.connectors.browser' in sys.modules, 'twin.connectors.telegram' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["[]", "True False"]

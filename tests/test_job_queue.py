@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_worker
 from rq import Queue
 from rq.job import Job
 from rq.utils import import_attribute
