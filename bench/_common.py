@@ -258,13 +258,15 @@ def proc_pss_kb(pid: int) -> int | None:
 
 # -- code of an earlier revision (the "before" side of a bench) ------------------------------------------------
 PACKAGES = ("twin", "connectors", "workers", "daemon")
-"""The project's import names: what `module_at` exports from a revision and swaps out of `sys.modules`."""
+"""The project's import names, today's (`twin`) and those of a revision before daemon/, workers/ and connectors/
+moved under `twin/`: what `module_at` exports from a revision (those it has) and swaps out of `sys.modules`."""
 FLAT_NAMES = {
     "twin.learn.capture": "twin.capture", "twin.learn.interests": "twin.interests",
     "twin.lifecycle.cycle": "twin.lifecycle", "twin.recall.hybrid": "twin.recall",
     "twin.text.extractor": "twin.extractor", "twin.text.sensitivity": "twin.sensitivity",
     "twin.vectors.embedder": "twin.embedder", "twin.vectors.embedding_flush": "workers.jobs",
     "twin.vectors.index": "twin.index", "twin.vectors.sidecar": "twin.vectors",
+    "twin.connectors.email_text": "connectors.email_text",
 }
 """Where the modules a bench compares lived before twin's modules moved into subpackages: a revision from before
 the move has the name on the right."""
@@ -292,8 +294,10 @@ def export_at(rev: str) -> Path:
     import tarfile
     import tempfile
 
-    archive = subprocess.run(["git", "archive", rev, *PACKAGES], cwd=REPO_ROOT, capture_output=True,
-                             check=True).stdout
+    listed = subprocess.run(["git", "ls-tree", "--name-only", rev], cwd=REPO_ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    archive = subprocess.run(["git", "archive", rev, *[p for p in PACKAGES if p in listed]], cwd=REPO_ROOT,
+                             capture_output=True, check=True).stdout
     tmp = Path(tempfile.mkdtemp(prefix=f"twin-{rev}-"))
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tmp, filter="data")

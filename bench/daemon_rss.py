@@ -141,7 +141,7 @@ def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
     from twin.memory import content_sha256
     from twin.store import Store
     from twin.text.extractor import extract
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
     db = sqlite3.connect(f"file:{daemon.data / 'twin.db'}?mode=ro", uri=True, timeout=15)
     texts = _corpus.owner_statements(n, seed=909)

@@ -11,7 +11,8 @@ commit ("before") and the current one ("after"), in the same run:
     .venv/bin/python bench/email_summaries.py                  # before = a7bedfd, the commit this work grew from
     .venv/bin/python bench/email_summaries.py --before HEAD~3 --show 3
 
-The "before" code is `connectors/email_text.py` as it was at REV, with its own imports of that revision (`_common.module_at`).
+The "before" code is `twin/connectors/email_text.py` as it was at REV, with its own imports of that revision
+(`_common.module_at`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from email_corpus import CASES, OWNER, MailCase
 
-from connectors import email_summary, email_text
+from twin.connectors import email_summary, email_text
 from twin.text.extractor import extract
 
 BEFORE_REV = "a7bedfd"
@@ -74,7 +75,7 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE_REV, help="git revision of the 'before' code")
     parser.add_argument("--show", type=int, default=0, help="print the summaries of N threads per language")
     args = parser.parse_args()
-    old = module_at(args.before, "connectors.email_text")
+    old = module_at(args.before, "twin.connectors.email_text")
     before = run(old.parse_thread, old.heuristic_summary)
     after = run(email_text.parse_thread, email_summary.heuristic_summary)
     print(f"{len(CASES)} threads ({Counter(c.language for c in CASES)}), "

@@ -5,7 +5,7 @@ SQLite -> RQ embedding worker (batched flush) -> vector row, beside the raw embe
     .venv/bin/python bench/ingest.py --m 1000 --rate 10
 
 A private redis-server (unix socket, as tests/conftest.py starts it) and the two real workers
-(`python -m workers learn` and `python -m workers embed`, long-running, not burst) run against a temp
+(`python -m twin.workers learn` and `python -m twin.workers embed`, long-running, not burst) run against a temp
 data dir with the shipped defaults (flush delay 0.6 s, reschedule 0.2 s, batches of 96). Each text is a
 one-sentence owner statement that the extractor turns into exactly one distinct memory; a poller reads
 the store every `--poll-ms` and notes when each memory's row, then its vector row, appears. A memory is
@@ -174,7 +174,7 @@ class Pipeline:
     def start(self) -> Pipeline:
         from redis import Redis
 
-        from workers.bus import Bus
+        from twin.workers.bus import Bus
 
         self.redis_proc, url = start_redis(self.workdir / "redis")
         self.env = bench_env(self.workdir / "data", self.workdir / "run", self.workdir / "config", url)
@@ -187,8 +187,8 @@ class Pipeline:
         self.poller.start()
         for role in ("learn", "embed"):
             log = open(OUT_DIR / f"ingest-{role}.log", "w")  # noqa: SIM115 - closed with the process
-            self.procs[role] = subprocess.Popen([sys.executable, "-m", "workers", role], cwd=REPO_ROOT, env=self.env,
-                                                stdout=log, stderr=subprocess.STDOUT)
+            self.procs[role] = subprocess.Popen([sys.executable, "-m", "twin.workers", role], cwd=REPO_ROOT,
+                                                env=self.env, stdout=log, stderr=subprocess.STDOUT)
         try:
             self._wait_ready()
         except BaseException:

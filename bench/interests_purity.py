@@ -23,22 +23,11 @@ from _common import REPO_ROOT, module_at, table, write_json
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
-from interest_history import WEEK_START, labels, measure, write_profiles
+from interest_history import labels, measure, read_week
 
-from connectors.browser_history import BrowserProfile, read_visits
 from twin.learn.interests import PageVisit, interest_text, interests_with_pages, site_of
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-
-def read_history(home: Path) -> list[PageVisit]:
-    """The fixture week written as a Chrome and a Firefox profile under `home`, read back by `read_visits`."""
-    history, places = write_profiles(home)
-    visits = []
-    for profile in (BrowserProfile("chrome", "Default", history), BrowserProfile("firefox", "default", places)):
-        found, _ = read_visits(profile, 0, WEEK_START, 5000, home / "work")
-        visits += [PageVisit(v.url, v.title, v.visited_at) for v in found]
-    return visits
 
 
 def before(module, visits: list[PageVisit], limit: int) -> list[tuple[object, list[str]]]:
@@ -52,7 +41,7 @@ def main() -> None:
     parser.add_argument("--before", default="a7bedfd", help="git revision of the old heuristic")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        visits = read_history(Path(tmp))
+        visits = read_week(Path(tmp))
     page_labels = labels()
     old = module_at(args.before, "twin.learn.interests")
     rows, out = [], {"visits": len(visits), "pages": len({v.url for v in visits})}

@@ -36,9 +36,9 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from browser_fixtures import LINK, TYPED, add_chromium_visits, make_chromium_profile
 from gmail_fixtures import message_json, thread_json
 
-from connectors.browser_history import find_profiles, read_visits
-from connectors.email_summary import heuristic_summary
-from connectors.email_text import parse_thread, thread_text
+from twin.connectors.browser_history import find_profiles, read_visits
+from twin.connectors.email_summary import heuristic_summary
+from twin.connectors.email_text import parse_thread, thread_text
 from twin.learn.interests import PageVisit, cluster_visits
 
 OWNER = "owner@example.com"

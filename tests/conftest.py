@@ -191,7 +191,7 @@ def embedder():
 
 
 def run_worker(role: str) -> None:
-    """Run a real twin worker (`workers.main`'s learn, embed or scheduler loop, RQ's `SimpleWorker`) in burst mode
+    """Run a real twin worker (`twin.workers.main`'s learn, embed or scheduler loop, RQ's `SimpleWorker`) in burst mode
     in this process until its queue is empty (tests/in_process.py), or as a process when called off the main thread
     (`run_worker_process`); fail the test on a non-zero exit."""
     import threading
@@ -207,9 +207,9 @@ def run_worker(role: str) -> None:
 
 
 def run_worker_process(role: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
-    """Run a real worker process (`python -m workers ROLE --burst`) with the current environment until its queue
+    """Run a real worker process (`python -m twin.workers ROLE --burst`) with the current environment until its queue
     is empty; fail the test on a non-zero exit. For what only the process shows: its logging, its start-up."""
-    proc = subprocess.run([sys.executable, "-m", "workers", role, "--burst"], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "twin.workers", role, "--burst"], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout_s)
     if proc.returncode != 0:
         pytest.fail(f"worker {role} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
@@ -220,7 +220,7 @@ def push_items(store: Store, redis: Redis, items: list) -> list[str]:
     """A connector's hand-over of `items` (`twin.ingest.Ingest`, all of one being and mode): staged in `store`, then
     queued as `learn_items` jobs; returns their ids."""
     from twin import ingest
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
     ids = ingest.stage(store, items)
     jobs = Bus(redis).enqueue_items(items[0].being, ids, items[0].mode)

@@ -3,7 +3,7 @@ email path, in English and German with some French and Spanish: questions and re
 and colleagues' news, calendar invitations, order, shipping and booking confirmations, receipts, newsletters,
 notifications, auto-replies and phishing.
 
-Each case says whether the owner owes an answer (`needs_reply`, the contract of `connectors.needs_reply`), which
+Each case says whether the owner owes an answer (`needs_reply`, the contract of `twin.connectors.needs_reply`), which
 key words the offline memories must hold (`facts`: what a person would want recalled: who, amounts, dates,
 times, places, references, decisions) and which text must never become a memory (`never`: salutations,
 sign-offs, signatures, disclaimers, footers). tests/test_email_corpus.py asserts them; bench/email_summaries.py

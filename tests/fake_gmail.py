@@ -23,14 +23,15 @@ import json
 import secrets
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from local_server import LocalServer, QuietHandler
 
 PAGE_SIZE = 100
 """Threads and history records per page (the real API pages at ≤ 500; smaller pages exercise paging)."""
 
 
-class FakeGmail:
+class FakeGmail(LocalServer):
     """The mailbox of one account (`address`) and the token endpoint. Thread-safe; start with `start()`."""
 
     def __init__(self, address: str = "owner@example.com", port: int = 0):
@@ -48,10 +49,7 @@ class FakeGmail:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 self._respond(*server.handle("GET", self.path, self.headers, b""))
 
@@ -66,27 +64,17 @@ class FakeGmail:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(Handler, port)
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     @property
     def url(self) -> str:
         """The API root, `http://127.0.0.1:PORT/` (TWIN_GMAIL_API_URL)."""
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        return self.http_url("/")
 
     @property
     def token_uri(self) -> str:
         return f"{self.url}token"
-
-    def start(self) -> FakeGmail:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     # -- the mailbox -------------------------------------------------------------------------------------------
     def add_thread(self, thread: dict) -> None:

@@ -18,9 +18,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
+from local_server import LocalServer, QuietHandler
 
 EMBED_DIM = 64
 
@@ -115,7 +115,7 @@ def plausible_answer(messages: list[dict]) -> str:
                                                          "routines": [], "tone": None}})
 
 
-class FakeLLM:
+class FakeLLM(LocalServer):
     """The server: `start()` binds 127.0.0.1 on a free port; `url` is the base URL (`…/v1`); `script(*replies)`
     queues replies; `requests` records every request `(path, headers, json body)`."""
 
@@ -125,10 +125,7 @@ class FakeLLM:
         self.lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-cheap", "object": "model"}]}))
 
@@ -187,24 +184,12 @@ class FakeLLM:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (its timeout): what a real server sees too
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler, port)
 
     @property
     def url(self) -> str:
         """The base URL to give the client, e.g. `http://127.0.0.1:40123/v1`."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def start(self) -> FakeLLM:
-        """Serve in a background thread; returns self."""
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self.server.shutdown()
-        self.server.server_close()
+        return self.http_url("/v1")
 
     def script(self, *replies: Reply) -> None:
         """Queue `replies`; each request takes the next one, then plausible answers resume."""

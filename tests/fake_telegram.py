@@ -24,9 +24,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from local_server import LocalServer, QuietHandler
 
 MAX_MESSAGE_LENGTH = 4096
 BOT_USER = {
@@ -95,7 +96,7 @@ class TelegramError(Exception):
         self.code, self.description, self.parameters = code, description, parameters
 
 
-class FakeTelegram:
+class FakeTelegram(LocalServer):
     """The server: `start()` binds 127.0.0.1 (port 0 = a free one); `url` is the base URL to give the library.
 
     Recorded state (read it under `lock` or after the bot is done): `requests` [(method, params)],
@@ -127,10 +128,7 @@ class FakeTelegram:
         self._stopping = False
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 self._handle(b"")
 
@@ -173,28 +171,19 @@ class FakeTelegram:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (cancelled long poll): what a real server sees too
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        super().__init__(Handler, port)
 
     @property
     def url(self) -> str:
         """The base URL to give the library, e.g. `http://127.0.0.1:40123/bot` (it appends `<TOKEN>/<method>`)."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}/bot"
-
-    def start(self) -> FakeTelegram:
-        """Serve in a background thread; returns self."""
-        self.thread.start()
-        return self
+        return self.http_url("/bot")
 
     def stop(self) -> None:
         """End pending long polls (they answer with no updates), stop serving and close the socket."""
         with self.cond:
             self._stopping = True
             self.cond.notify_all()
-        if self.thread.is_alive():
-            self.server.shutdown()
-        self.server.server_close()
+        super().stop()
 
     def __enter__(self) -> FakeTelegram:
         return self.start()

@@ -1,4 +1,4 @@
-"""The fast tier's stand-ins for two processes: `twin …` and `python -m workers ROLE --burst`, run in the test's
+"""The fast tier's stand-ins for two processes: `twin …` and `python -m twin.workers ROLE --burst`, run in the test's
 own process where a subprocess adds nothing but an interpreter start, imports and a model load.
 
 Each keeps what the process would have had to itself: `twin_cli` gives the command its own stdin, stdout and
@@ -85,11 +85,11 @@ def _stdin(stream: io.TextIOWrapper):
 
 def burst_worker(role: str) -> int:
     """Run the twin worker `role` (learn, embed, scheduler) in burst mode in this process, as
-    `python -m workers ROLE --burst` does after its start-up (settings from the environment, the umask, twin's
+    `python -m twin.workers ROLE --burst` does after its start-up (settings from the environment, the umask, twin's
     dirs made private), and return its exit code."""
     from twin.settings import load_settings
     from twin.startup_checks import startup_warnings
-    from workers.main import connect_redis, run_embed, run_learn, run_scheduler
+    from twin.workers.main import connect_redis, run_embed, run_learn, run_scheduler
 
     settings = load_settings()
     run = {"learn": run_learn, "embed": run_embed, "scheduler": run_scheduler}[role]

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from browser_fixtures import FF_LINK, LINK, make_chromium_profile, make_firefox_profile
 
+from twin.connectors.browser_history import BrowserProfile, read_visits
+from twin.learn.interests import PageVisit
+
 ONE_OFF, UTILITY = "one-off", "utility"
 WEEK_START = datetime(2026, 11, 23, tzinfo=UTC)
 TOPICS = ("lisbon trip", "sourdough", "async rust", "election news", "marathon training")
@@ -134,6 +137,17 @@ def write_profiles(home: Path) -> tuple[Path, Path]:
     history = make_chromium_profile(home, visits=[(u, t, w, LINK, False) for u, t, w, _ in rows[:half]])
     places = make_firefox_profile(home, visits=[(u, t, w, FF_LINK, False) for u, t, w, _ in rows[half:]])
     return history, places
+
+
+def read_week(home: Path) -> list[PageVisit]:
+    """The fixture week written as a Chrome and a Firefox profile under `home` (`write_profiles`), read back by
+    the browser connector's `read_visits` as `twin.learn.interests.PageVisit`s."""
+    history, places = write_profiles(home)
+    visits = []
+    for profile in (BrowserProfile("chrome", "Default", history), BrowserProfile("firefox", "default", places)):
+        found, _ = read_visits(profile, 0, WEEK_START, 5000, home / "work")
+        visits += [PageVisit(v.url, v.title, v.visited_at) for v in found]
+    return visits
 
 
 def measure(groups: list[list[str]], page_labels: dict[str, str]) -> dict:

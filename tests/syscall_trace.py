@@ -67,7 +67,7 @@ class Contact:
         return self.address.startswith(("127.", "::ffff:127.")) or self.address == "::1"
 
     def describe(self) -> str:
-        """One line: `pid 12 (python -m workers embed) connect AF_INET 10.0.0.53:53 -> 0 [DNS query: x.example]`."""
+        """One line, e.g. `pid 12 (python -m twin.workers embed) connect AF_INET 10.0.0.53:53 -> 0 [DNS query: x]`."""
         where = f"{self.address}:{self.port}" if self.port is not None else self.address or "(no address)"
         dns = f" [DNS query: {self.dns_name}]" if self.dns_name else ""
         return f"pid {self.pid} ({self.program}) {self.call} {self.family} {where} -> {self.result}{dns}"

@@ -121,12 +121,13 @@ def test_unreachable_provider_fails_open_in_one_line_and_the_worker_exits(twin_e
     assert f"127.0.0.1:{port}" in message and "cannot embed" in message
 
     # the embedding worker exits 1 with that line; the supervisor restarts it with backoff
-    proc = subprocess.run([sys.executable, "-m", "workers", "embed", "--burst"], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "twin.workers", "embed", "--burst"], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1
     assert "cannot embed" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
     # the reason is in the diary once, however often the supervisor restarts the worker
-    subprocess.run([sys.executable, "-m", "workers", "embed", "--burst"], cwd=ROOT, capture_output=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "twin.workers", "embed", "--burst"], cwd=ROOT, capture_output=True,
+                   timeout=120)
     reasons = [a.text for a in Activity(store, "owner").recent(50) if a.kind == "degraded"]
     assert len(reasons) == 1 and reasons[0].startswith("The embed worker cannot run: embedder: remote:")
 

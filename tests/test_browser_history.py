@@ -40,13 +40,17 @@ from browser_fixtures import (
     make_chromium_profile,
     make_firefox_profile,
 )
+from case_tables import case_tables
 from fake_llm import Reply
 
-from connectors import browser_history
-from connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
+from twin.connectors import browser_history
+from twin.connectors.browser_history import BrowserProfile, HistoryUnreadable, clean_url, find_profiles, read_visits
 from twin.learn.interests import Interest, PageVisit, cluster_visits, cluster_with_model, interest_text, learn_interests
 from twin.llm.provider import DATA_RULE, BadAnswer
 from twin.outside_text import UNSAFE
+
+CASES = case_tables("browser_history")
+"""The case tables of this module (tests/data/browser_history_cases.toml)."""
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -132,7 +136,7 @@ def test_find_profiles_in_an_empty_home_and_a_malformed_profiles_ini(tmp_path, c
     (tmp_path / ".config/google-chrome/Local State").write_text("{not json")  # names fall back to the dir
     make_chromium_profile(tmp_path, "chrome", "Profile 1")
 
-    with caplog.at_level(logging.WARNING, logger="connectors.browser_history"):
+    with caplog.at_level(logging.WARNING, logger="twin.connectors.browser_history"):
         found = find_profiles(tmp_path)
 
     assert [(p.browser, p.name) for p in found] == [("chrome", "Profile 1"), ("firefox", "default-release")]
@@ -333,7 +337,7 @@ def test_garbage_database_is_unreadable_after_the_retries(tmp_path, caplog):
     history.parent.mkdir(parents=True)
     history.write_bytes(os.urandom(64 * 1024))
     [profile] = find_profiles(tmp_path)
-    with caplog.at_level(logging.INFO, logger="connectors.browser_history"), \
+    with caplog.at_level(logging.INFO, logger="twin.connectors.browser_history"), \
             pytest.raises(HistoryUnreadable) as raised:
         read_visits(profile, 0, None, 10, tmp_path / "work")
     assert "chrome profile 'Default'" in str(raised.value) and "3 copies" in str(raised.value)
@@ -377,42 +381,12 @@ def test_a_torn_copy_is_retried(tmp_path, monkeypatch):
 
 
 # -- the deny-list ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("url", [
-    "https://www.mybank.com/accounts", "https://online.sparkasse.de/", "https://www.paypal.com/myaccount/summary",
-    "https://github.com/login", "https://gitlab.com/users/sign_in", "https://accounts.google.com/o/oauth2/v2/auth",
-    "https://api.example.com/oauth/authorize", "https://example.com/reset-password/abc123",
-    "https://example.com/settings/password", "https://example.com/auth/callback", "https://example.com/token/eyJhbG",
-    "https://login.microsoftonline.com/common", "https://mychart.example-health.org/MyChart/",
-    "https://portal.example.org/patient/records", "https://mail.google.com/mail/u/0/",
-    "file:///home/owner/secret.txt", "chrome://settings/", "about:blank", "data:text/html,hi", "javascript:alert(1)",
-    "ftp://example.com/file", "http://192.168.1.1/admin", "http://10.0.0.5:8080/", "http://172.16.3.4/",
-    "http://127.0.0.1:8000/", "http://localhost:3000/app", "http://printer.local/", "http://[::1]/",
-    "http://169.254.169.254/latest/meta-data", "http://100.64.1.2/", "https://", "not a url",
-    # found by a breaker run: secrets in paths, intranet names, banks and health sites without the obvious words
-    "https://shop.example.com/cart;jsessionid=SECRETJSESSION123", "https://hooks.slack.com/services/T0/B0/SECRET",
-    "https://api.telegram.org/bot123456:AAHSECRETBOTTOKEN/getMe", "https://github.com/settings/tokens",
-    "http://fritz.box/", "http://printer.home/", "http://nas.localdomain/", "http://intranet/salaries",
-    "https://wiki.acme.corp/page", "https://www.chase.com/personal", "https://www.hsbc.co.uk/", "https://n26.com/en",
-    "https://www.webmd.com/depression/symptoms", "https://www.nhs.uk/conditions/asthma/",
-    "https://mail.proton.me/u/0/inbox", "https://app.fastmail.com/mail/Inbox",
-])
+@pytest.mark.parametrize("url", CASES["test_clean_url_refuses"])
 def test_clean_url_refuses(url):
     assert clean_url(url) is None
 
 
-@pytest.mark.parametrize(("url", "cleaned"), [
-    ("https://docs.rs/tokio/latest/tokio/?search=spawn#method", "https://docs.rs/tokio/latest/tokio/"),
-    ("https://news.ycombinator.com/item?id=42", "https://news.ycombinator.com/item"),
-    ("https://user:pw@example.org/page?x=1", "https://example.org/page"),
-    ("HTTPS://Tokio.RS/tokio/tutorial", "https://tokio.rs/tokio/tutorial"),
-    ("https://en.wikipedia.org/wiki/Rust_(programming_language)",
-     "https://en.wikipedia.org/wiki/Rust_(programming_language)"),
-    ("https://github.com/tokio-rs/tokio/issues/1", "https://github.com/tokio-rs/tokio/issues/1"),
-    ("https://huggingface.co/docs/tokenizers/index", "https://huggingface.co/docs/tokenizers/index"),
-    ("https://blog.example.com/author/jane", "https://blog.example.com/author/jane"),
-    ("http://example.org", "http://example.org/"),
-    ("https://example.org:8443/a", "https://example.org:8443/a"),
-])
+@pytest.mark.parametrize(("url", "cleaned"), CASES["test_clean_url_keeps_ordinary_pages"])
 def test_clean_url_keeps_ordinary_pages(url, cleaned):
     assert clean_url(url) == cleaned
 
@@ -586,7 +560,7 @@ def test_learn_interests_uses_the_model_and_falls_back_on_garbage(store, activit
 
 
 def test_what_leaves_the_reader_is_site_hashed_path_and_redacted_title(twin_env, store):
-    from connectors.browser import read_new_visits
+    from twin.connectors.browser import read_new_visits
 
     home = Path(os.environ["HOME"])
     secret = "hunter2-" + "x" * 8

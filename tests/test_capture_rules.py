@@ -9,8 +9,12 @@ import random
 from pathlib import Path
 
 import pytest
+from case_tables import case_tables
 
 from twin.text.capture_rules import DUPLICATE_JACCARD, Relation, relate, token_jaccard, tokens, unworthy
+
+CASES = case_tables("capture_rules")
+"""The case tables of this module (tests/data/capture_rules_cases.toml)."""
 
 SAMPLE = 300  # pairs per negative sample
 SEED = 20261120  # fixed: the eval set's last day
@@ -18,13 +22,7 @@ SEED = 20261120  # fixed: the eval set's last day
 
 # --- the worthiness gate ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    "thanks", "Thanks!", "thank you!", "Thank you so much!!!", "thx", "ty", "cheers", "ok", "OK.", "okay", "okkk",
-    "k", "sure", "Sure thing", "got it", "Got it 👍", "noted.", "cool", "cool 😎", "lol", "haha", "👍", "🙏🙏",
-    "...", "yes", "No.", "yep", "hi", "Hi!", "hello", "bye", "ok, got it, thanks!", "  thanks  ", "danke",
-    "Danke schön!", "merci", "Merci beaucoup!", "gracias", "Muchas gracias", "obrigado", "grazie", "d'accord",
-    "谢谢", "好的", "ありがとうございます", "はい",
-])
+@pytest.mark.parametrize("text", CASES["test_filler_is_unworthy"])
 def test_filler_is_unworthy(text):
     assert unworthy(text).startswith("filler: ")
 
@@ -47,10 +45,7 @@ def test_length_floor_is_12_characters_after_trimming():
     assert unworthy("hello there") == "shorter than 12 characters"
 
 
-@pytest.mark.parametrize("text", [
-    "Owner lives in Lisbon.", "Thanks for the tip about the café on Weserstraße, Owner loved it.",
-    "ok so Owner lives in Berlin now", "Owner wohnt jetzt in Berlin.", "Owner的猫叫Pixel，是一只灰色虎斑猫。",
-])
+@pytest.mark.parametrize("text", CASES["test_real_content_passes"])
 def test_real_content_passes(text):
     assert unworthy(text) is None
 
@@ -73,36 +68,7 @@ def test_token_jaccard_edges():
 
 # --- relate: contradictions ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("new", "old"), [
-    ("Owner lives in Berlin.", "Owner lives in Lisbon."),  # city
-    ("Owner moved to Berlin in May 2025.", "Owner lives in Lisbon."),
-    ("Owner's sister Mira moved from Porto to Copenhagen.", "Owner's sister Mira lives in Porto."),
-    ("Owner works at Kestrel Labs.", "Owner works at Fernway."),  # employer
-    ("Owner joined Kestrel Labs as a staff engineer.", "Owner works as a backend engineer at Fernway."),
-    ("Owner quit Fernway.", "Owner works at Fernway."),
-    ("Owner is now a tech lead at Kestrel Labs.", "Owner is a staff engineer at Kestrel Labs."),
-    ("Owner's new manager is Daniel Osei.", "Owner reports to Anke Vogt."),  # manager
-    ("Owner's manager is Daniel Osei.", "Owner's manager at Kestrel is Anke Vogt."),
-    ("Owner is vegan.", "Owner is vegetarian."),  # diet
-    ("Owner eats meat again.", "Owner is vegetarian."),
-    ("Owner started eating fish again and is pescatarian.", "Owner became vegetarian in 2025."),
-    ("Owner and Sofia broke up.", "Owner is in a relationship with Sofia."),  # relationship
-    ("Owner is dating Lena.", "Owner and Sofia broke up."),
-    ("Owner is married to Lena.", "Owner is dating Sofia."),
-    ("Owner uses an iPhone 16.", "Owner uses a Google Pixel 7."),  # phone
-    ("Owner replaced the Pixel 7 with a Pixel 9 Pro.", "Owner uses a Google Pixel 7."),
-    ("Owner's salary is 99,000 euros a year.", "Owner's gross salary is 92,000 euros a year."),  # salary
-    ("Owner's Lichess rating has climbed to 1620.", "Owner's rapid rating on Lichess is 1480."),
-    ("Owner sold the Renault Clio.", "Owner drives a grey 2014 Renault Clio."),  # car
-    ("Owner switched from Neovim to Helix.", "Owner writes code in Neovim."),
-    ("Owner is not allergic to penicillin.", "Owner is allergic to penicillin."),  # negation
-    ("Owner is no longer vegetarian.", "Owner is vegetarian."),  # "no longer"
-    ("Owner no longer drinks coffee.", "Owner drinks coffee every morning."),
-    ("Owner doesn't drink coffee anymore.", "Owner drinks coffee every morning."),
-    ("Owner hates olives.", "Owner loves olives."),  # opposite preference
-    ("Owner prefers dark roast over espresso.", "Owner prefers espresso over dark roast."),  # LIBRARY_NOTES §8
-    ("Owner now climbs at Berta Block in Berlin.", "Owner boulders twice a week at Lisboa Climbing Hub."),
-])
+@pytest.mark.parametrize(("new", "old"), CASES["test_contradictions"])
 def test_contradictions(new, old):
     got = relate(new, old)
     assert got.kind == "contradiction", got
@@ -117,33 +83,12 @@ def test_contradiction_reason_names_subject_relation_and_objects():
 
 # --- relate: values that add up, paraphrases, unrelated pairs -----------------------------------------------------
 
-@pytest.mark.parametrize(("new", "old"), [
-    ("Owner likes techno.", "Owner likes jazz."),
-    ("Owner has visited Japan.", "Owner has visited Portugal."),
-    ("Owner knows Rust.", "Owner knows Python."),
-    ("Owner bought a lamp.", "Owner bought a bike."),
-    ("Owner read Dune.", "Owner read Neuromancer."),
-    ("Owner is allergic to peanuts.", "Owner is allergic to penicillin."),
-    ("Owner is no longer allergic to cats.", "Owner is allergic to penicillin."),
-    ("Owner now likes techno.", "Owner likes jazz."),
-])
+@pytest.mark.parametrize(("new", "old"), CASES["test_additive_relations_do_not_contradict"])
 def test_additive_relations_do_not_contradict(new, old):
     assert relate(new, old).kind == "unrelated"
 
 
-@pytest.mark.parametrize(("new", "old"), [
-    ("Owner resides in Lisbon, in the Alfama district.", "Owner lives in Lisbon."),  # refinement
-    ("Owner lives in Berlin-Neukölln.", "Owner lives in Berlin."),
-    ("Owner works as a staff engineer at Kestrel Labs.", "Owner works at Kestrel Labs."),
-    ("Owner's girlfriend is Lena.", "Owner is dating Lena Hartmann."),
-    ("Owner is slightly lactose intolerant.", "Owner is mildly lactose intolerant."),  # paraphrase
-    ("Owner prefers espresso to dark roast.", "Owner prefers espresso over dark roast."),
-    ("Owner keeps Fridays free of meetings to do deep work.", "Owner keeps Fridays free of meetings for deep work."),
-    ("Owner's partner Lena works as a nurse at the Charité.", "Owner's girlfriend Lena is a paediatric nurse at the"
-                                                             " Charité."),
-    ("Owner is the maintainer of geohopper, a Python routing library.", "Owner maintains geohopper, an open-source"
-                                                                        " Python library for isochrone routing."),
-])
+@pytest.mark.parametrize(("new", "old"), CASES["test_paraphrases_and_refinements_are_duplicates"])
 def test_paraphrases_and_refinements_are_duplicates(new, old):
     got = relate(new, old)
     assert got.kind == "duplicate", got
@@ -165,15 +110,7 @@ def test_unrelated_pairs(new, old):
     assert got.kind == "unrelated", got
 
 
-@pytest.mark.parametrize(("new", "old", "kind"), [
-    ("Owner wohnt jetzt in Berlin.", "Owner wohnt in Lissabon.", "unrelated"),  # no rule reads German
-    ("Owner vive en Berlín.", "Owner lives in Lisbon.", "unrelated"),
-    ("Owner vive en Berlín desde 2025.", "Owner vive en Berlín.", "duplicate"),
-    ("Owner habite à Berlin.", "Owner habite à Berlin depuis 2025.", "duplicate"),
-    ("Owner住在柏林。", "Owner住在里斯本。", "unrelated"),
-    ("Ownerは東京に住んでいる。", "Ownerは東京に住んでいる。", "duplicate"),
-    ("Owner lives in Berlin.", "Owner wohnt in Berlin.", "duplicate"),
-])
+@pytest.mark.parametrize(("new", "old", "kind"), CASES["test_other_languages_fall_back_to_word_overlap"])
 def test_other_languages_fall_back_to_word_overlap(new, old, kind):
     got = relate(new, old)
     assert got.kind == kind, got

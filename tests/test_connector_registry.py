@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-import connectors
+from twin import connectors
 from twin.store import state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,9 +30,10 @@ def test_the_files_connector_records_its_roots_before_it_starts(twin_env, store,
 def test_the_registry_imports_a_connector_only_when_it_runs():
     """Reading the registry (the supervisor, `twin status`) loads neither the connectors nor their clients
     (python-telegram-bot, the Google API client); `load` imports the one asked for."""
-    code = ("import sys, connectors; connectors.enabled; print(sorted(m for m in sys.modules if m.startswith("
-            "('connectors.', 'telegram', 'googleapiclient')))); connectors.REGISTRY['browser'].load(); "
-            "print('connectors.browser' in sys.modules, 'connectors.telegram' in sys.modules)")
+    code = ("import sys; from twin import connectors; connectors.enabled; print(sorted(m for m in sys.modules if "
+            "m.startswith(('twin.connectors.', 'telegram', 'googleapiclient')))); "
+            "connectors.REGISTRY['browser'].load(); "
+            "print('twin.connectors.browser' in sys.modules, 'twin.connectors.telegram' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["[]", "True False"]
 

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from email_corpus import CASES, OWNER, MailCase
 
-from connectors.email_summary import heuristic_summary
-from connectors.email_text import parse_thread
+from twin.connectors.email_summary import heuristic_summary
+from twin.connectors.email_text import parse_thread
 from twin.text.extractor import extract
 
 FACTS_KEPT_FLOOR = 0.95

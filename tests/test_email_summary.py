@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from case_tables import case_tables
 from gmail_fixtures import message_json, multipart, text_part, thread_json
 
-from connectors.email_prose import (
+from twin.connectors.email_prose import (
     body_sentences,
     guess_language,
     is_boilerplate,
@@ -18,11 +19,14 @@ from connectors.email_prose import (
     is_sign_off,
     without_greeting,
 )
-from connectors.email_summary import content_sentences, fact_score, heuristic_summary
-from connectors.email_text import parse_thread
-from connectors.needs_reply import asks_owner, automated_reason, phishing_signs
+from twin.connectors.email_summary import content_sentences, fact_score, heuristic_summary
+from twin.connectors.email_text import parse_thread
+from twin.connectors.needs_reply import asks_owner, automated_reason, phishing_signs
 from twin.text.extractor import extract, split_sentences
 from twin.text.reported_speech import reported
+
+CASES = case_tables("email_summary")
+"""The case tables of this module (tests/data/email_summary_cases.toml)."""
 
 OWNER = "owner@example.com"
 T0 = datetime(2027, 2, 3, 8, 30, tzinfo=UTC)
@@ -35,40 +39,23 @@ def parsed(body: str, sender: str = "Nora Lind <nora@lind.example>", subject: st
 
 # --- language and sentences --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "language"), [
-    ("Wir haben die Rechnung bezahlt und das Paket ist unterwegs.", "de"),
-    ("Nous avons reçu votre dossier et le rendez-vous est confirmé.", "fr"),
-    ("El paquete llega el lunes y la factura está pagada.", "es"),
-    ("The parcel arrives on Monday and the invoice is paid.", "en"),
-    ("12:30", "en")])
+@pytest.mark.parametrize(("text", "language"), CASES["test_language_guess"])
 def test_language_guess(text, language):
     assert guess_language(text) == language
 
 
-@pytest.mark.parametrize(("text", "language", "expected"), [
-    ("Die Feier ist am 7. Februar um 20.15 Uhr. Wir bringen z. B. Salate mit.", "de",
-     ["Die Feier ist am 7. Februar um 20.15 Uhr.", "Wir bringen z. B. Salate mit."]),
-    ("Das ist unser 2. Versuch. Die Miete beträgt 2.340,50 € inkl. Nebenkosten.", "de",
-     ["Das ist unser 2. Versuch.", "Die Miete beträgt 2.340,50 € inkl. Nebenkosten."]),
-    ("Mme. Roux arrive le 2 avril à 8 h 15. Merci.", "fr", ["Mme. Roux arrive le 2 avril à 8 h 15.", "Merci."]),
-    ("Invoice No. 88 is due on Feb. 28. Dr. Lee signed it, e.g. page 2.", "en",
-     ["Invoice No. 88 is due on Feb. 28.", "Dr. Lee signed it, e.g. page 2."]),
-    ("Wir treffen uns\nam Bahnhof Zoo, Gleis 4, und fahren dann\nweiter nach Potsdam.\nTom Berg", "de",
-     ["Wir treffen uns am Bahnhof Zoo, Gleis 4, und fahren dann weiter nach Potsdam.", "Tom Berg"])])
+@pytest.mark.parametrize(("text", "language", "expected"),
+    CASES["test_body_sentences_keep_dates_abbreviations_and_amounts_whole"])
 def test_body_sentences_keep_dates_abbreviations_and_amounts_whole(text, language, expected):
     assert body_sentences(text, language) == expected
 
 
-@pytest.mark.parametrize("text", ["Wir feiern am 7. Februar im Garten.", "Das Paket kommt am 1. April 2027.",
-                                  "Bringen Sie z. B. einen Schirm mit.", "Er kommt ca. 10 Min. später, d. h. um 9."])
+@pytest.mark.parametrize("text", CASES["test_the_extractor_does_not_split_german_dates_and_abbreviations"])
 def test_the_extractor_does_not_split_german_dates_and_abbreviations(text):
     assert split_sentences(text) == [text]
 
 
-@pytest.mark.parametrize("line", ["Dear Ms Okafor,", "Hello team,", "Liebe Frau Brandt,",
-                                  "Sehr geehrter Herr Dr. Kaya,",
-                                  "Guten Morgen zusammen!", "Chère Sophie,", "Madame, Monsieur,", "Estimado Sr. Ruiz:",
-                                  "Buenos días Lucía,"])
+@pytest.mark.parametrize("line", CASES["test_salutations"])
 def test_salutations(line):
     assert is_greeting(line)
 
@@ -79,15 +66,12 @@ def test_a_sentence_is_not_a_salutation(line):
     assert not is_greeting(line)
 
 
-@pytest.mark.parametrize("line", ["Warm regards,", "Cheers, Dave", "Freundliche Grüße aus Köln", "LG Jana", "Gruß,",
-                                  "Bien cordialement,", "Bises", "Saludos cordiales,", "Atentamente, Pedro Ruiz",
-                                  "Merci d'avance", "Thanks again!"])
+@pytest.mark.parametrize("line", CASES["test_sign_offs"])
 def test_sign_offs(line):
     assert is_sign_off(line)
 
 
-@pytest.mark.parametrize("line", ["Thanks for the map, it was exactly what we needed.", "Best price is €40.",
-                                  "Love the new kitchen, the tiles are perfect."])
+@pytest.mark.parametrize("line", CASES["test_content_is_not_a_sign_off"])
 def test_content_is_not_a_sign_off(line):
     assert not is_sign_off(line)
 
@@ -108,26 +92,7 @@ def test_salutation_clauses_fillers_and_boilerplate():
 
 # --- reported speech -------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "language", "expected"), [
-    ("I will send the slides.", "en", "Nora Lind will send the slides."),
-    ("I send the report every Monday and I miss our chats.", "en",
-     "Nora Lind sends the report every Monday and Nora Lind misses their chats."),
-    ("I've moved the meeting; I'm sorry and I try to fix my calendar.", "en",
-     "Nora Lind has moved the meeting; Nora Lind is sorry and Nora Lind tries to fix Nora Lind's calendar."),
-    ("We're late but we booked the room for us.", "en",
-     "Nora Lind and others are late but Nora Lind and others booked the room for Nora Lind and others."),
-    ("Ich buche das Hotel und melde mich morgen.", "de", "Nora Lind bucht das Hotel und meldet sich morgen."),
-    ("Am Montag arbeite ich von zu Hause, mein Laptop ist kaputt.", "de",
-     "Am Montag arbeitet Nora Lind von zu Hause, Nora Linds Laptop ist kaputt."),
-    ("Wir sind am Freitag in unserem Büro.", "de", "Nora Lind und andere sind am Freitag in ihrem Büro."),
-    ("Je serai à Nantes et je prends le train de 9 h.", "fr",
-     "Nora Lind sera à Nantes et Nora Lind prend le train de 9 h."),
-    ("J'attends ta réponse, mon ami.", "fr", "Nora Lind attend ta réponse, son ami."),
-    ("Je vis à Lyon, je cours le matin et je bats mon record.", "fr",
-     "Nora Lind vit à Lyon, Nora Lind court le matin et Nora Lind bat son record."),
-    ("Je ne connais pas la date.", "fr", "Nora Lind ne connaît pas la date."),
-    ("Yo tengo las llaves de mi casa.", "es", "Nora Lind tiene las llaves de su casa."),
-    ("Ik kom morgen.", "nl", "Ik kom morgen.")])
+@pytest.mark.parametrize(("text", "language", "expected"), CASES["test_reported_speech"])
 def test_reported_speech(text, language, expected):
     assert reported(text, "Nora Lind", language) == expected
 
@@ -170,12 +135,7 @@ def test_phishing_needs_two_signs():
                                                                  "a link goes to a bare IP address"]
 
 
-@pytest.mark.parametrize(("sentence", "asks"), [
-    ("Kannst du mir die Fotos schicken?", True), ("Könnten Sie den Vertrag unterschreiben.", True),
-    ("Merci de confirmer votre présence.", True), ("¿Vienes el sábado", True), ("Please call the plumber.", True),
-    ("Questions? Contact our support team.", False), ("Fragen? Rufen Sie uns an.", False),
-    ("Anbei die Rechnung, bitte beachten Sie die Frist.", False), ("Veuillez trouver ci-joint le devis.", False),
-    ("Don't hesitate to reach out.", False), ("The bus leaves at 7.", False)])
+@pytest.mark.parametrize(("sentence", "asks"), CASES["test_what_asks_the_owner"])
 def test_what_asks_the_owner(sentence, asks):
     assert asks_owner(sentence) is asks
 

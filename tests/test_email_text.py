@@ -1,4 +1,4 @@
-"""connectors.email_text: Gmail `threads.get(format="full")` JSON -> EmailThread -> text, with fixture JSON."""
+"""twin.connectors.email_text: Gmail `threads.get(format="full")` JSON -> EmailThread -> text, with fixture JSON."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from gmail_fixtures import attachment_part, b64url, message_json, multipart, text_part, thread_json
 
-from connectors.email_summary import heuristic_summary
-from connectors.email_text import (
+from twin.connectors.email_summary import heuristic_summary
+from twin.connectors.email_text import (
     MAX_BODY_CHARS,
     MAX_HTML_BYTES,
     REASON_MAX_CHARS,

@@ -7,9 +7,13 @@ import random
 import time
 
 import pytest
+from case_tables import case_tables
 
 from twin.text.extractor import KINDS, MAX_PER_CALL, Candidate, extract, split_sentences
 from twin.text.sensitivity import infer_sensitivity
+
+CASES = case_tables("extractor")
+"""The case tables of this module (tests/data/extractor_cases.toml)."""
 
 
 def contents(text: str, **kwargs) -> list[str]:
@@ -24,74 +28,22 @@ def only(text: str) -> Candidate:
 
 # --- first person -> "Owner" ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("I just switched to a 5am wake-up and I hate it", "Owner just switched to a 5am wake-up and hates it."),
-    ("I'm allergic to penicillin", "Owner is allergic to penicillin."),
-    ("My sister Ana lives in Porto.", "Owner's sister Ana lives in Porto."),
-    ("I've been learning German since March.", "Owner has been learning German since March."),
-    ("We went hiking with my colleague Jonas last Saturday.",
-     "Owner went hiking with their colleague Jonas last Saturday."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_brief_examples"])
 def test_brief_examples(said, memory):
     assert contents(said) == [memory]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("I hate early meetings", "Owner hates early meetings."),
-    ("I like long walks by the river", "Owner likes long walks by the river."),
-    ("I go swimming on weekends", "Owner goes swimming on weekends."),
-    ("I have two cats named Miso and Tofu", "Owner has two cats named Miso and Tofu."),
-    ("I do yoga before work", "Owner does yoga before work."),
-    ("I am a nurse at the city hospital", "Owner is a nurse at the city hospital."),
-    ("I was born in Lisbon in 1990", "Owner was born in Lisbon in 1990."),
-    ("I watch birds every morning", "Owner watches birds every morning."),
-    ("I try to run every day", "Owner tries to run every day."),
-    ("I don't eat meat at all", "Owner doesn't eat meat at all."),
-    ("I can speak three languages", "Owner can speak three languages."),
-    ("I would never move back to the suburbs", "Owner would never move back to the suburbs."),
-    ("I really love sushi!!! 🍣", "Owner really loves sushi."),
-    ("I'll start the new job in May", "Owner will start the new job in May."),
-    ("I'd like a dog someday", "Owner would like a dog someday."),
-    ("i love my sister's cooking", "Owner loves their sister's cooking."),
-    ("I love tea but I hate coffee", "Owner loves tea but hates coffee."),
-    ("My wife and I love Porto", "Owner and their wife love Porto."),
-    ("Jonas and I went climbing last week", "Owner and Jonas went climbing last week."),
-    ("I taught myself to play the guitar", "Owner taught themselves to play the guitar."),
-    ("The red bike by the door is mine", "The red bike by the door is Owner's."),
-    ("My sister told me about her new job", "Owner's sister told Owner about her new job."),
-    ("I think my sister is tired and I worry", "Owner thinks their sister is tired and Owner worries."),
-    ("Hi John, I moved to Berlin last month.", "Owner moved to Berlin last month."),
-    ("i collect old stamps", "Owner collects old stamps."),
-    ("We're moving to Lisbon in June", "Owner is moving to Lisbon in June."),
-    ("We were late for the concert", "Owner was late for the concert."),
-    ("Ana visited us with our kids", "Ana visited Owner with their kids."),
-    ("I no longer eat meat", "Owner no longer eats meat."),  # not "noes longer eat"
-    ("My PIN is 4821.", "Owner's PIN is 4821."),  # short as written, long enough as a memory
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_first_person_is_rewritten_with_verb_agreement"])
 def test_first_person_is_rewritten_with_verb_agreement(said, memory):
     assert contents(said) == [memory]
 
 
-@pytest.mark.parametrize("said", [
-    "Identity and imagery matter in Iceland.",  # "I" only as a whole word
-    "The I/O scheduler is slow on this box.",
-    "Meanwhile the museum opens at nine.",  # "me" inside words
-    "The US embassy is on the main avenue.",  # all-caps US is a country
-    "Porto is lovely in the spring.",
-])
+@pytest.mark.parametrize("said", CASES["test_sentences_without_first_person_are_kept_as_written"])
 def test_sentences_without_first_person_are_kept_as_written(said):
     assert contents(said) == [said]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("My salary is 4000 euros per month.", "Owner's salary is 4000 euros per month."),
-    ("I pay 900 euros rent per month.", "Owner pays 900 euros rent per month."),
-    ("My flat costs 900 euros per month.", "Owner's flat costs 900 euros per month."),
-    ("I spent Easter in Lisbon eating pastel de nata.", "Owner spent Easter in Lisbon eating pastel de nata."),
-    ("My son is 5 years old per the doctor.", "Owner's son is 5 years old per the doctor."),
-    ("I’m staying in Vila Nova de Gaia per doctor's orders.",
-     "Owner is staying in Vila Nova de Gaia per doctor's orders."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_english_with_per_or_de_is_rewritten"])
 def test_english_with_per_or_de_is_rewritten(said, memory):
     """"per" and "de" are foreign hints too; on a tie an English-only first-person word decides."""
     assert contents(said) == [memory]
@@ -101,15 +53,7 @@ def test_third_person_fact_gets_capital_and_period():
     assert contents("porto is lovely in the spring") == ["Porto is lovely in the spring."]
 
 
-@pytest.mark.parametrize("said", [
-    "Mi hermana vive en Oporto y me encanta visitarla.",
-    "Ho visto i miei amici ieri sera al cinema.",
-    "I ragazzi giocano a calcio nel parco.",
-    "I bambini giocano nel parco.",  # a tie (I / nel), but "I" is the Italian article here
-    "We gaan morgen naar het strand.",
-    "私は毎朝コーヒーを飲むのが大好きです。",
-    "أنا أحب القهوة العربية كثيرا في الصباح.",
-])
+@pytest.mark.parametrize("said", CASES["test_non_english_is_kept_untranslated"])
 def test_non_english_is_kept_untranslated(said):
     assert contents(said) == [said]
 
@@ -125,22 +69,7 @@ def test_german_and_french_first_person_is_rewritten_untranslated(said, memory):
 
 # --- splitting ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Dr. Smith met Mr. Jones at 5 p.m. yesterday. They talked.",
-     ["Dr. Smith met Mr. Jones at 5 p.m. yesterday.", "They talked."]),
-    ("We use e.g. Python, i.e. a language. Mrs. Lee agrees vs. Prof. Kim.",
-     ["We use e.g. Python, i.e. a language.", "Mrs. Lee agrees vs. Prof. Kim."]),
-    ("Version 2.5.1 was released. It costs 3.50 euros!", ["Version 2.5.1 was released.", "It costs 3.50 euros!"]),
-    ("Visit https://example.com/a.b?x=1 for info. Mail ana.b@example.org now.",
-     ["Visit https://example.com/a.b?x=1 for info.", "Mail ana.b@example.org now."]),
-    ("J. R. R. Tolkien wrote it. I live in the U.S. and love it.",
-     ["J. R. R. Tolkien wrote it.", "I live in the U.S. and love it."]),
-    ("We bought apples, pears, etc. Then we left.", ["We bought apples, pears, etc.", "Then we left."]),
-    ("See No. 5 in the list. I said no. Done.", ["See No. 5 in the list.", "I said no.", "Done."]),
-    ("Really? Yes! Good.", ["Really?", "Yes!", "Good."]),
-    ("She said \"it works.\" Then she left.", ["She said \"it works.\"", "Then she left."]),
-    ("我喜欢咖啡。我讨厌茶！你呢？", ["我喜欢咖啡。", "我讨厌茶！", "你呢？"]),
-])
+@pytest.mark.parametrize(("text", "expected"), CASES["test_split_sentences"])
 def test_split_sentences(text, expected):
     assert split_sentences(text) == expected
 
@@ -198,32 +127,13 @@ def test_whitespace_is_collapsed():
 
 # --- filtering -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line", [
-    "Copyright (C) 2026 The Twin Authors.", "All rights reserved.", "© 2024 Example Corp, all of it.",
-    "Permission is hereby granted, free of charge, to any person obtaining a copy.",
-    "This program is distributed WITHOUT ANY WARRANTY of any kind.",
-    "You should have received a copy of the GNU General Public License along with it.",
-    "SPDX-License-Identifier: Apache-2.0", "Licensed under the Apache License, Version 2.0.",
-    "Best regards, John Smith", "Kind regards and see you soon", "Sent from my iPhone", "Hi John,",
-    "Thanks so much for everything!", "Click here to claim your reward today.",
-    "To unsubscribe from this list, follow the link below.", "Table of Contents",
-    "Chapter 1 Introduction .......... 5", "On Mon, 3 Mar 2026 at 10:00, John Smith <j@x.com> wrote:",
-    "Subject: quarterly numbers for the board", "Introduction", "=================",
-    "https://example.com/some/long/path/to/a/page.html", "/home/owner/notes/journal.md",
-    "$ sudo apt-get install redis-server", "pip install requests numpy scipy", "git commit -m 'fix the thing'",
-    "timeout_s = 30", "log_level: debug", "def extract(text, limit=12):", "for (i = 0; i < n; i++) {",
-    "if value == other and flag != True then go", "123 456 789 000 111 222", "!!! ??? ### $$$ %%% &&&",
-    "a b c d e f g h", "ok",
-])
+@pytest.mark.parametrize("line", CASES["test_boilerplate_code_and_noise_are_dropped"])
 def test_boilerplate_code_and_noise_are_dropped(line):
     assert extract(line) == []
     assert extract(line, document_title="notes.txt") == []
 
 
-@pytest.mark.parametrize("question", [
-    "Do you know where I left my keys?", "What time is it in Tokyo right now?!", "Should I move to Lisbon?",
-    "¿Dónde está la estación de tren?",
-])
+@pytest.mark.parametrize("question", CASES["test_questions_are_dropped"])
 def test_questions_are_dropped(question):
     assert extract(question) == []
 
@@ -270,17 +180,7 @@ def test_short_sentence_holding_a_secret_is_kept(said, memory):
     assert infer_sensitivity(memory) == "sensitive"
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("Passwort für die Bank: Sommer2024!", "Passwort für die Bank: Sommer2024!"),  # "!" is not turned into "."
-    ("Login for the tax portal: user max.mueller, pass Sommer2024!",
-     "Login for the tax portal: user max.mueller, pass Sommer2024!"),
-    ("I changed my laptop password to Kiwi!Mango42 today.",
-     "Owner changed their laptop password to Kiwi!Mango42 today."),
-    ("My wifi password is hunter22...", "Owner's wifi password is hunter22..."),
-    ("hunter2x is my password", "hunter2x is Owner's password."),  # a secret at the start keeps its case
-    ("My password is 'call me maybe'", "Owner's password is 'call me maybe'."),  # the secret is not rewritten
-    ("My PIN is 4821.", "Owner's PIN is 4821."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_secret_is_stored_as_written"])
 def test_secret_is_stored_as_written(said, memory):
     assert contents(said) == [memory]
     assert infer_sensitivity(memory) == "sensitive"
@@ -291,23 +191,15 @@ def test_secret_words_do_not_set_kind_or_tags():
     assert (found.kind, found.tags) == ("fact", ())
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("My email password is Pa55word?", "Owner's email password is Pa55word?"),
-    ("The wifi password is Hunter3?", "The wifi password is Hunter3?"),
-    ("My PIN is 7788?", "Owner's PIN is 7788?"),
-    ("The door code is 12#?", "The door code is 12#?"),
-    ("My netflix login is max@example.com / Pa55word?", "Owner's netflix login is max@example.com / Pa55word?"),
-])
+@pytest.mark.parametrize(("said", "memory"),
+    CASES["test_statement_holding_a_secret_and_ending_in_a_question_mark_is_kept"])
 def test_statement_holding_a_secret_and_ending_in_a_question_mark_is_kept(said, memory):
     """Only a start like a question makes it one; the "?" stays, as the ends of secret sentences do."""
     assert contents(said) == [memory]
     assert infer_sensitivity(memory) == "sensitive"
 
 
-@pytest.mark.parametrize("question", [
-    "Is my PIN 4821?", "What is my PIN 4821?", "Was the wifi password Hunter3?", "Don't you know my PIN is 7788?",
-    "¿Es mi PIN 4821?", "Hey, is the door code 12#?",
-])
+@pytest.mark.parametrize("question", CASES["test_question_holding_a_secret_is_dropped"])
 def test_question_holding_a_secret_is_dropped(question):
     assert extract(question) == []
 
@@ -318,37 +210,12 @@ def test_documents_keep_secrets():
 
 # --- kinds, importance, tags -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("said", "kind"), [
-    ("I prefer dark roast over espresso", "preference"),
-    ("I can't stand loud restaurants", "preference"),
-    ("My favourite city is Porto", "preference"),
-    ("It looks like rain over the harbour", "fact"),
-    ("My brother Tiago is a pilot", "relationship"),
-    ("I met my boss for lunch yesterday", "relationship"),
-    ("I went to the dentist yesterday", "episode"),
-    ("We moved house three years ago", "episode"),
-    ("The conference starts on 2026-03-14 in Lisbon", "episode"),
-    ("The party is on 14 March 2026 at the old bar", "episode"),
-    ("I fly to Rome next week for work", "episode"),
-    ("I go swimming on Mondays", "fact"),
-    ("I work as a data engineer in Porto", "fact"),
-])
+@pytest.mark.parametrize(("said", "kind"), CASES["test_kind_rules"])
 def test_kind_rules(said, kind):
     assert only(said).kind == kind
 
 
-@pytest.mark.parametrize(("said", "importance"), [
-    ("I work as a data engineer in Porto", 0.4),  # seed 000 default
-    ("I went to the dentist on Friday", 0.4),
-    ("I prefer dark roast over espresso", 0.5),
-    ("My brother Tiago is a pilot", 0.5),
-    ("I'm allergic to penicillin", 0.7),
-    ("My birthday is on the 3rd of May", 0.7),
-    ("My phone number is +351 912 345 678", 0.7),
-    ("I always take the train to work", 0.5),
-    ("I prefer dark roast over espresso!", 0.6),
-    ("I'm allergic to penicillin, this is important!", 0.8),
-])
+@pytest.mark.parametrize(("said", "importance"), CASES["test_importance_rules"])
 def test_importance_rules(said, importance):
     assert only(said).importance == pytest.approx(importance)
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import run_worker
 from test_files_connector import _scan_as, lines, make, memories, root, wait_for  # noqa: F401 (fixture)
 
-from connectors.file_text import to_text
-from connectors.files_tally import Tally, batch_line, is_failure, scan_line
+from twin.connectors.file_text import to_text
+from twin.connectors.files_tally import Tally, batch_line, is_failure, scan_line
 
 BIG = 2_000_001  # one byte over the default files_max_bytes
 

@@ -24,15 +24,15 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq import Queue
 
-from connectors import REGISTRY
-from connectors.file_text import Document, Skip, to_text
-from connectors.files import FilesConnector, PathFilter, is_watch_limit
 from twin import ingest
 from twin.activity import Activity
+from twin.connectors import REGISTRY
+from twin.connectors.file_text import Document, Skip, to_text
+from twin.connectors.files import FilesConnector, PathFilter, is_watch_limit
 from twin.settings import Settings
 from twin.store import Store, manifest
 from twin.store.manifest import ManifestEntry
-from workers.bus import LEARN_QUEUE, Bus
+from twin.workers.bus import LEARN_QUEUE, Bus
 
 NOTES = ("# Garden notes\n\nThe garden shed holds the blue bicycle and two red kayaks.\n"
          "Tomatoes go into the north bed every April after the last frost.\n")
@@ -582,7 +582,7 @@ def test_a_file_name_that_is_not_utf8_touched_again_and_again_never_stops_the_wa
 
 
 def test_a_file_that_vanishes_while_it_is_read_counts_as_gone(twin_env, store, activity, redis, root):
-    from connectors.file_walk import read_file
+    from twin.connectors.file_walk import read_file
 
     path = root / "brief.md"
     path.write_text("The skylight leaks when the wind is from the west.")

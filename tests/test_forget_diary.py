@@ -12,11 +12,11 @@ import pytest
 from erasure import traces
 from in_process import twin_cli
 
-from connectors.files import FilesConnector
 from twin.activity import naming
+from twin.connectors.files import FilesConnector
 from twin.lifecycle.forgetting import FORGOTTEN_FILE_REASON, carry_out, plan
 from twin.store import manifest
-from workers.bus import Bus
+from twin.workers.bus import Bus
 
 MAX_BYTES = 500
 

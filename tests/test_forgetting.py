@@ -25,8 +25,8 @@ from twin.lifecycle.cycle import VectorLookup, dream
 from twin.lifecycle.forgetting import FORGOTTEN_FILE_REASON, carry_out, forget, plan
 from twin.store import Store, fts_structure, manifest
 from twin.store.manifest import ManifestEntry
-from workers.bus import LEARN_QUEUE, Bus
-from workers.context import WorkerContext, install
+from twin.workers.bus import LEARN_QUEUE, Bus
+from twin.workers.context import WorkerContext, install
 
 ROOT = Path(__file__).resolve().parent.parent
 

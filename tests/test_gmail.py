@@ -27,7 +27,7 @@ from googleapiclient.http import HttpMockSequence
 from in_process import twin_cli
 from redis import Redis
 
-from connectors.gmail import (
+from twin.connectors.gmail import (
     GmailAuthError,
     GmailAuthRevoked,
     GmailConnector,
@@ -39,7 +39,7 @@ from twin.health import status
 from twin.llm.provider import DATA_RULE
 from twin.store import state as saved_state
 from twin.store.signals import list_signals
-from workers.bus import LEARN_QUEUE, Bus
+from twin.workers.bus import LEARN_QUEUE, Bus
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 OWNER = "owner@example.com"
@@ -143,9 +143,9 @@ def test_a_thread_gone_meanwhile_is_left_out_and_a_throttled_one_is_fetched_alon
 
 def test_batches_are_paced_to_the_per_minute_quota(pinned_batch_ids, monkeypatch):
     waits: list[float] = []
-    monkeypatch.setattr("connectors.gmail.UNITS_PER_MINUTE", 50)  # 2 batches of 2 threads (20 units each) a minute
-    monkeypatch.setattr("connectors.gmail.BATCH_SIZE", 2)
-    monkeypatch.setattr("connectors.gmail.time.sleep", waits.append)
+    monkeypatch.setattr("twin.connectors.gmail.UNITS_PER_MINUTE", 50)  # 2 batches of 2 threads (20 units each) a minute
+    monkeypatch.setattr("twin.connectors.gmail.BATCH_SIZE", 2)
+    monkeypatch.setattr("twin.connectors.gmail.time.sleep", waits.append)
     many = [_thread(f"t{i}", "Alice Smith <alice@example.com>", f"Note {i}", f"Note number {i} is here.")
             for i in range(6)]
     http = HttpMockSequence([_batch_reply(many[i:i + 2]) for i in range(0, 6, 2)])
@@ -315,7 +315,7 @@ def test_invalid_grant_stops_the_connector_says_so_once_and_a_new_token_resumes(
     from twin.settings import load_settings
 
     monkeypatch.setenv("TWIN_GMAIL_POLL_S", "10")
-    monkeypatch.setattr("connectors.gmail.AUTH_RECHECK_S", 0.2)
+    monkeypatch.setattr("twin.connectors.gmail.AUTH_RECHECK_S", 0.2)
     gmail.revoke()
     settings = load_settings()
     connector = GmailConnector(settings, store, Bus(redis), activity)
@@ -421,7 +421,7 @@ def test_twin_connect_gmail_without_a_client_file_says_what_to_do(twin_env):
 
 def test_a_thread_that_breaks_the_parser_is_skipped_and_the_rest_is_read(connector, gmail, store, activity,
                                                                          monkeypatch):
-    import connectors.gmail as gmail_module
+    import twin.connectors.gmail as gmail_module
 
     real = gmail_module.parse_thread
 

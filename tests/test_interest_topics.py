@@ -7,22 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from interest_history import TOPICS, WEEK_START, labels, measure, topic_sizes, write_profiles
+from interest_history import TOPICS, labels, measure, read_week, topic_sizes
 
-from connectors.browser_history import BrowserProfile, read_visits
 from twin.learn.interests import PageVisit, interests_with_pages, learn_interests
 from twin.text.page_kinds import site_kind, utility_page
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-
-def read_week(home) -> list[PageVisit]:
-    history, places = write_profiles(home)
-    visits = []
-    for profile in (BrowserProfile("chrome", "Default", history), BrowserProfile("firefox", "default", places)):
-        found, _ = read_visits(profile, 0, WEEK_START, 5000, home / "work")
-        visits += [PageVisit(v.url, v.title, v.visited_at) for v in found]
-    return visits
 
 
 def test_a_week_read_from_real_browsers_gives_one_pure_interest_per_topic(tmp_path):

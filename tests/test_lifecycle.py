@@ -14,7 +14,7 @@ import pytest
 from conftest import diary_lines, run_worker
 from in_process import twin_cli
 
-from daemon import supervisor as supervisor_module
+from twin.daemon import supervisor as supervisor_module
 from twin.learn.learning import forget
 from twin.lifecycle.cycle import (
     CURSOR,
@@ -31,7 +31,7 @@ from twin.store import Store, state
 from twin.text.capture_rules import token_jaccard
 from twin.vectors.index import VectorIndex
 from twin.vectors.sidecar import IndexWriter
-from workers.bus import Bus
+from twin.workers.bus import Bus
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

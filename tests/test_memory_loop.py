@@ -14,7 +14,7 @@ from twin.store import Store
 from twin.store.schema import MIGRATIONS
 from twin.vectors.index import VectorIndex
 from twin.wiring import open_recall
-from workers.bus import Bus
+from twin.workers.bus import Bus
 
 FACTS = [
     "I'm allergic to penicillin.",

@@ -35,8 +35,8 @@ from test_daemon import wait_for
 from test_gmail import MAILBOX
 from test_gmail import OWNER as GMAIL_OWNER
 
-from connectors.browser import CONNECTOR as BROWSER
 from twin.activity import Activity
+from twin.connectors.browser import CONNECTOR as BROWSER
 from twin.store import Store, state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,7 +177,7 @@ class Endpoints:
 
     @property
     def ports(self) -> set[int]:
-        return {self.llm.server.server_address[1], self.gmail.httpd.server_address[1],
+        return {self.llm.server.server_address[1], self.gmail.server.server_address[1],
                 self.telegram.server.server_address[1]}
 
 

@@ -48,8 +48,8 @@ def escaped(data: bytes) -> str:
 def test_a_dns_query_on_a_connected_socket_is_named_with_its_program() -> None:
     query = escaped(dns_query("telemetry.vendor.example"))
     log = "\n".join([
-        '100 execve("/opt/venv/bin/python", ["/opt/venv/bin/python", "-m", "workers", "embed"], 0x7ffd /* 40 vars */)'
-        " = 0",
+        '100 execve("/opt/venv/bin/python", ["/opt/venv/bin/python", "-m", "twin.workers", "embed"], '
+        "0x7ffd /* 40 vars */) = 0",
         "100 clone3({flags=CLONE_VM|CLONE_THREAD, child_tid=0x7f} => {parent_tid=[101]}, 88) = 101",
         '101 connect(7<socket:[55]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such'
         " file or directory)",
@@ -63,8 +63,8 @@ def test_a_dns_query_on_a_connected_socket_is_named_with_its_program() -> None:
     trace = read_trace(log, "/srv")
     assert trace.lines == 6
     assert [(c.pid, c.program, c.family, c.address, c.port, c.dns_name) for c in trace.contacts] == [
-        (101, "python -m workers embed", "AF_UNIX", "/var/run/nscd/socket", None, ""),
-        (101, "python -m workers embed", "AF_INET", "10.0.0.53", 53, "telemetry.vendor.example"),
+        (101, "python -m twin.workers embed", "AF_UNIX", "/var/run/nscd/socket", None, ""),
+        (101, "python -m twin.workers embed", "AF_INET", "10.0.0.53", 53, "telemetry.vendor.example"),
     ]
     assert "DNS query: telemetry.vendor.example" in trace.contacts[1].describe()
 

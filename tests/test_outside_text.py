@@ -15,14 +15,14 @@ import pytest
 from conftest import drain
 from in_process import twin_cli
 
-from connectors.files import FilesConnector, file_source
 from twin.activity import Activity
 from twin.cli import main
+from twin.connectors.files import FilesConnector, file_source
 from twin.logs import OneLineFormatter
 from twin.outside_text import UNSAFE, clean_name, escape_controls, json_text, strip_controls
 from twin.store import Store
 from twin.store.signals import ProposedSignal, record_signal
-from workers.bus import Bus
+from twin.workers.bus import Bus
 
 ROOT = Path(__file__).resolve().parent.parent
 FORGED = "\n2026-11-30T08:00:00Z  Forgot 12 memory(ies): #1, #2."

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from browser_fixtures import FF_LINK, LINK, make_chromium_profile, make_firefox_profile
 
-from connectors.browser import import_now
-from connectors.browser_history import clean_url
+from twin.connectors.browser import import_now
+from twin.connectors.browser_history import clean_url
 from twin.learn.interests import PageVisit, learn_interests
 from twin.text.private_sites import private_site
 

@@ -20,7 +20,7 @@ from twin.reflection.hush import HushGate, HushRules
 from twin.reflection.second_pass import fresh_memories, reflect
 from twin.store import state
 from twin.store.signals import list_signals, list_widget_suggestions
-from workers.bus import OUTBOX, Bus
+from twin.workers.bus import OUTBOX, Bus
 
 NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 NIGHT = datetime(2026, 11, 30, 23, 30, tzinfo=UTC)

@@ -13,8 +13,8 @@ import pytest
 from conftest import drain
 from secret_corpus import seed
 
-from connectors.files import FilesConnector
-from workers.bus import Bus
+from twin.connectors.files import FilesConnector
+from twin.workers.bus import Bus
 
 PHRASE = seed().split()
 

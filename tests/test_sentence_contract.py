@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from case_tables import case_tables
 from conftest import diary_lines as lines
 from fake_llm import Reply
 
 from twin.learn.learning import learn
 from twin.learn.sentence_contract import fit_to_contract, person_words
 from twin.text.third_person import first_to_third_person, second_to_third_person
+
+CASES = case_tables("sentence_contract")
+"""The case tables of this module (tests/data/sentence_contract_cases.toml)."""
 
 
 def answer(*contents: str, kind: str = "fact") -> Reply:
@@ -21,21 +25,7 @@ def answer(*contents: str, kind: str = "fact") -> Reply:
 
 
 # --- the rewrites ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("said", "written"), [
-    ("You keep bees on the roof.", "Owner keeps bees on the roof."),
-    ("You're allergic to shellfish.", "Owner is allergic to shellfish."),
-    ("You've finished two half marathons.", "Owner has finished two half marathons."),
-    ("You don't eat pork.", "Owner doesn't eat pork."),
-    ("You usually fly with KLM.", "Owner usually flies with KLM."),
-    ("Your brother Tomás studies law in Coimbra.", "Owner's brother Tomás studies law in Coimbra."),
-    ("You and Priya share a flat in Leeds.", "Owner and Priya share a flat in Leeds."),
-    ("Priya lent you her bike for the summer.", "Priya lent Owner her bike for the summer."),
-    ("Priya thinks you are too modest.", "Priya thinks Owner is too modest."),
-    ("You said you watch every Arsenal match.", "Owner said Owner watches every Arsenal match."),
-    ("When you cook, you use your grandmother's recipes.", "When Owner cooks, Owner uses their grandmother's recipes."),
-    ("The blue kayak is yours.", "The blue kayak is Owner's."),
-    ("Priya cooks for you on Fridays.", "Priya cooks for Owner on Fridays."),
-])
+@pytest.mark.parametrize(("said", "written"), CASES["test_second_person_becomes_owner_with_the_verb_agreed"])
 def test_second_person_becomes_owner_with_the_verb_agreed(said, written):
     assert second_to_third_person(said) == written
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon import supervisor as supervisor_module
 from twin.activity import Activity
+from twin.daemon import supervisor as supervisor_module
 from twin.settings import load_settings
 from twin.store import Store
 

@@ -15,7 +15,11 @@ from twin.text.extractor import extract, standalone_problem
 from twin.text.sentence_length import script_length
 
 sys.path.insert(0, str(Path(__file__).parent))
+from case_tables import case_tables
 from extraction_corpus import CORPUS, NOW
+
+CASES = case_tables("standalone_sentences")
+"""The case tables of this module (tests/data/standalone_sentences_cases.toml)."""
 
 WHEN = datetime(2027, 3, 10, 9, 0, tzinfo=UTC)  # a Wednesday
 
@@ -24,17 +28,13 @@ def contents(text: str, **kwargs) -> list[str]:
     return [c.content for c in extract(text, now=WHEN, **kwargs)]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("I'm celiac.", "Owner is celiac."), ("im epileptic", "Owner is epileptic."), ("I'm deaf.", "Owner is deaf."),
-    ("Ich bin Veganerin.", "Owner ist Veganerin."), ("Je suis sourde.", "Owner est sourde."),
-    ("我有哮喘。", "我有哮喘。"), ("私は医者です。", "私は医者です。"),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_short_true_facts_are_kept_and_pass_the_gate"])
 def test_short_true_facts_are_kept_and_pass_the_gate(said, memory):
     assert contents(said) == [memory]
     assert unworthy(memory) is None
 
 
-@pytest.mark.parametrize("filler", ["ok cool", "I'm fine.", "im good", "谢谢你", "好的", "danke dir", "merci bien"])
+@pytest.mark.parametrize("filler", CASES["test_filler_is_still_rejected"])
 def test_filler_is_still_rejected(filler):
     assert [c for c in extract(filler) if unworthy(c.content) is None] == []
 
@@ -52,15 +52,7 @@ def test_rejections_say_why_without_quoting_and_force_keeps_them():
     assert [c.content for c in extract("Tiny one.", force=True)] == ["Tiny one."]
 
 
-@pytest.mark.parametrize(("text", "memories"), [
-    ("My aunt Rosa lives in Faro. She grows lemons.", ["Owner's aunt Rosa lives in Faro.", "Rosa grows lemons."]),
-    ("I adopted a kitten. His name is Pepper. He hates the vacuum.",
-     ["Owner adopted a kitten.", "Owner's kitten's name is Pepper.", "Pepper hates the vacuum."]),
-    ("My grandparents moved to Crete. They love the sea.",
-     ["Owner's grandparents moved to Crete.", "Owner's grandparents love the sea."]),
-    ("Mein Onkel Karl wohnt in Linz. Er ist Bäcker.", ["Owners Onkel Karl wohnt in Linz.", "Karl ist Bäcker."]),
-    ("Mon cousin vit à Nice. Il est pompier.", ["Le cousin d'Owner vit à Nice."]),
-])
+@pytest.mark.parametrize(("text", "memories"), CASES["test_pronouns_are_resolved_or_the_sentence_dropped"])
 def test_pronouns_are_resolved_or_the_sentence_dropped(text, memories):
     found = contents(text)
     assert found[:len(memories)] == memories
@@ -73,39 +65,19 @@ def test_a_pronoun_with_nothing_before_it_is_dropped_with_a_reason():
     assert reasons == ["sentence 1: a pronoun that refers to nothing before it"]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("I started pottery classes last week.", "Owner started pottery classes in the week of 1 March 2027."),
-    ("Two days ago I broke my wrist.", "On 8 March 2027 Owner broke their wrist."),
-    ("I fly to Oslo next Monday.", "Owner flies to Oslo on 15 March 2027."),
-    ("Vorgestern habe ich gekündigt.", "Am 8. März 2027 hat Owner gekündigt."),
-    ("J'ai déménagé le mois dernier.", "Owner a déménagé en février 2027."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_relative_dates_become_dates_on_the_texts_time"])
 def test_relative_dates_become_dates_on_the_texts_time(said, memory):
     assert contents(said) == [memory]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("Ich gehe jeden Morgen mit dem Hund an die Elbe.", "Owner geht jeden Morgen mit dem Hund an die Elbe."),
-    ("Am Morgen höre ich am liebsten Radio.", "Am Morgen hört Owner am liebsten Radio."),
-    ("Ich trinke den Morgen über nur Wasser.", "Owner trinkt den Morgen über nur Wasser."),
-    ("Ich reise morgen nach Graz.", "Owner reist am 11. März 2027 nach Graz."),
-    ("Morgen reise ich nach Graz.", "Am 11. März 2027 reist Owner nach Graz."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_the_german_noun_morgen_is_a_morning_not_tomorrow"])
 def test_the_german_noun_morgen_is_a_morning_not_tomorrow(said, memory):
     """German capitalises nouns: "Morgen" inside a sentence is the morning; "morgen", or "Morgen" opening the
     sentence, is tomorrow."""
     assert contents(said) == [memory]
 
 
-@pytest.mark.parametrize(("said", "memory"), [
-    ("I cant stand jazz", "Owner can't stand jazz."),
-    ("I didnt sleep well", "Owner didn't sleep well."),
-    ("I sing in a choir and play the drums", "Owner sings in a choir and plays the drums."),
-    ("I put sugar in my tea and drink it hot", "Owner put sugar in their tea and drinks it hot."),
-    ("I must leave early and pick up the kids", "Owner must leave early and pick up the kids."),
-    ("Wir fahren jeden Sommer nach Sylt.", "Owner fährt jeden Sommer nach Sylt."),
-    ("Nous prenons le bus le matin.", "Owner prend le bus le matin."),
-])
+@pytest.mark.parametrize(("said", "memory"), CASES["test_verbs_agree"])
 def test_verbs_agree(said, memory):
     assert contents(said) == [memory]
     assert standalone_problem(memory) is None
@@ -117,11 +89,7 @@ def test_file_memories_are_third_person_and_headings_are_not_memories():
         "backup.txt: Owner backs up their laptop every Sunday to the grey disk."]
 
 
-@pytest.mark.parametrize(("memory", "problem"), [
-    ("You have a dog called Rex.", "first or second person"), ("He lives in Oslo.", "dangling pronoun"),
-    ("Owner met Ana yesterday.", "relative date"), ("Owner have two cats.", "verb agreement"),
-    ("Owner habe zwei Katzen.", "verb agreement"), ("Went to the gym.", "no subject"),
-])
+@pytest.mark.parametrize(("memory", "problem"), CASES["test_the_standalone_check_names_the_problem"])
 def test_the_standalone_check_names_the_problem(memory, problem):
     assert (standalone_problem(memory) or "").startswith(problem)
 

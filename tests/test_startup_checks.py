@@ -47,7 +47,7 @@ def test_any_cli_command_makes_the_dirs_private(twin_env, command):
 
 def test_a_worker_makes_the_dirs_private(twin_env):
     dirs = open_dirs(twin_env, (0o711, 0o755, 0o705))
-    proc = run("-m", "workers", "learn", "--burst")
+    proc = run("-m", "twin.workers", "learn", "--burst")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [mode(d) for d in dirs] == [0o700] * 3
 
@@ -108,7 +108,7 @@ def test_status_says_what_is_known_when_redis_is_frozen_or_gone(twin_env, tmp_pa
     import signal
     import time
 
-    from daemon.lifetime import InstanceLock
+    from twin.daemon.lifetime import InstanceLock
 
     sock = tmp_path / "frozen.sock"
     server = subprocess.Popen([shutil.which("redis-server"), "--port", "0", "--unixsocket", str(sock), "--save", "",

@@ -9,10 +9,10 @@ import asyncio
 import pytest
 from conftest import diary_lines
 
-import connectors
-from connectors.gmail import GmailAuthError, GmailAuthRevoked
-from daemon import supervisor as supervisor_module
+from twin import connectors
 from twin.activity import Activity
+from twin.connectors.gmail import GmailAuthError, GmailAuthRevoked
+from twin.daemon import supervisor as supervisor_module
 from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, TwinError
 from twin.store import Store
 

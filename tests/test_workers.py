@@ -9,17 +9,18 @@ from rq import Queue
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 
-from workers.bus import LEARN_QUEUE, LEARN_RETRY, Bus
-from workers.jobs import JOBS
+from twin.workers.bus import LEARN_QUEUE, LEARN_RETRY, Bus
+from twin.workers.jobs import JOBS
+from twin.workers.legacy_jobs import LEGACY_JOBS
 
 
 @pytest.mark.slow
 def test_bad_input_is_set_aside_and_the_queue_goes_on(twin_env, store, redis):
     queue = Queue(LEARN_QUEUE, connection=redis)
-    bad = queue.enqueue(JOBS["learn_text"], kwargs={"being": "owner", "text": 12345, "source": "muse"},
+    bad = queue.enqueue(LEGACY_JOBS["learn_text"], kwargs={"being": "owner", "text": 12345, "source": "muse"},
                         retry=LEARN_RETRY)
     push_text(store, redis, "owner", "I keep my climbing shoes in the hallway cupboard.", "muse")
-    proc = run_worker_process("learn")  # the worker's process, its logging included (`python -m workers`)
+    proc = run_worker_process("learn")  # the worker's process, its logging included (`python -m twin.workers`)
     assert "set aside job" in proc.stdout + proc.stderr
     assert bad.id in queue.failed_job_registry.get_job_ids()
     assert Job.fetch(bad.id, connection=redis).retries_left == 0  # not retried: it can never succeed

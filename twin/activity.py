@@ -45,7 +45,7 @@ class Activity:
         memory's text in `text` (invariant 5). A diary line is one line: line breaks and terminal controls that
         outside text (a file name, a signal title) brought into `text` are stored escaped
         (`twin.outside_text.escape_controls`), so no line can forge another or drive the terminal that shows it.
-        `subject` is the source the line names (`file:/path` as `connectors.files.file_source` writes it,
+        `subject` is the source the line names (`file:/path` as `twin.connectors.files.file_source` writes it,
         `telegram:<chat>`), so forgetting that source rewrites the name out of it (`unname`)."""
         if kind not in ACTIVITY_KINDS:
             raise ValueError(f"unknown activity kind {kind!r}; expected one of {ACTIVITY_KINDS}")

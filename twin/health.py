@@ -50,7 +50,7 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     depths, index state, each registered connector's state
     (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
-    `bus` is a `workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
+    `bus` is a `twin.workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
     and `answer_s` (how long it waited, seconds) say why (`redis_line`).
     """
     counts = store.counts(settings.being)
@@ -106,7 +106,7 @@ def redis_line(settings: Settings, error: BaseException | None, answer_s: float)
     so the line never guesses "is `twin up` running?" when it is. One line, no secret (the URL is as configured)."""
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
-    from daemon.lifetime import InstanceLock
+    from twin.daemon.lifetime import InstanceLock
 
     url = settings.effective_redis_url
     holder = InstanceLock.holder(settings.data_dir / "twin.lock")
@@ -135,9 +135,9 @@ def model_state(settings: Settings, store: Store) -> dict:
 
 
 def connector_states(settings: Settings, store: Store, degraded: list[str]) -> dict[str, dict]:
-    """Every registered connector's state by name, in registry order (`connectors.Connector.read_state`; the
+    """Every registered connector's state by name, in registry order (`twin.connectors.Connector.read_state`; the
     connectors themselves are not imported), appending the degraded lines each implies to `degraded`."""
-    import connectors
+    from twin import connectors
 
     states = {}
     for connector in connectors.REGISTRY.values():

@@ -13,7 +13,7 @@ def probe_redis(settings: Settings):
     """`(Bus, None)` when Redis answers a ping within `REDIS_ANSWER_S`, else `(None, the error)`."""
     from redis import Redis
 
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
     client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=REDIS_ANSWER_S)
     try:
@@ -24,6 +24,6 @@ def probe_redis(settings: Settings):
 
 
 def reachable_bus(settings: Settings):
-    """A `workers.bus.Bus` when Redis answers within `REDIS_ANSWER_S`, else None (the daemon picks the work up when
+    """A `twin.workers.bus.Bus` when Redis answers within `REDIS_ANSWER_S`, else None (the daemon picks the work up when
     it runs)."""
     return probe_redis(settings)[0]

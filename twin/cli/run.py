@@ -16,7 +16,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     """Run the supervisor in the foreground (what systemd runs)."""
     import asyncio
 
-    from daemon.supervisor import Supervisor
+    from twin.daemon.supervisor import Supervisor
     from twin.logs import configure_logging
 
     if args.files:

@@ -19,7 +19,7 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
     import secrets
     from datetime import UTC, datetime, timedelta
 
-    from connectors.telegram import CONNECTOR, PAIR_CODE_TTL_S, pair_code_hash
+    from twin.connectors.telegram import CONNECTOR, PAIR_CODE_TTL_S, pair_code_hash
     from twin.memory import format_time
 
     with Store(settings.db_path) as store:
@@ -47,7 +47,7 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
     """Connect Gmail: sign in with Google in a browser (read-only access); the token is saved 0600 in the data
     dir and a running twin starts reading mail within seconds. Needs TWIN_GMAIL_CLIENT_SECRETS: the OAuth client
     file (type "Desktop app") of your own Google Cloud project with the Gmail API enabled."""
-    from connectors.gmail import GmailAuthError, authorize
+    from twin.connectors.gmail import GmailAuthError, authorize
 
     try:
         authorize(settings, port=args.port, open_browser=not args.no_browser, timeout_s=args.timeout)
@@ -73,7 +73,7 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     """Import browser history now, whatever the 24-hour pace (seed 001): visits since the last import of each
     profile are clustered into interests and learned (with the model when one is configured)."""
-    from connectors.browser import BrowserBusy, import_now
+    from twin.connectors.browser import BrowserBusy, import_now
 
     try:
         report = import_now(settings)

@@ -82,7 +82,7 @@ def cmd_email(settings: Settings, args: argparse.Namespace) -> int:
     """`waiting`: every email thread that waits for your reply, oldest first: who wrote last, the subject, since
     when it waits and what they ask (as the last Gmail sync saw them; a thread you answered leaves the list at
     the next sync)."""
-    from connectors.source_state import waiting_threads
+    from twin.connectors.source_state import waiting_threads
 
     with Store(settings.db_path) as store:
         threads = waiting_threads(store, settings.being)

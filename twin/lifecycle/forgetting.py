@@ -10,7 +10,7 @@ Two steps, because the callers hold their own transactions (a caller's `Store.at
 2. `Store.scrub_deleted_text()` after the commit: the forgotten words leave the FTS segments, the WAL is
    truncated; freed pages are zeroed by `secure_delete`. It costs ~0.1 s at 100k memories, so a burst is
    coalesced: an explicit forget scrubs at once, the workers ask for one `scrub_store` job behind the queued
-   removals (`workers.bus.Bus.request_scrub`), and the supervisor asks again while the marker is set.
+   removals (`twin.workers.bus.Bus.request_scrub`), and the supervisor asks again while the marker is set.
 
 An explicit forget (`plan` then `carry_out`, or `forget` by ids) also reaches the copies outside `memories`:
 transcript rows that hold what the memories said are redacted in place and the chat summaries rebuilt offline

@@ -1,5 +1,5 @@
 """The `email_threads` rows: what the Gmail connector last saw of each thread (subject, the newest message, whether
-it waits for the owner's reply and why). `connectors.gmail` writes them, `twin.health` and `twin email waiting`
+it waits for the owner's reply and why). `twin.connectors.gmail` writes them, `twin.health` and `twin email waiting`
 read them, `twin.lifecycle.forgetting` clears them.
 """
 

@@ -169,7 +169,7 @@ CHAT = (
 
 EMAIL = (
     # the Gmail connector's per-thread state (its cursor besides the historyId): a thread is learned again only
-    # when its newest message changed; `needs_reply` is the rule in connectors.email_text
+    # when its newest message changed; `needs_reply` is the rule in twin.connectors.email_text
     """CREATE TABLE email_threads (
         being_id TEXT NOT NULL,
         thread_id TEXT NOT NULL,

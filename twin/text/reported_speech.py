@@ -5,7 +5,7 @@ written into memories:
 - `reported(text, name, language)`: the writer's own first person in their name, in place, in English, German,
   French and Spanish ("I will send the slides" from Alice Smith is "Alice Smith will send the slides", "ich
   schicke … und melde mich" is "Anna schickt … und meldet sich", "we" is the writer's side: "Alice Smith and
-  others"). Email summaries quote a correspondent this way (`connectors.email_summary`). English verbs agree
+  others"). Email summaries quote a correspondent this way (`twin.connectors.email_summary`). English verbs agree
   through `twin.text.third_person.agree`; German, French and Spanish get their commonest forms (regular endings plus
   a table of irregular verbs); a verb form the rules do not know stays as written, the pronoun is always replaced.
 - `report(sentence, speaker, english)`: a chat message the owner forwards, quotes or replies to is that person's

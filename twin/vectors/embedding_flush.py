@@ -2,7 +2,7 @@
 first, then the index; and the outage state that makes a failing embedder a line when it starts and one when it
 ends (DESIGN.md invariant 6), not one at every retry.
 
-The embedding worker (`workers.jobs.embed_flush`) keeps one `EmbeddingOutage` for its life in its context; tests
+The embedding worker (`twin.workers.jobs.embed_flush`) keeps one `EmbeddingOutage` for its life in its context; tests
 and the benches flush in-process with their own. Nothing here is module state.
 """
 

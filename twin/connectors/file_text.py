@@ -1,5 +1,5 @@
 """The pure `to_text` part of the files connector (STYLE.md 3: fetch / to_text / push): the bytes of one file ->
-`Document` (text to learn, title) or `Skip` (reason). No I/O: `connectors.files` reads the bytes and passes
+`Document` (text to learn, title) or `Skip` (reason). No I/O: `twin.connectors.files` reads the bytes and passes
 its bounds; tests call it with fixture bytes.
 
 Kinds by suffix (`.gz` meaning gzip-compressed text, decompressed in a bounded way; a `README.<anything>`

@@ -27,8 +27,9 @@ from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store
 from twin.wiring import open_embedder, open_index_writer
-from workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
-from workers.context import BadInput, WorkerContext, install
+from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
+from twin.workers.context import BadInput, WorkerContext, install
+from twin.workers.legacy_jobs import LegacyNameJob
 
 log = logging.getLogger("twin.worker")
 
@@ -78,6 +79,19 @@ def recover_orphaned_jobs(queue: Queue) -> int:
     return requeued
 
 
+def serve(queue: str, role: str, redis: Redis, burst: bool) -> None:
+    """Requeue what a previous run of this worker left unfinished, then serve `queue` with an in-process
+    `SimpleWorker` named `twin-ROLE-PID` until stopped (or, with `burst`, until the queue is empty).
+
+    One queue per worker: only then does RQ dequeue through an intermediate list (BLMOVE) that
+    `recover_orphaned_jobs` can read. Jobs load through `LegacyNameJob`, so the names an older twin queued run too.
+    """
+    recover_orphaned_jobs(Queue(queue, connection=redis))
+    worker = SimpleWorker([queue], connection=redis, name=f"twin-{role}-{os.getpid()}", job_class=LegacyNameJob,
+                          exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+    worker.work(burst=burst, logging_level="WARNING")
+
+
 def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     """The learn worker: an in-process `SimpleWorker` with one store connection (and, when configured, one
     model provider client) for all its jobs; reflection jobs are queued at the front of its queue.
@@ -90,12 +104,7 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
     store = Store(settings.db_path).open()
     try:
         install(WorkerContext(settings=settings, redis=redis, store=store, provider=provider_for(settings, store)))
-        recover_orphaned_jobs(Queue(LEARN_QUEUE, connection=redis))
-        # one queue per worker: only then does RQ dequeue through an intermediate list (BLMOVE) that
-        # recover_orphaned_jobs can read; reflection jobs go to the front of this same queue
-        worker = SimpleWorker([LEARN_QUEUE], connection=redis, name=f"twin-learn-{os.getpid()}",
-                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-        worker.work(burst=burst, logging_level="WARNING")
+        serve(LEARN_QUEUE, "learn", redis, burst)  # reflection jobs go to the front of this same queue
     finally:
         store.close()
     return 0
@@ -120,10 +129,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
                 Bus(redis).enqueue("embed_flush")
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
-        recover_orphaned_jobs(Queue(EMBED_QUEUE, connection=redis))
-        worker = SimpleWorker([EMBED_QUEUE], connection=redis, name=f"twin-embed-{os.getpid()}",
-                              exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-        worker.work(burst=burst, logging_level="WARNING")
+        serve(EMBED_QUEUE, "embed", redis, burst)
     finally:
         if writer is not None:
             writer.catch_up()
@@ -160,7 +166,7 @@ def record_start_failure(settings: Settings, line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
-    parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m twin.workers", description=__doc__)
     parser.add_argument("role", choices=("learn", "embed", "scheduler"))
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty (tests)")
     args = parser.parse_args(argv)

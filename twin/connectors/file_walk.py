@@ -1,7 +1,7 @@
 """The fetch part of the files connector (STYLE.md 3): which paths it looks at (`PathFilter`), listing a tree
 (`walk`), reading and hashing one file (`read_file`) and turning watchfiles' event paths into real paths
-(`canonical`). Blocking I/O, run in threads by `connectors.files`; every name a listing leaves out is counted by
-reason, so the connector can account for every file (`connectors.files_tally`).
+(`canonical`). Blocking I/O, run in threads by `twin.connectors.files`; every name a listing leaves out is counted by
+reason, so the connector can account for every file (`twin.connectors.files_tally`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import watchfiles
 
-from connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
+from twin.connectors.file_text import SNIFF_BYTES, Document, Skip, sniffs_as_text, text_kind, to_text
 
 IGNORED_DIRS = frozenset(watchfiles.DefaultFilter.ignore_dirs)
 IGNORED_NAMES = tuple(re.compile(p) for p in watchfiles.DefaultFilter.ignore_entity_patterns)

@@ -1,23 +1,32 @@
-"""Legacy jobs: the job names an older twin queued with the text itself on Redis (before items were staged in
-SQLite, `twin.ingest`). Nothing queues them any more; a Redis kept from then may still hold some, so each is run
-once through today's path: staged, then learned by `workers.jobs.learn_items`.
+"""Legacy jobs: the job names an older twin left on a Redis it kept, still run through today's path.
 
-RQ resolves a queued job by its dotted name, so these are re-exported by `workers.jobs` (`workers.jobs.learn_text`
-…), the name those old jobs carry. Each checks its input and raises `BadInput` (set aside, not retried) when it
+Two kinds: every job of a twin whose workers were the top-level package `workers` is named `workers.jobs.<name>`
+(`OLD_JOB_MODULE`); and an older twin still queued the text itself on Redis (before items were staged in SQLite,
+`twin.ingest`): `workers.jobs.learn_text` …. Nothing queues either any more. RQ resolves a job by importing its
+dotted name, and no top-level `workers` package is installed, so the worker's job class (`LegacyNameJob`) maps an
+old name when it loads the job: `workers.jobs.learn_items` to `twin.workers.jobs.learn_items`, the text-carrying
+names to the shims below, each run once through today's path (staged, then learned by
+`twin.workers.jobs.learn_items`). Each shim checks its input and raises `BadInput` (set aside, not retried) when it
 can never succeed.
 """
 
 from __future__ import annotations
 
+from rq.job import Job
+from rq.utils import import_attribute
+
 from twin import ingest
 from twin.ingest import Ingest
-from workers.context import BadInput, current
+from twin.workers.bus import JOB_MODULE
+from twin.workers.context import BadInput, current
+from twin.workers.jobs import learn_items
+
+OLD_JOB_MODULE = "workers.jobs"
+"""Where the jobs of a twin before the move of `workers` under `twin.` were queued: `workers.jobs.<name>`."""
 
 
 def _staged_now(being: str, items: list[Ingest]) -> dict:
     """Stage `items` in the worker's store and learn them at once; returns `learn_items`'s tally."""
-    from workers.jobs import learn_items  # workers.jobs imports this module (see the module docstring)
-
     return learn_items(being, ingest.stage(current().store, items))
 
 
@@ -69,3 +78,20 @@ LEGACY_JOBS = {"learn_text": learn_text, "learn_batch": learn_batch, "learn_docu
                "learn_email_threads": learn_email_threads, "learn_interests": learn_interests,
                "forget_source": forget_source}
 """The legacy shims by the name their old jobs carry."""
+
+
+class LegacyNameJob(Job):
+    """An RQ job that also runs under the dotted name an older twin queued it by (the module docstring):
+    `workers.jobs.<legacy>` resolves to `LEGACY_JOBS[<legacy>]`, any other `workers.jobs.<name>` to
+    `twin.workers.jobs.<name>`; today's names resolve as RQ resolves them. The job keeps its stored name (a retry
+    resolves it again the same way). An old name that never was a job fails as an unknown name does in RQ
+    (`ValueError`), and the job goes to the failed registry."""
+
+    @property
+    def func(self):
+        """The callable this job runs (RQ's `Job.func`, with the old names mapped)."""
+        name = self.func_name
+        if self.instance is None and name is not None and name.startswith(OLD_JOB_MODULE + "."):
+            short = name[len(OLD_JOB_MODULE) + 1:]
+            return LEGACY_JOBS[short] if short in LEGACY_JOBS else import_attribute(f"{JOB_MODULE}.{short}")
+        return super().func

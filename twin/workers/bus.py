@@ -3,7 +3,7 @@
 Queues hold only work in flight (invariant 1), and never the text to learn: a connector stages its items in SQLite
 (`twin.ingest`) and a learn job carries their ids (invariant 5). Every job is idempotent, so at-least-once delivery
 is safe. There is one way onto a queue, `Bus.enqueue(name, **kwargs)`: the job goes by its dotted name
-(`workers.jobs.<name>`, resolved by the worker), with the options of `JOB_OPTIONS`; an unknown name raises
+(`twin.workers.jobs.<name>`, resolved by the worker), with the options of `JOB_OPTIONS`; an unknown name raises
 `KeyError`. So this module never imports the jobs (which import it).
 """
 
@@ -36,14 +36,14 @@ SCRUB_FLAG = "twin:scrub-pending"
 behind them, not one per file (twin.lifecycle.forgetting)."""
 SCRUB_FLAG_TTL_S = 900
 LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
-"""Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (workers.main)."""
+"""Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (twin.workers.main)."""
 JOB_TIMEOUT_S = 600
 PER_JOB = {"text": 50, "document": 1, "email": 10, "interests": 1, "forget": 200}
 """Staged items per `learn_items` job, by mode: one RQ job costs ~3 ms of CPU, as much as learning a short text, so
 short texts go 50 a job; a document or a browser import is one job (it may be a model call of up to ~10 s), an
 email 10 a job; gone files 200 a job (one scrub of the full-text index for all of them)."""
-JOB_MODULE = "workers.jobs"
-"""Where the worker finds a job's function: a job is queued as `workers.jobs.<name>`."""
+JOB_MODULE = "twin.workers.jobs"
+"""Where the worker finds a job's function: a job is queued as `twin.workers.jobs.<name>`."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,14 @@ JOB_OPTIONS = {
     "embed_flush": JobOptions(EMBED_QUEUE),
     "index_checkpoint": JobOptions(EMBED_QUEUE, at_front=True),
 }
-"""Every job twin queues, by name, with its queue options (the one table; `workers.jobs.JOBS` has the functions).
+"""Every job twin queues, by name, with its queue options (the one table; `twin.workers.jobs.JOBS` has the functions).
 
 - `learn_items`: staged items, retried with backoff (transient failures; bad input is set aside at once).
 - `scrub_store`: one coalesced scrub behind the removals queued before it (`Bus.request_scrub`).
 - `reflect_being` (seed 001's tick) and `decay_being` (seed 003) at the front of the learn queue, before a bulk
   import: the learn worker serves exactly one queue, the only way RQ takes a job through its intermediate list
   (with several queues it pops with BLPOP, and a job popped as the worker stops is lost;
-  `workers.main.recover_orphaned_jobs` relies on that list).
+  `twin.workers.main.recover_orphaned_jobs` relies on that list).
 - `dream_being` (seed 003) on the embedding queue, which alone holds the index up to date; behind the flush slice
   in hand, not at the front.
 - `embed_flush` (seed 000's batching) and `index_checkpoint`, at the front so at most the flush slice in hand
@@ -93,7 +93,7 @@ class Bus:
 
     def enqueue(self, name: str, **kwargs: object) -> str:
         """Queue job `name` (a key of `JOB_OPTIONS`) with keyword arguments `kwargs` (JSON-able: ids, a being, a
-        flag, never text to learn), as `workers.jobs.<name>` with the table's options. Returns the job id.
+        flag, never text to learn), as `twin.workers.jobs.<name>` with the table's options. Returns the job id.
         Raises `KeyError` for a name not in the table, `redis.RedisError` when Redis refuses."""
         options = JOB_OPTIONS[name]
         queue = self.learn_queue if options.queue == LEARN_QUEUE else self.embed_queue

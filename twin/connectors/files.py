@@ -1,11 +1,11 @@
 """The files connector: learns from the text files under the owner's roots (DESIGN.md "Shape"; STYLE.md 3).
 
 Three parts:
-- fetch (`connectors.file_walk`): `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows
-  watchfiles events (live, `connectors.file_watch`: a watcher that fails on one file is replaced and the roots
+- fetch (`twin.connectors.file_walk`): `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows
+  watchfiles events (live, `twin.connectors.file_watch`: a watcher that fails on one file is replaced and the roots
   rescanned); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
 - `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
-  `connectors.file_text`;
+  `twin.connectors.file_text`;
 - hand-over: a staged `document` item (the learn job replaces that file's memories) or `forget` item (a gone
   file), written in one transaction with the manifest row, the connector's cursor (invariant 3), then queued on
   Redis by id (`twin.ingest`). A crash or a Redis that refuses loses nothing: the item waits in SQLite and is
@@ -13,7 +13,7 @@ Three parts:
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
 its row is not read again; same bytes under a new mtime only update the row. Every file found is accounted
-for (`connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
+for (`twin.connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
 (binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
 restart does not report it again; files left out by their name (a suffix the connector does not know, a hidden
 name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING
 import watchfiles
 from redis.exceptions import RedisError
 
-from connectors import stopped_within
-from connectors.file_text import Document, Skip
-from connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
-from connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
-from connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin import ingest
 from twin.activity import named as activity_named
+from twin.connectors import stopped_within
+from twin.connectors.file_text import Document, Skip
+from twin.connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
+from twin.connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
+from twin.connectors.files_tally import Backlog, Tally, batch_line, scan_line
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.outside_text import clean_name, escape_controls
@@ -51,7 +51,7 @@ from twin.vectors.embedder import model_id_of
 if TYPE_CHECKING:
     from twin.activity import Activity
     from twin.store import Store
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,8 @@ class FilesConnector:
         self.backlog_poll_s = BACKLOG_POLL_S
 
     def state(self, store: Store) -> dict:
-        """What `twin status` shows of the watched folders (`connectors.source_state.files_state`; read-only)."""
-        from connectors.source_state import files_state
+        """What `twin status` shows of the watched folders (`twin.connectors.source_state.files_state`; read-only)."""
+        from twin.connectors.source_state import files_state
 
         return files_state(self.settings, store)
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
-from connectors.email_prose import body_sentences, is_boilerplate, is_filler, without_greeting
+from twin.connectors.email_prose import body_sentences, is_boilerplate, is_filler, without_greeting
 
 _LIST_HEADERS = ("list-id", "list-unsubscribe", "list-post", "list-help", "list-archive", "feedback-id")
 _ROLE_SENDER = re.compile(

@@ -28,18 +28,18 @@ from telegram.error import Forbidden, InvalidToken, NetworkError, RetryAfter, Te
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
-from connectors import stopped_within
-from connectors.telegram_message import plain_text, read_message
 from twin import ingest
 from twin.activity import Activity
 from twin.chat import ChatReply, Conversation, owner_words, paired_owners, relevant_memories
+from twin.connectors import stopped_within
+from twin.connectors.telegram_message import plain_text, read_message
 from twin.ingest import Ingest
 from twin.llm.provider import provider_for
 from twin.memory import KINDS, format_time, parse_time, utc_now
 from twin.store import Store, state
 from twin.store import chat as transcript
 from twin.store.signals import mark_delivered, undelivered
-from workers.bus import OUTBOX, Bus
+from twin.workers.bus import OUTBOX, Bus
 
 log = logging.getLogger("twin.telegram")
 
@@ -101,8 +101,8 @@ class TelegramConnector:
         self.answered = self.queued = 0
 
     def state(self, store: Store) -> dict:
-        """What `twin status` shows of the bot (`connectors.source_state.telegram_state`; read-only)."""
-        from connectors.source_state import telegram_state
+        """What `twin status` shows of the bot (`twin.connectors.source_state.telegram_state`; read-only)."""
+        from twin.connectors.source_state import telegram_state
 
         return telegram_state(self.settings, store)
 

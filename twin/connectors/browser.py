@@ -2,7 +2,7 @@
 
 At most one import every `browser_interval_s` (seed 001: 24 hours), plus `twin sync browser` to run one now.
 An import reads every Chromium-family and Firefox profile under the home directory
-(`connectors.browser_history`: a private copy of each database with its WAL, visits after the profile's
+(`twin.connectors.browser_history`: a private copy of each database with its WAL, visits after the profile's
 cursor, hidden/redirect/reload visits and deny-listed URLs skipped, query strings dropped), then the visits
 are clustered into interests and learned with source `browser` (`twin.learn.interests.learn_interests`): in the
 daemon by a learn job, in `twin sync browser` directly. The per-profile cursors (`visit:<profile key>`, the
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from connectors import OwnStoreConnector, stopped_within
-from connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin import ingest
 from twin.activity import Activity
+from twin.connectors import OwnStoreConnector, stopped_within
+from twin.connectors.browser_history import HistoryUnreadable, find_profiles, read_visits
 from twin.ingest import Ingest
 from twin.learn.interests import PageVisit, learn_interests
 from twin.memory import parse_time, utc_now
@@ -36,7 +36,7 @@ from twin.text.sensitivity import redact
 
 if TYPE_CHECKING:
     from twin.settings import Settings
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ def import_now(settings: Settings, home: Path | None = None) -> dict:
 def _ask_for_embedding(settings: Settings) -> None:
     from redis import Redis
 
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
     client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=2)
     try:
@@ -172,8 +172,8 @@ class BrowserConnector(OwnStoreConnector):
         self.failing = False
 
     def state(self, store: Store) -> dict:
-        """What `twin status` shows of browser history (`connectors.source_state.browser_state`; read-only)."""
-        from connectors.source_state import browser_state
+        """What `twin status` shows of browser history (`twin.connectors.source_state.browser_state`; read-only)."""
+        from twin.connectors.source_state import browser_state
 
         return browser_state(self.settings, store)
 

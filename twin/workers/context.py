@@ -1,4 +1,4 @@
-"""What a worker process hands its jobs: settings and clients built once in `workers.main` (STYLE.md 2).
+"""What a worker process hands its jobs: settings and clients built once in `twin.workers.main` (STYLE.md 2).
 
 A job reads it with `current()`; it is set once per process, never at import. A job whose input can never succeed
 raises `BadInput`.
@@ -37,7 +37,7 @@ class WorkerContext:
 
 
 class BadInput(Exception):
-    """The job's input can never succeed (e.g. not text); the job is set aside, not retried (`workers.main`)."""
+    """The job's input can never succeed (e.g. not text); the job is set aside, not retried (`twin.workers.main`)."""
 
 
 _current: contextvars.ContextVar[WorkerContext] = contextvars.ContextVar("twin_worker_context")
@@ -49,5 +49,5 @@ def install(ctx: WorkerContext) -> None:
 
 
 def current() -> WorkerContext:
-    """The context installed by `workers.main`. Raises `LookupError` outside a twin worker."""
+    """The context installed by `twin.workers.main`. Raises `LookupError` outside a twin worker."""
     return _current.get()

@@ -2,7 +2,7 @@
 lines it implies (`degraded`), light to import (no connector and none of their clients: `twin status` runs them
 for every registered connector, enabled or not).
 
-The connector classes answer `state(store)` through these, and the registry (`connectors.REGISTRY`) names them,
+The connector classes answer `state(store)` through these, and the registry (`twin.connectors.REGISTRY`) names them,
 so the keys a connector saves are read here and in the connector alone, never by `twin status`.
 """
 
@@ -17,7 +17,7 @@ STATUS_WAITING = 5
 
 
 def waiting_threads(store: Store, being: str, *, newest_first: bool = False, limit: int | None = None) -> list[dict]:
-    """The email threads of `being` that wait for the owner's reply (`connectors.needs_reply`'s rule, as the last
+    """The email threads of `being` that wait for the owner's reply (`twin.connectors.needs_reply`'s rule, as the last
     sync saw them): `[{thread_id, subject, from, at, asks, messages}]`, `at` the newest message's time (UTC
     ISO-8601, since when it waits), `asks` the sentence that asks (None when unknown); oldest first unless
     `newest_first`; all of them unless `limit`. Read-only; the one query `twin status`, `twin email waiting`

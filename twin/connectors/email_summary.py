@@ -3,7 +3,7 @@ the few sentences of the thread a person would want recalled, each made into one
 stands alone as a memory.
 
 What is kept: per message, its sentences after the salutation and before the sign-off and signature, without
-pleasantries, disclaimers, footers, image placeholders and quoted history (`connectors.email_prose`, in the
+pleasantries, disclaimers, footers, image placeholders and quoted history (`twin.connectors.email_prose`, in the
 mail's language), ranked by what they carry (`fact_score`: amounts, dates, times, references, places,
 decisions and commitments, questions and requests to the owner). The best `MAX_FACTS` of the thread are kept in
 thread order, the newest message's best always among them; a mail with no ranked sentence keeps its first real
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from connectors.email_prose import (
+from twin.connectors.email_prose import (
     body_sentences,
     is_boilerplate,
     is_filler,
@@ -22,14 +22,14 @@ from connectors.email_prose import (
     is_sign_off,
     without_greeting,
 )
-from connectors.email_text import REASON_MAX_CHARS, EmailMessage, EmailThread, display_name
-from connectors.needs_reply import asks_owner, clip
+from twin.connectors.email_text import REASON_MAX_CHARS, EmailMessage, EmailThread, display_name
+from twin.connectors.needs_reply import asks_owner, clip
 from twin.text.extractor import split_sentences
 from twin.text.reported_speech import reported
 
 MAX_FACTS = 6
 """Content sentences kept per thread (ours: with the reply, thread and attachment sentences a summary stays
-within the 12 memories a thread may give, workers.jobs.EMAIL_MEMORIES_PER_THREAD)."""
+within the 12 memories a thread may give, twin.workers.jobs.EMAIL_MEMORIES_PER_THREAD)."""
 MAX_FACTS_PER_MESSAGE = 3
 """Content sentences kept per message, so one long mail does not crowd out the rest of the thread."""
 MAX_FACTS_AUTOMATED = 3

@@ -11,7 +11,7 @@ Three parts:
   one bounded full sync. Threads come in batches of `BATCH_SIZE` `threads.get(format=full)`, paced to
   `UNITS_PER_MINUTE` of the per-user quota; a part of a batch refused for quota or a server error is fetched
   again on its own with the library's retries (`num_retries`: backoff on 5xx, 429 and rate-limit 403s);
-- push (`GmailConnector.sync_once`): each new or changed thread (`connectors.email_text`) goes to the learn
+- push (`GmailConnector.sync_once`): each new or changed thread (`twin.connectors.email_text`) goes to the learn
   queue as one `learn_email_threads` item, source `email:<threadId>`; the `email_threads` rows and the
   historyId cursor are written only after the push (invariant 3), so a crash re-reads, never skips.
 
@@ -39,10 +39,10 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import BatchHttpRequest
 
-from connectors import OwnStoreConnector, stopped_within
-from connectors.email_summary import heuristic_summary
-from connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin import ingest
+from twin.connectors import OwnStoreConnector, stopped_within
+from twin.connectors.email_summary import heuristic_summary
+from twin.connectors.email_text import EmailThread, MalformedThread, parse_thread, thread_text
 from twin.exceptions import ConnectorAuthFailed
 from twin.ingest import Ingest
 from twin.memory import utc_now
@@ -308,8 +308,8 @@ class GmailConnector(OwnStoreConnector):
     `close()`."""
 
     def state(self, store: Store) -> dict:
-        """What `twin status` shows of Gmail (`connectors.source_state.gmail_state`; read-only)."""
-        from connectors.source_state import gmail_state
+        """What `twin status` shows of Gmail (`twin.connectors.source_state.gmail_state`; read-only)."""
+        from twin.connectors.source_state import gmail_state
 
         return gmail_state(self.settings, store)
 

@@ -1,7 +1,8 @@
 """The job registry (STYLE.md 4): every job a twin worker runs, by name. Jobs are idempotent.
 
-Jobs are queued by dotted name (`workers.jobs.<name>`, `workers.bus.Bus.enqueue`); the worker imports this module
-to run them. The names an older twin queued (text on the queue itself) resolve here too: `workers.legacy_jobs`.
+Jobs are queued by dotted name (`twin.workers.jobs.<name>`, `twin.workers.bus.Bus.enqueue`); the worker imports
+this module to run them. The names an older twin queued (before this package moved under `twin.`, and the jobs
+that carried the text itself) are resolved by the worker's job class, `twin.workers.legacy_jobs.LegacyNameJob`.
 
 Learn jobs (and `decay_being`) run in the learn worker; `embed_flush`, `index_checkpoint` and `dream_being` only in
 the single embedding worker, which owns the model and is the only writer of the index (DESIGN.md "Shape").
@@ -26,17 +27,8 @@ from twin.reflection.hush import HushGate, HushRules
 from twin.reflection.second_pass import reflect
 from twin.store import state
 from twin.vectors.embedding_flush import flush_pending
-from workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
-from workers.context import BadInput, current
-from workers.legacy_jobs import (  # noqa: F401 - old queued jobs name them `workers.jobs.<name>`
-    LEGACY_JOBS,
-    forget_source,
-    learn_batch,
-    learn_document,
-    learn_email_threads,
-    learn_interests,
-    learn_text,
-)
+from twin.workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
+from twin.workers.context import BadInput, current
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +247,6 @@ JOBS = {
     "reflect_being": reflect_being,
     "decay_being": decay_being,
     "dream_being": dream_being,
-    **LEGACY_JOBS,
 }
-"""Every function a worker may be handed, by name: the ones twin queues (`workers.bus.JOB_OPTIONS`, which has
-their queue options) and the legacy shims (`workers.legacy_jobs`), which only jobs queued by an older twin name."""
+"""Every job twin queues, by name (`twin.workers.bus.JOB_OPTIONS` has their queue options). The shims for the names
+an older twin queued are `twin.workers.legacy_jobs.LEGACY_JOBS`."""

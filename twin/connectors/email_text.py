@@ -1,6 +1,6 @@
 """The pure `to_text` part of the Gmail connector (STYLE.md 3): one thread as `users.threads.get(format="full")`
 returns it -> `EmailThread` (senders, dates, trimmed bodies, attachment names, whether the owner owes a reply)
--> the text a model reads (`thread_text`); offline, `connectors.email_summary` makes third-person sentences of it.
+-> the text a model reads (`thread_text`); offline, `twin.connectors.email_summary` makes third-person sentences of it.
 
 No I/O: attachments are only named, never fetched. Decoding follows LIBRARY_NOTES §4 (walk `payload.parts`,
 `body.data` is base64url without padding) and the stdlib `email` package (RFC 2047 headers, RFC 5322 addresses
@@ -23,9 +23,9 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value, getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 
-from connectors.email_prose import guess_language
-from connectors.file_text import html_to_text
-from connectors.needs_reply import automated_reason, clip, phishing_signs, reply_reason
+from twin.connectors.email_prose import guess_language
+from twin.connectors.file_text import html_to_text
+from twin.connectors.needs_reply import automated_reason, clip, phishing_signs, reply_reason
 from twin.memory import format_time, strip_controls
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     odd message (not an object, no payload, no usable date) is skipped with a warning; an undecodable part is
     skipped or decoded with replacement characters.
 
-    Needs a reply (our rule, `connectors.needs_reply`): the newest message is not from the owner; an owner
+    Needs a reply (our rule, `twin.connectors.needs_reply`): the newest message is not from the owner; an owner
     address is in its `To` (Cc or Bcc only does not count); no machine sent it (`automated_reason`: lists, bulk,
     auto-replies, calendar invitations, role senders and their confirmations); it shows no signs of phishing;
     and its trimmed body asks the owner something (`asks_owner`: a question or a request, in the mail's

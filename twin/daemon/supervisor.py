@@ -25,11 +25,11 @@ from datetime import UTC, datetime, timedelta
 
 from redis import Redis
 
-import connectors
-from daemon import systemd
-from daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
-from daemon.redis_server import redis_argv
+from twin import connectors
 from twin.activity import Activity
+from twin.daemon import systemd
+from twin.daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
+from twin.daemon.redis_server import redis_argv
 from twin.exceptions import ConnectorAuthFailed, ConnectorTransient
 from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
@@ -37,8 +37,8 @@ from twin.settings import Settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store, secure_dir, state
 from twin.vectors.embedder import model_id_of
-from workers.bus import Bus
-from workers.main import connect_redis
+from twin.workers.bus import Bus
+from twin.workers.main import connect_redis
 
 log = logging.getLogger("twin.supervisor")
 
@@ -74,7 +74,7 @@ class ChildStatus(enum.Enum):
 @dataclass
 class Child:
     """One supervised process: its command, its current process and its restart history. `on_parent_death`
-    is the child's `preexec_fn` (see `daemon.lifetime`)."""
+    is the child's `preexec_fn` (see `twin.daemon.lifetime`)."""
 
     name: str
     argv: list[str]
@@ -376,7 +376,7 @@ class Supervisor:
                                                  "the workers and connectors retry until it does.")
             for role in ("learn", "embed", "scheduler"):
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
-                                  [sys.executable, "-m", "workers", role])
+                                  [sys.executable, "-m", "twin.workers", role])
             bus = Bus(self.redis)
             for connector in connectors.enabled(self.settings):
                 connector.run_prepare(self.settings, self.store)

@@ -2,7 +2,7 @@
 
 `REGISTRY` is the one explicit registry: per connector, whether the settings turn it on (`enabled`, light: no
 import of the connector), where its class is, imported only when it is enabled (`load`; the Gmail and
-Telegram clients are heavy), and what it has saved (`state`, `degraded`: `connectors.source_state`, light). The
+Telegram clients are heavy), and what it has saved (`state`, `degraded`: `twin.connectors.source_state`, light). The
 supervisor loops over it: it builds each enabled connector with `(settings, store, bus, activity)` (the
 constructor only stores them) and runs `await connector.run(stop)`, which opens what the connector needs; `twin
 status` loops over it too. An unknown name raises `KeyError`.
@@ -28,7 +28,7 @@ from twin.settings import Settings
 from twin.store import Store
 
 if TYPE_CHECKING:
-    from workers.bus import Bus
+    from twin.workers.bus import Bus
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,16 @@ def _resolve(target: str):
     return getattr(import_module(module), name)
 
 
-_STATE = "connectors.source_state:"
+_STATE = "twin.connectors.source_state:"
 REGISTRY = {c.name: c for c in (
-    Connector("files", "connectors.files:FilesConnector", lambda s: bool(s.files_roots), _STATE + "files_state",
+    Connector("files", "twin.connectors.files:FilesConnector", lambda s: bool(s.files_roots), _STATE + "files_state",
               prepare=_STATE + "record_files_roots"),
     # always: without a token it only waits for `twin connect gmail` to write one
-    Connector("gmail", "connectors.gmail:GmailConnector", lambda s: True, _STATE + "gmail_state",
+    Connector("gmail", "twin.connectors.gmail:GmailConnector", lambda s: True, _STATE + "gmail_state",
               _STATE + "gmail_degraded"),
-    Connector("browser", "connectors.browser:BrowserConnector", lambda s: s.browser_enabled,
+    Connector("browser", "twin.connectors.browser:BrowserConnector", lambda s: s.browser_enabled,
               _STATE + "browser_state", _STATE + "browser_degraded"),
-    Connector("telegram", "connectors.telegram:TelegramConnector", lambda s: s.telegram_bot_token is not None,
+    Connector("telegram", "twin.connectors.telegram:TelegramConnector", lambda s: s.telegram_bot_token is not None,
               _STATE + "telegram_state", _STATE + "telegram_degraded"),
 )}
 """Every connector by name, in the order the supervisor starts them."""

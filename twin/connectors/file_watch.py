@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import watchfiles
 
-from connectors import stopped_within
+from twin.connectors import stopped_within
 
 if TYPE_CHECKING:
     from twin.activity import Activity
 
-log = logging.getLogger("connectors.files")
+log = logging.getLogger("twin.connectors.files")
 
 WATCH_DEBOUNCE_MS = 1600
 """watchfiles' debounce: a batch is yielded after one quiet step or at most this long (LIBRARY_NOTES §3)."""

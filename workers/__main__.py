@@ -1,7 +1,0 @@
-"""`python -m workers learn|embed`: run one twin worker (started and restarted by the supervisor)."""
-
-import sys
-
-from workers.main import main
-
-sys.exit(main())
