@@ -11,6 +11,7 @@ from twin import __version__
 from twin.cli.arguments import folder, memory_id, port, positive, share, time_point
 from twin.cli.forget import cmd_forget
 from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall, cmd_stats
+from twin.cli.run import cmd_mcp
 from twin.cli.output import show
 from twin.cli.run import cmd_backfill, cmd_dream, cmd_reflect, cmd_up
 from twin.cli.sources import cmd_connect, cmd_sync, cmd_telegram
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", choices=("browser",))
     p = add("email", cmd_email, "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
     p.add_argument("action", choices=("waiting",))
+    add("mcp", cmd_mcp, "serve MCP over stdin/stdout for a desktop agent host (Claude Desktop, Claude Code, …)")
     p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
                                   "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")

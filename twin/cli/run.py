@@ -1,4 +1,4 @@
-"""Commands that run the daemon or a piece of its work now: up, backfill, reflect, dream."""
+"""Commands that run the daemon, a server of it or a piece of its work now: up, mcp, backfill, reflect, dream."""
 
 from __future__ import annotations
 
@@ -23,6 +23,15 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         settings.files_roots = args.files
     configure_logging(settings.log_level, settings.secret_values)
     return asyncio.run(Supervisor(settings).run())
+
+
+def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
+    """Serve twin's memory tools over MCP on stdin/stdout (what a desktop agent host starts: see the README's
+    Claude Desktop and Claude Code configurations). stdout carries the protocol alone; logs go to stderr. Calls
+    go to the running daemon's API when it answers, else to the store directly (the daemon embeds later)."""
+    from twin.mcp_server.server import serve_stdio
+
+    return serve_stdio(settings)
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
