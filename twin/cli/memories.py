@@ -10,7 +10,6 @@ from twin.activity import Activity
 from twin.cli.output import emit, show
 from twin.cli.output import print_json as _print_json
 from twin.cli.queues import reachable_bus as _bus
-from twin.outside_text import clean_name
 from twin.settings import Settings
 from twin.store import Store
 from twin.text.sensitivity import SENSITIVE, redact
@@ -21,30 +20,22 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
     updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
     `rejected: [{content, reason}]` for each candidate not stored."""
-    from twin.learn.learning import as_memories, learn
-    from twin.llm.provider import provider_for
+    from twin.learn.learning import as_memories
+    from twin.operations import Context
+    from twin.operations.writes import learn_text
     from twin.text.extractor import MAX_PER_CALL
 
     # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
-    with Store(settings.db_path) as store:
-        provider = provider_for(settings, store)
-        # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
-        source = clean_name(args.source)
-        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider,
-                       force=args.force)
-        if provider is not None:
-            provider.close()
-        if result.updated:  # the old wording of a memory updated in place leaves the database files now
-            from twin.lifecycle.forgetting import scrub_if_due
-
-            scrub_if_due(store)
-        bus = _bus(settings)
-        if bus is not None and (result.created or result.updated):
-            bus.notify_embed()
-        created = as_memories(store, result.created)
-        reinforced = as_memories(store, result.reinforced)
-        updated = as_memories(store, result.updated)
+    ctx = Context.open(settings, bus=lambda: _bus(settings))
+    try:
+        # --source is outside text that becomes an identifier and diary text: one safe line (learn_text cleans it)
+        result = learn_text(ctx, text, args.source, force=args.force)
+        created = as_memories(ctx.store, result.created)
+        reinforced = as_memories(ctx.store, result.reinforced)
+        updated = as_memories(ctx.store, result.updated)
+    finally:
+        ctx.close()
     if args.json:
         shown = [m.shown(args.sensitive, redact).to_dict() for m in created + reinforced + updated]
         shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
@@ -126,15 +117,12 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     local midnight in the owner's zone, `time_window.today_window`); listing never re-promotes a cold memory
     (seed 003)."""
     since = args.since if getattr(args, "since", None) else None
-    if args.command == "today":
-        from datetime import UTC, datetime
-
-        from twin.clock import owner_zone
-        from twin.memory import format_time
-        from twin.recall.time_window import today_window
-
-        since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
     with Store(settings.db_path) as store:
+        if args.command == "today":
+            from twin.operations import Context
+            from twin.operations.reads import today_since
+
+            since = today_since(Context(settings, store, Activity(store, settings.being)))
         rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
                                    include_superseded=args.all, include_sensitive=args.sensitive)
 

@@ -279,12 +279,16 @@ class Store(MemoryStates):
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
                       before: str | None = None, include_superseded: bool = False,
-                      include_sensitive: bool = True) -> list[Memory]:
+                      include_sensitive: bool = True, levels: tuple[str, ...] | None = None) -> list[Memory]:
         """Memories of `being`, newest first, at most `limit`; `since`/`before` bound `created_at` (UTC ISO-8601);
-        `include_sensitive=False` leaves sensitive ones out in the query itself, so `limit` counts what is shown."""
+        `include_sensitive=False` leaves sensitive ones out in the query itself, so `limit` counts what is shown;
+        `levels` (`twin.memory.levels_up_to`) keeps only memories of those sensitivities, in the query too."""
         where, args = ["being_id = ?"], [being]
         if not include_sensitive:
             where.append("sensitivity != 'sensitive'")
+        if levels is not None:
+            where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
+            args.extend(levels)
         if kind:
             where.append("kind = ?")
             args.append(kind)
