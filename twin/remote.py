@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from twin.exceptions import InvalidInput, NotFound, TwinError
@@ -60,18 +61,23 @@ class TwinAccess:
         self.close()
 
 
-OPERATIONS: dict[str, tuple[str, str, str]] = {}
-"""Each operation: `(module of twin.operations, HTTP method, API path)`; a `{name}` in the path is filled from the
-argument of that name, the other arguments go as the query (GET, DELETE) or the JSON body (POST, PATCH)."""
+OPERATIONS = ("search", "context", "list_memories", "recent", "today", "get_memory", "neighbors", "history",
+              "stats", "signals", "profile", "status", "activity", "adoption", "capture_memory", "update_memory",
+              "forget_memory", "learn", "session_recap", "reflect", "dream_cycle")
+"""The operations of `twin.operations` an interface reaches (by their function names; the package's `__all__`
+but `Context`: tests/test_remote.py checks). Named here so that choosing the way costs no import of them."""
 
 
 class LocalTwin(TwinAccess):
-    """The operations run in this process on one `twin.operations.Context` (opened on the first call, the store
-    of `settings`; the recall, with the model, on the first search). Calls are serialised: the context's store is
-    used by one thread at a time (the MCP SDK runs each tool call in a worker thread)."""
+    """The operations run in this process on one `twin.operations.Context` (opened on the first call, over the
+    store of `settings`; the recall, with the model, on the first search). `bus` gives the running daemon's job
+    bus or None (`twin.cli.queues.reachable_bus`): new text is handed to its embedder, a forgotten vector to its
+    index writer. Calls are serialised: the context's store is used by one thread at a time (the MCP SDK runs each
+    tool call in a worker thread)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None):
         self.settings = settings
+        self.bus = bus
         self._context = None
         self._lock = threading.Lock()
 
@@ -79,18 +85,13 @@ class LocalTwin(TwinAccess):
         return f"the store at {self.settings.db_path}"
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        import importlib
-
+        import twin.operations as operations
         from pydantic_core import to_jsonable_python
 
-        module, _, _ = OPERATIONS[operation]
-        function = getattr(importlib.import_module(f"twin.operations.{module}"), operation)
         with self._lock:
             if self._context is None:
-                from twin.operations.context import Context
-
-                self._context = Context.open(self.settings, bus=_bus_of(self.settings))
-            return to_jsonable_python(function(self._context, **arguments), exclude_none=False)
+                self._context = operations.Context.open(self.settings, bus=self.bus)
+            return to_jsonable_python(getattr(operations, operation)(self._context, **arguments))
 
     def close(self) -> None:
         with self._lock:
@@ -99,15 +100,6 @@ class LocalTwin(TwinAccess):
                 self._context = None
 
 
-def _bus_of(settings: Settings):
-    """A callable giving the daemon's job bus when its Redis answers, else None (asked once, when needed)."""
-    answer: list = []
-
-    def bus():
-        if not answer:
-            from twin.cli.queues import reachable_bus
-
-            answer.append(reachable_bus(settings))
-        return answer[0]
-
-    return bus
+def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None) -> TwinAccess:
+    """The access an interface uses (see the module docstring)."""
+    return LocalTwin(settings, bus)

@@ -31,7 +31,7 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
     go to the running daemon's API when it answers, else to the store directly (the daemon embeds later)."""
     from twin.mcp_server.server import serve_stdio
 
-    return serve_stdio(settings)
+    return serve_stdio(settings, bus=lambda: reachable_bus(settings))
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:

@@ -25,11 +25,12 @@ class Quoted(BaseModel):
     notice: str = UNTRUSTED_NOTICE
 
 
-def text_blocks(result: BaseModel) -> list[str]:
-    """The text content of a tool result: for a `Quoted` one, the notice line, then the result as one JSON document
-    (controls escaped: `twin.outside_text.json_text`); else the JSON alone. MCP asks a tool with an output schema
-    to give its structured content as text too, for hosts that pass only text to the model."""
-    document = json_text(result.model_dump(mode="json"))
+def text_blocks(result: BaseModel, data: dict) -> list[str]:
+    """The text content of a tool result `result` whose structured content is `data`: for a `Quoted` one, the
+    notice line, then `data` as one JSON document (controls escaped: `twin.outside_text.json_text`); else the
+    JSON alone. MCP asks a tool with an output schema to give its structured content as text too, for hosts that
+    pass only text to the model."""
+    document = json_text(data)
     return [UNTRUSTED_NOTICE, document] if isinstance(result, Quoted) else [document]
 
 

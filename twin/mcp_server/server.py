@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -73,16 +73,17 @@ def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
         return read("status", False)
 
 
-def serve_stdio(settings: Settings) -> int:
+def serve_stdio(settings: Settings, bus: Callable[[], object | None] | None = None) -> int:
     """`twin mcp`: serve MCP on stdin/stdout until the host closes it. stdout carries the protocol alone: logs go
     to stderr (`twin.logs.configure_logging`). Calls go to the daemon's API when it answers, else to the store
-    opened here (`twin.remote.open_twin`). Returns the exit code (0)."""
+    opened here (`twin.remote.open_twin`; `bus` gives the daemon's job bus, for the work it does after a write).
+    Returns the exit code (0)."""
     from twin.logs import configure_logging
     from twin.remote import open_twin
 
     configure_logging(settings.log_level if settings.log_level != "INFO" else "WARNING", settings.secret_values,
                       stream=sys.stderr)
-    twin = open_twin(settings)
+    twin = open_twin(settings, bus)
     log.info("mcp: serving over stdio through %s", twin.describe())
     try:
         build_server(twin).run("stdio")

@@ -54,9 +54,13 @@ class Weights(BaseModel):
 
 def _result(model: BaseModel) -> CallToolResult:
     """A tool's answer: `model` as structured content and as text (`quoting.text_blocks`: the untrusted-data
-    notice first when it carries memory text)."""
-    return CallToolResult(content=[TextContent(type="text", text=t) for t in text_blocks(model)],
-                          structured_content=model.model_dump(mode="json"))
+    notice first when it carries memory text). A capture's flags that do not apply are left out (seed 003's
+    shapes: `{id, deduplicated: true}`, `{id: null, rejected}`); its `id` is always there."""
+    data = model.model_dump(mode="json")
+    if isinstance(model, CaptureOut):
+        data = {"id": model.id, **model.model_dump(mode="json", exclude_none=True)}
+    return CallToolResult(content=[TextContent(type="text", text=t) for t in text_blocks(model, data)],
+                          structured_content=data)
 
 
 def _annotations(name: str) -> ToolAnnotations:
