@@ -7,6 +7,7 @@ supersession are the operations' (DESIGN.md invariant 9).
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
@@ -79,7 +80,8 @@ class TwinTools:
     def register(self, server: MCPServer) -> None:
         """Add every tool of `surface.TOOLS` to `server`, with its title and hints."""
         for spec in TOOLS:
-            server.add_tool(getattr(self, spec.name), name=spec.name, title=spec.title,
+            method = getattr(self, spec.name)
+            server.add_tool(method, name=spec.name, title=spec.title, description=inspect.cleandoc(method.__doc__),
                             annotations=_annotations(spec.name), structured_output=True)
 
     def _call(self, operation: str, **arguments: Any) -> Any:
