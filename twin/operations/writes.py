@@ -8,6 +8,7 @@ Bad input raises `InvalidInput` naming the field (nothing is written), an unknow
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 
 from twin.exceptions import InvalidInput
@@ -21,6 +22,8 @@ from twin.operations.reads import own_memory
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
 from twin.text.extractor import Candidate
+
+log = logging.getLogger(__name__)
 
 MAX_TAGS = 32
 """A memory written through an interface holds at most this many tags, each at most `MAX_TAG_CHARS`."""
@@ -77,11 +80,21 @@ def provenance_of(source: str, source_type_: str | None, captured_from: str | No
             "confidence": 1.0 if confidence is None else float(confidence)}
 
 
+def tell_daemon(ctx: Context, *actions: str) -> None:
+    """Call the `workers.bus.Bus` methods named `actions` on the running daemon's bus, if there is one. A Redis
+    that fails now is logged, never raised: what was written is in SQLite, and the supervisor's nudges (pending
+    vectors, the scrub marker) pick it up (invariant 1)."""
+    bus = ctx.bus()
+    for action in actions if bus is not None else ():
+        try:
+            getattr(bus, action)()
+        except Exception as exc:  # noqa: BLE001 - the write is done; the daemon catches up from SQLite
+            log.warning("operations: the daemon was not told (%s: %s: %s)", action, type(exc).__name__, exc)
+
+
 def _embed_soon(ctx: Context) -> None:
     """Tell the daemon's embedding worker that text waits for a vector (no daemon: it embeds when it starts)."""
-    bus = ctx.bus()
-    if bus is not None:
-        bus.notify_embed()
+    tell_daemon(ctx, "notify_embed")
 
 
 def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: float | None = None,
@@ -174,10 +187,8 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
 def after_forget(ctx: Context, done: ForgetPlan) -> None:
     """What a running daemon does after memories were forgotten: its index writer scrubs their vectors at a
     checkpoint now, and Redis rewrites its append-only file (queued job payloads may hold their text)."""
-    bus = ctx.bus()
-    if bus is not None and done.vectors:
-        bus.request_checkpoint()
-        bus.rewrite_append_only_file()
+    if done.vectors:
+        tell_daemon(ctx, "request_checkpoint", "rewrite_append_only_file")
 
 
 def forget_memory(ctx: Context, memory_id: int) -> ForgetOut:
@@ -279,7 +290,6 @@ def dream_cycle(ctx: Context) -> DreamOut:
         reader = open_index_reader(ctx.settings, ctx.store, model_id, dim)
         lookup = VectorLookup(ctx.store, reader.search, model_id)
     result = dream(ctx.store, ctx.being, lookup)
-    bus = ctx.bus()
-    if bus is not None and result["merged"]:
-        bus.request_checkpoint()
+    if result["merged"]:
+        tell_daemon(ctx, "request_checkpoint")
     return DreamOut(**result)
