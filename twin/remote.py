@@ -49,10 +49,15 @@ class TwinAccess:
     def close(self) -> None:
         """Release what the access holds (a client, a store); safe to call twice."""
 
+    answered_here = True
+    """Whether the last call ran in this process (the CLI says what only this process can tell, e.g. how many
+    memories wait for a vector)."""
+
     def __getattr__(self, operation: str):
+        """`operation(**arguments)`: arguments given as None are left out (the operation's default applies)."""
         if operation not in OPERATIONS:
             raise AttributeError(operation)
-        return lambda **arguments: self._call(operation, arguments)
+        return lambda **arguments: self._call(operation, {k: v for k, v in arguments.items() if v is not None})
 
     def __enter__(self) -> TwinAccess:
         return self
@@ -85,8 +90,9 @@ class LocalTwin(TwinAccess):
         return f"the store at {self.settings.db_path}"
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        import twin.operations as operations
         from pydantic_core import to_jsonable_python
+
+        import twin.operations as operations
 
         with self._lock:
             if self._context is None:
@@ -100,6 +106,189 @@ class LocalTwin(TwinAccess):
                 self._context = None
 
 
+
+WRITES = frozenset({"capture_memory", "update_memory", "forget_memory", "learn", "session_recap", "reflect",
+                    "dream_cycle"})
+"""The operations that write (the API runs them on its write lane)."""
+
+
+class LanesTwin(TwinAccess):
+    """The operations on the lanes of the API's process (`twin.api.lanes.Lanes`: reads on the read lane, writes on
+    the write lane, each one thread with its own store and the read lane's recall), for the MCP server it serves
+    at `/mcp`: one model and one index reader per process, not one more."""
+
+    def __init__(self, lanes):
+        self.lanes = lanes
+
+    def describe(self) -> str:
+        return "the API's lanes"
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        from pydantic_core import to_jsonable_python
+
+        import twin.operations as operations
+
+        lane = self.lanes.write if operation in WRITES else self.lanes.read
+        return to_jsonable_python(lane.call(getattr(operations, operation), **arguments))
+
+
+class NotOverHttp(TwinError):
+    """An operation, or an argument of it, that the API has no route for (`ROUTES`): it runs in this process."""
+
+
+ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
+    name: (method, path, frozenset(args.split())) for name, (method, path, args) in {
+        "search": ("POST", "/v1/search", "query limit kind since weights max_sensitivity namespace include_namespaces"),
+        "context": ("POST", "/v1/context", "query limit recent_limit kind weights max_sensitivity namespace "
+                                           "include_namespaces"),
+        "list_memories": ("GET", "/api/twin/memories", "limit kind max_sensitivity"),
+        "recent": ("GET", "/v1/recent", "since limit kind max_sensitivity namespace"),
+        "today": ("GET", "/v1/today", "limit kind max_sensitivity namespace"),
+        "get_memory": ("GET", "/v1/memories/{memory_id}", "memory_id max_sensitivity"),
+        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", "memory_id depth max_sensitivity"),
+        "history": ("GET", "/v1/memories/{memory_id}/history", "memory_id max_sensitivity"),
+        "update_memory": ("PATCH", "/v1/memories/{memory_id}", "memory_id content kind importance tags sensitivity "
+                                                               "source_type_ captured_from confidence max_sensitivity"),
+        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id"),
+        "capture_memory": ("POST", "/v1/capture", "content kind importance tags source sensitivity source_type_ "
+                                                  "captured_from confidence force compare namespace"),
+        "stats": ("GET", "/v1/stats", ""),
+        "signals": ("GET", "/v1/signals", "status limit"),
+        "profile": ("GET", "/v1/profile", ""),
+        "status": ("GET", "/v1/status", ""),
+        "activity": ("GET", "/api/twin/activity", ""),
+        "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
+        "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
+        "reflect": ("POST", "/api/twin/reflect", ""),
+        "dream_cycle": ("POST", "/v1/dream-cycle", ""),
+    }.items()}
+"""Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
+`{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
+missing here (`learn`: the CLI's answer needs more than the route gives), or called with an argument its route
+does not carry (`list_memories(include_superseded=…)`), runs in this process (`NotOverHttp`)."""
+WIRE_NAMES = {"source_type_": "source_type", "observed_tools": "tools",
+              "observed_instructions_hash": "instructions_hash"}
+"""Arguments whose name in the API's bodies differs from the operation's."""
+QUERY_ARGS = frozenset({"max_sensitivity"})
+"""Arguments that go in the query of a route with a body (PATCH's `max_sensitivity`)."""
+
+
+class DaemonTwin(TwinAccess):
+    """The operations over the daemon's HTTP API at `base_url`, with the bearer `token` (httpx; connecting waits
+    `DAEMON_CONNECT_S`). Raises `DaemonUnreachable` when nothing answers (the request was not sent), `NotOverHttp`
+    for a call the API has no route for, `InvalidInput`/`NotFound` for the API's 422, 409 and 404 (its message and
+    field), `TwinError` for any other failure (401: the token changed; 5xx: the daemon failed)."""
+
+    def __init__(self, base_url: str, token: str):
+        import httpx
+
+        self.base_url = base_url
+        self._client = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"},
+                                    timeout=httpx.Timeout(DAEMON_ANSWER_S, connect=DAEMON_CONNECT_S), trust_env=False)
+
+    def describe(self) -> str:
+        return f"the daemon at {self.base_url}"
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        import httpx
+
+        if operation not in ROUTES or set(arguments) - ROUTES[operation][1]:
+            raise NotOverHttp(f"{operation} with {sorted(arguments)} has no route on the API")
+        method, path, _ = ROUTES[operation]
+        args = dict(arguments)
+        if operation == "capture_memory" and args.pop("compare", True) is False:
+            path = "/v1/remember"
+        path = path.format(**{k: args.pop(k) for k in list(args) if "{" + k + "}" in path})
+        wire = {WIRE_NAMES.get(k, k): v for k, v in args.items()}
+        query = {k: v for k, v in wire.items() if method == "GET" or k in QUERY_ARGS}
+        body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
+        try:
+            answer = self._client.request(method, path, params=query or None, json=body)
+        except httpx.ConnectError as exc:
+            raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
+        except httpx.HTTPError as exc:
+            raise TwinError(f"the daemon's API at {self.base_url} failed: {exc}") from exc
+        if answer.is_success:
+            return answer.json()
+        raise _error_of(answer)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _error_of(answer) -> TwinError:
+    """The error an API answer with a 4xx/5xx status stands for (its `{error: {code, message, field?}}`)."""
+    try:
+        error = answer.json()["error"]
+        message, code, field = str(error["message"]), str(error.get("code", "")), error.get("field")
+    except (ValueError, KeyError, TypeError):
+        message, code, field = answer.text[:200], "", None
+    if answer.status_code in (409, 422):
+        return InvalidInput(message, field=field, code=code or "invalid")
+    if answer.status_code == 404:
+        return NotFound(message)
+    if answer.status_code == 401:
+        return TwinError("the daemon refused the token (it was rotated?): run the command again")
+    return TwinError(f"the daemon answered {answer.status_code}: {message}")
+
+
+class AutoTwin(TwinAccess):
+    """The daemon for every call it answers (`DaemonTwin`), this process for a call it cannot take
+    (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need). A call that reached the daemon and
+    failed is not run again here."""
+
+    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None):
+        self.settings, self.bus = settings, bus
+        self._daemon: DaemonTwin | None = None
+        self._local: LocalTwin | None = None
+
+    def describe(self) -> str:
+        return f"the daemon at {daemon_url(self.settings)} when it answers, else {LocalTwin(self.settings).describe()}"
+
+    def daemon(self) -> DaemonTwin | None:
+        """The daemon's access when its token file exists (the API made it at its first start), else None."""
+        if self._daemon is None:
+            token = daemon_token(self.settings)
+            if token is not None:
+                self._daemon = DaemonTwin(daemon_url(self.settings), token)
+        return self._daemon
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        daemon = self.daemon()
+        if daemon is not None:
+            try:
+                answer = daemon._call(operation, arguments)
+                self.answered_here = False
+                return answer
+            except (DaemonUnreachable, NotOverHttp) as exc:
+                log.debug("remote: %s; in this process", exc)
+        self.answered_here = True
+        if self._local is None:
+            self._local = LocalTwin(self.settings, self.bus)
+        return self._local._call(operation, arguments)
+
+    def close(self) -> None:
+        for access in (self._daemon, self._local):
+            if access is not None:
+                access.close()
+
+
+def daemon_url(settings: Settings) -> str:
+    """The base URL of the daemon's API: `http://<api_host>:<api_port>` (a wildcard host is reached on loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.api_host, settings.api_host)
+    return f"http://[{host.strip('[]')}]:{settings.api_port}" if ":" in host else f"http://{host}:{settings.api_port}"
+
+
+def daemon_token(settings: Settings) -> str | None:
+    """The API's bearer token from its file (`settings.api_token_path`, made by the API at its first start), or
+    None when there is none (no daemon has served the API yet) or it cannot be read."""
+    try:
+        return settings.api_token_path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None) -> TwinAccess:
-    """The access an interface uses (see the module docstring)."""
-    return LocalTwin(settings, bus)
+    """The access an interface uses: an `AutoTwin` (the daemon when it answers, else this process, with `bus`);
+    `api_enabled` false: this process alone."""
+    return AutoTwin(settings, bus) if settings.api_enabled else LocalTwin(settings, bus)

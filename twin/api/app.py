@@ -20,6 +20,8 @@ from twin.api.lanes import Lanes
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.token import TokenFile
 from twin.exceptions import InvalidInput, NotFound, TwinError
+from twin.mcp_server.server import mount as mount_mcp
+from twin.remote import LanesTwin
 from twin.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -109,4 +111,5 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
     app.include_router(legacy)
     app.include_router(v1)
     add_error_handlers(app)
+    mount_mcp(app, LanesTwin(lanes))  # MCP over streamable HTTP at /mcp, behind the same Guard
     return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings))

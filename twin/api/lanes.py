@@ -41,6 +41,11 @@ class Lane:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(operation, self._ctx, *args, **kwargs))
 
+    def call(self, operation: Callable[..., T], *args, **kwargs) -> T:
+        """`run` for a caller on another thread that may block (the MCP server's tool calls run in worker
+        threads): waits for the lane's thread to run it."""
+        return self._pool.submit(functools.partial(operation, self._ctx, *args, **kwargs)).result()
+
     def stop(self) -> None:
         """Close the context in its thread and stop the thread (after the call in hand)."""
         if self._pool is None:

@@ -11,9 +11,8 @@ from twin import __version__
 from twin.cli.arguments import folder, memory_id, port, positive, share, time_point
 from twin.cli.forget import cmd_forget
 from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall, cmd_stats
-from twin.cli.run import cmd_mcp
 from twin.cli.output import show
-from twin.cli.run import cmd_backfill, cmd_dream, cmd_reflect, cmd_up
+from twin.cli.run import cmd_backfill, cmd_dream, cmd_mcp, cmd_reflect, cmd_up
 from twin.cli.sources import cmd_connect, cmd_sync, cmd_telegram
 from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cmd_status
 from twin.cli.transfer import cmd_export, cmd_import, cmd_profile

@@ -6,7 +6,6 @@ import argparse
 import sqlite3
 import sys
 
-from twin.activity import Activity
 from twin.cli.output import emit, show
 from twin.cli.output import print_json as _print_json
 from twin.cli.queues import reachable_bus as _bus
@@ -77,13 +76,58 @@ def _echo(memory, show_secrets: bool) -> str:
             f"{memory.shown(False, redact).content}")
 
 
-def _mark(memory) -> str:
-    """"  [sensitive]" after a sensitive memory in recall and memories lists, else ""."""
-    return "  [sensitive]" if memory.sensitivity == SENSITIVE else ""
+def _mark(memory: dict) -> str:
+    """"  [sensitive]" after a sensitive memory (a memory's dict) in recall and memories lists, else ""."""
+    return "  [sensitive]" if memory["sensitivity"] == SENSITIVE else ""
 
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
-    """Answer QUERY with the best-matching memories (hybrid recall)."""
+    """Answer QUERY with the best-matching memories (hybrid recall): through the running daemon's API when it
+    answers (no model loaded here), else in this process (`twin.remote.open_twin`); the same answer either way.
+    `--as-of` and `--min-relevance` (replaying a moment, the eval's cut) always run here."""
+    if args.as_of is not None or args.min_relevance is not None:
+        return _recall_here(settings, args)
+    from twin.remote import open_twin
+
+    with open_twin(settings) as twin:
+        found = twin.search(query=args.query, limit=min(args.limit, 2**31), kind=args.kind, since=args.since,
+                            max_sensitivity="sensitive" if args.sensitive else None)
+        here = twin.answered_here
+    if here and not found["degraded"]:
+        _say_waiting(settings)
+    return _print_hits(args, found["results"], keyword_only=found["degraded"])
+
+
+def _say_waiting(settings: Settings) -> None:
+    """On stderr, how many memories have no vector of the current model yet (recall finds them by their words)."""
+    from twin.vectors.embedder import model_id_of
+
+    model_id = model_id_of(settings)
+    if model_id is None:
+        return
+    with Store(settings.db_path) as store:
+        waiting = store.count_pending_embeddings(model_id)
+    if waiting:
+        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
+              "them, or run twin backfill)", file=sys.stderr)
+
+
+def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) -> int:
+    """Recall's results (`twin.operations.shapes.Hit` dicts) as JSON or one line each; exit code 0."""
+    if args.json:
+        _print_json(hits)
+        return 0
+    if keyword_only:
+        show("(keyword-only recall: no embedder)", file=sys.stderr)
+    for h in hits:
+        show(f"#{h['id']:<6} {h['score']:.3f}  {h['kind']:<12} {h['content']}  [{h['source']}]{_mark(h)}")
+    if not hits:
+        show("nothing found")
+    return 0
+
+
+def _recall_here(settings: Settings, args: argparse.Namespace) -> int:
+    """`twin recall --as-of/--min-relevance`: recall in this process with those options."""
     from twin.wiring import open_recall
 
     with Store(settings.db_path) as store:
@@ -92,49 +136,41 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
             results = recall.recall(settings.being, args.query, limit=args.limit, kind=args.kind, since=args.since,
                                     as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
                                     **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
-            waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
         finally:
             recall.close()
-    if waiting:
-        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
-              "them, or run twin backfill)", file=sys.stderr)
-    if args.json:
-        _print_json([r.to_dict() for r in results])
-        return 0
-    if recall.keyword_only:
-        show("(keyword-only recall: no embedder)", file=sys.stderr)
-    for r in results:
-        m = r.memory
-        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]{_mark(m)}")
-    if not results:
-        show("nothing found")
-    return 0
+    if not recall.keyword_only:
+        _say_waiting(settings)
+    return _print_hits(args, [r.to_dict() for r in results], keyword_only=recall.keyword_only)
 
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     """List memories newest first (everything is readable: seed 000 "read all of it"; superseded ones with
     --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (since
-    local midnight in the owner's zone, `time_window.today_window`); listing never re-promotes a cold memory
-    (seed 003)."""
-    since = args.since if getattr(args, "since", None) else None
-    with Store(settings.db_path) as store:
-        if args.command == "today":
-            from twin.operations import Context
-            from twin.operations.reads import today_since
+    local midnight in the owner's zone for today: `twin.operations.reads.today_since`); listing never
+    re-promotes a cold memory (seed 003). Through the running daemon's API when it answers, else here; `--all`
+    always here (the API lists active memories)."""
+    from twin.remote import open_twin
 
-            since = today_since(Context(settings, store, Activity(store, settings.being)))
-        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
-                                   include_superseded=args.all, include_sensitive=args.sensitive)
+    shown = {"limit": min(args.limit, 2**31), "kind": args.kind,
+             "max_sensitivity": "sensitive" if args.sensitive else None}
+    with open_twin(settings) as twin:
+        if args.command == "today":
+            rows = twin.today(**shown)
+        elif args.command == "recent":
+            rows = twin.recent(since=args.since, **shown)
+        else:
+            rows = twin.list_memories(include_superseded=args.all or None, **shown)
 
     def plain() -> None:
         for m in rows:
-            why = f": {m.supersede_reason}" if m.supersede_reason else ""
-            stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
-            show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}{_mark(m)}")
+            why = f": {m['supersede_reason']}" if m["supersede_reason"] else ""
+            stale = f"  (superseded by #{m['superseded_by']}{why})" if m["status"] == "superseded" else ""
+            show(f"#{m['id']:<6} {m['created_at']}  {m['kind']:<12} {m['content']}  [{m['source']}]{stale}"
+                 f"{_mark(m)}")
         if len(rows) == args.limit:
             show(f"(the newest {args.limit}; older ones with --limit or --since)", file=sys.stderr)
 
-    return emit(args, [m.to_dict() for m in rows], plain)
+    return emit(args, rows, plain)
 
 
 def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
