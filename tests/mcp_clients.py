@@ -36,13 +36,15 @@ def stdio_server() -> StdioServerParameters:
     return StdioServerParameters(command=str(TWIN_BIN), args=["mcp"], env=host_env())
 
 
-def run(client: Client, session: Callable[[Client], Awaitable[object]]) -> object:
-    """Open `client`, run `session(client)` and return what it returns (one event loop per call)."""
-    async def main():
-        async with client:
-            return await session(client)
+async def run_async(client: Client, session: Callable[[Client], Awaitable[object]]) -> object:
+    """Open `client`, await `session(client)`, close it; what the session returned."""
+    async with client:
+        return await session(client)
 
-    return asyncio.run(main())
+
+def run(client: Client, session: Callable[[Client], Awaitable[object]]) -> object:
+    """`run_async` in an event loop of its own."""
+    return asyncio.run(run_async(client, session))
 
 
 def checked(tool, result) -> dict:
@@ -62,12 +64,12 @@ def free_socket() -> socket.socket:
 
 
 @contextmanager
-def serving(app):
-    """Serve ASGI `app` with uvicorn on a free loopback port in a thread; yield its base URL
+def serving(app, sock: socket.socket | None = None):
+    """Serve ASGI `app` with uvicorn on `sock` (default: a free loopback port) in a thread; yield its base URL
     (`http://127.0.0.1:PORT`); stop it after."""
     import uvicorn
 
-    sock = free_socket()
+    sock = sock or free_socket()
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

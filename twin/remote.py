@@ -192,7 +192,7 @@ class DaemonTwin(TwinAccess):
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
         import httpx
 
-        if operation not in ROUTES or set(arguments) - ROUTES[operation][1]:
+        if operation not in ROUTES or set(arguments) - ROUTES[operation][2]:
             raise NotOverHttp(f"{operation} with {sorted(arguments)} has no route on the API")
         method, path, _ = ROUTES[operation]
         args = dict(arguments)
@@ -256,10 +256,9 @@ class AutoTwin(TwinAccess):
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
         daemon = self.daemon()
         if daemon is not None:
+            self.answered_here = False
             try:
-                answer = daemon._call(operation, arguments)
-                self.answered_here = False
-                return answer
+                return daemon._call(operation, arguments)
             except (DaemonUnreachable, NotOverHttp) as exc:
                 log.debug("remote: %s; in this process", exc)
         self.answered_here = True
