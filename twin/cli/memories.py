@@ -9,9 +9,8 @@ import sys
 from twin.cli.output import emit, show
 from twin.cli.output import print_json as _print_json
 from twin.cli.queues import reachable_bus as _bus
+from twin.memory import SENSITIVE
 from twin.settings import Settings
-from twin.store import Store
-from twin.text.sensitivity import SENSITIVE, redact
 
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
@@ -36,6 +35,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         ctx.close()
     if args.json:
+        from twin.text.sensitivity import redact
+
         shown = [m.shown(args.sensitive, redact).to_dict() for m in created + reinforced + updated]
         shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
         _print_json({"created": shown_created, "reinforced": shown_reinforced,
@@ -68,6 +69,8 @@ def _echo(memory, show_secrets: bool) -> str:
     """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`Memory.shown` with
     `sensitivity.redact`) unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never
     echoes a key block."""
+    from twin.text.sensitivity import redact
+
     if memory.sensitivity != SENSITIVE:
         return f": {memory.content}"
     if show_secrets:
@@ -105,6 +108,8 @@ def _say_waiting(settings: Settings) -> None:
     model_id = model_id_of(settings)
     if model_id is None:
         return
+    from twin.store import Store
+
     with Store(settings.db_path) as store:
         waiting = store.count_pending_embeddings(model_id)
     if waiting:
@@ -128,6 +133,7 @@ def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) 
 
 def _recall_here(settings: Settings, args: argparse.Namespace) -> int:
     """`twin recall --as-of/--min-relevance`: recall in this process with those options."""
+    from twin.store import Store
     from twin.wiring import open_recall
 
     with Store(settings.db_path) as store:
@@ -178,6 +184,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
     of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter).
     When the graph cannot be read the answer is empty and says "degraded" on stderr (seed 003)."""
     from twin.lifecycle.cycle import neighbors
+    from twin.store import Store
 
     with Store(settings.db_path) as store:
         if store.get(args.id) is None:
@@ -201,6 +208,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     """Memory counts by kind and tier (warm/cold), superseded ones, graph edges, last decay and dream (seed 003)."""
     from twin.lifecycle.cycle import stats
+    from twin.store import Store
 
     with Store(settings.db_path) as store:
         report = stats(store, settings.being)
