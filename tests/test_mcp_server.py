@@ -88,8 +88,10 @@ def test_stdio_as_a_desktop_host_starts_it(twin_paths):
         assert store.counts(twin_paths.being)["memories"] == 0  # forgotten for good, not hidden
 
 
-def test_streamable_http_mount(twin_paths):
-    """The mount on an app of its own (stateless, JSON answers) under uvicorn, the SDK's URL client against it."""
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_streamable_http_mount(twin_paths, mode):
+    """The mount on an app of its own (stateless, JSON answers) under uvicorn, the SDK's URL client against it:
+    the current protocol (2026-07-28, no handshake) and an older client's initialize handshake alike."""
     from starlette.applications import Starlette
 
     from twin.mcp_server.server import mount
@@ -99,7 +101,7 @@ def test_streamable_http_mount(twin_paths):
     with LocalTwin(twin_paths) as twin:
         mount(app, twin)
         with serving(app) as url:
-            _assert_session(_session(Client(f"{url}/mcp")))
+            _assert_session(_session(Client(f"{url}/mcp", mode=mode)))
 
 
 def test_sensitive_hidden_unless_asked_and_poison_stays_data(twin_paths):
