@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from twin import __version__
-from twin.api.guard import LOOPBACK_NAMES, BodyTooLarge, Guard, error_body
+from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.token import TokenFile
@@ -44,9 +44,12 @@ def own_origins(settings: Settings) -> set[str]:
 
 
 def _field_of(error: dict) -> str | None:
-    """The input a pydantic error is about: the last name in its location (`body.content` → `content`)."""
-    names = [str(part) for part in error.get("loc", ()) if isinstance(part, str) and part not in ("body", "query",
-                                                                                                   "path")]
+    """The input a pydantic error is about: the last name in its location after where it was (`body.content` →
+    `content`, `query.limit` → `limit`)."""
+    loc = list(error.get("loc", ()))
+    if loc and loc[0] in ("body", "query", "path", "header"):
+        loc = loc[1:]
+    names = [part for part in loc if isinstance(part, str)]
     return names[-1] if names else None
 
 
@@ -70,9 +73,6 @@ def add_error_handlers(app: FastAPI) -> None:
         code = STATUS_CODES.get(exc.status_code, "error")
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
-    async def too_large(_: Request, exc: BodyTooLarge) -> JSONResponse:
-        return JSONResponse(error_body("too_large", "the body is larger than allowed"), 413)
-
     async def unavailable(_: Request, exc: Exception) -> JSONResponse:
         log.warning("api: the store failed (%s: %s)", type(exc).__name__, exc)
         return JSONResponse(error_body("unavailable", f"the store failed: {exc}"), 503)
@@ -85,7 +85,6 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(InvalidInput, rule)
     app.add_exception_handler(NotFound, missing)
     app.add_exception_handler(StarletteHTTPException, http)
-    app.add_exception_handler(BodyTooLarge, too_large)
     app.add_exception_handler(sqlite3.Error, unavailable)
     app.add_exception_handler(TwinError, unavailable)
     app.add_exception_handler(Exception, bug)

@@ -14,7 +14,7 @@ from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall
 from twin.cli.output import show
 from twin.cli.run import cmd_backfill, cmd_dream, cmd_reflect, cmd_up
 from twin.cli.sources import cmd_connect, cmd_sync, cmd_telegram
-from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cmd_status
+from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cmd_status, cmd_token
 from twin.cli.transfer import cmd_export, cmd_import, cmd_profile
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS
@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", choices=("browser",))
     p = add("email", cmd_email, "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
     p.add_argument("action", choices=("waiting",))
+    p = add("token", cmd_token, "print the HTTP API's bearer token (made if there is none)")
+    p.add_argument("--rotate", action="store_true", help="replace it with a new one (the old one stops working)")
     p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
                                   "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
