@@ -24,6 +24,10 @@ from twin.settings import Settings
 
 log = logging.getLogger(__name__)
 
+NO_TELEMETRY = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False,
+                "auto_configure": False}
+"""FastAPI's own OpenTelemetry (spans, metrics, exception logs with their text; exporters from `OTEL_…` variables
+when `FASTAPI_OTEL_AUTO_CONFIGURE=true`) all off: nothing of a request leaves through it (invariant 8)."""
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type", 422: "invalid"}
 """The stable code of an HTTP error the framework raises."""
@@ -103,7 +107,8 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
             lanes.stop()
 
     app = FastAPI(title="twin", version=__version__, description="A personal memory daemon's local API.",
-                  docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS)
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
+                  telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
     app.include_router(legacy)
     app.include_router(v1)
