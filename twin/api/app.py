@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from twin import __version__
-from twin.api.guard import LOOPBACK_NAMES, BodyTooLarge, Guard, error_body
+from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.token import TokenFile
@@ -26,6 +26,10 @@ from twin.settings import Settings
 
 log = logging.getLogger(__name__)
 
+NO_TELEMETRY = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False,
+                "auto_configure": False}
+"""FastAPI's own OpenTelemetry (spans, metrics, exception logs with their text; exporters from `OTEL_…` variables
+when `FASTAPI_OTEL_AUTO_CONFIGURE=true`) all off: nothing of a request leaves through it (invariant 8)."""
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type", 422: "invalid"}
 """The stable code of an HTTP error the framework raises."""
@@ -46,9 +50,12 @@ def own_origins(settings: Settings) -> set[str]:
 
 
 def _field_of(error: dict) -> str | None:
-    """The input a pydantic error is about: the last name in its location (`body.content` → `content`)."""
-    names = [str(part) for part in error.get("loc", ()) if isinstance(part, str) and part not in ("body", "query",
-                                                                                                   "path")]
+    """The input a pydantic error is about: the last name in its location after where it was (`body.content` →
+    `content`, `query.limit` → `limit`)."""
+    loc = list(error.get("loc", ()))
+    if loc and loc[0] in ("body", "query", "path", "header"):
+        loc = loc[1:]
+    names = [part for part in loc if isinstance(part, str)]
     return names[-1] if names else None
 
 
@@ -72,9 +79,6 @@ def add_error_handlers(app: FastAPI) -> None:
         code = STATUS_CODES.get(exc.status_code, "error")
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
-    async def too_large(_: Request, exc: BodyTooLarge) -> JSONResponse:
-        return JSONResponse(error_body("too_large", "the body is larger than allowed"), 413)
-
     async def unavailable(_: Request, exc: Exception) -> JSONResponse:
         log.warning("api: the store failed (%s: %s)", type(exc).__name__, exc)
         return JSONResponse(error_body("unavailable", f"the store failed: {exc}"), 503)
@@ -87,7 +91,6 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(InvalidInput, rule)
     app.add_exception_handler(NotFound, missing)
     app.add_exception_handler(StarletteHTTPException, http)
-    app.add_exception_handler(BodyTooLarge, too_large)
     app.add_exception_handler(sqlite3.Error, unavailable)
     app.add_exception_handler(TwinError, unavailable)
     app.add_exception_handler(Exception, bug)
@@ -106,7 +109,8 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
             lanes.stop()
 
     app = FastAPI(title="twin", version=__version__, description="A personal memory daemon's local API.",
-                  docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS)
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
+                  telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
     app.include_router(legacy)
     app.include_router(v1)

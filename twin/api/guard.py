@@ -1,7 +1,7 @@
 """The API's door (DESIGN.md invariant 8), as one ASGI middleware in front of the app: a `Host` that is not the
 API's own is refused (DNS rebinding), and so is a browser `Origin` that is not the API's own (no CORS is served); a
-body over `MAX_BODY_BYTES` is refused by its `Content-Length` and by counting the bytes that arrive; a request
-without the bearer token is refused. Every refusal is `{error: {code, message}}` JSON, never a page."""
+body over `MAX_BODY_BYTES` is refused by its `Content-Length` and by counting the bytes that arrive (the body is
+read whole, bounded, before the app sees it); a request without the bearer token is refused. Every refusal is `{error: {code, message}}` JSON, never a page."""
 
 from __future__ import annotations
 
@@ -32,10 +32,6 @@ def host_name(host: str) -> str:
     if host.startswith("["):
         return host[1:host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-class BodyTooLarge(Exception):
-    """More body bytes arrived than `MAX_BODY_BYTES`."""
 
 
 class Guard:
@@ -75,25 +71,34 @@ class Guard:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        received, started = 0, False
+        body, more = await self.read_body(receive)
+        if more:
+            await JSONResponse(error_body("too_large", f"the body is larger than {self.max_body} bytes"),
+                               status_code=413)(scope, receive, send)
+            return
+        replayed = False
 
-        async def counted() -> dict:
-            nonlocal received
+        async def replay() -> dict:  # the body once, read already; then whatever the client sends next
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def read_body(self, receive: Callable[[], Awaitable[dict]]) -> tuple[bytes, bool]:
+        """The request body, read whole before the app sees it (at most `max_body` + one chunk in memory), and
+        whether it was longer than `max_body` (then the rest is not read). A client that left gives b""."""
+        chunks, size = [], 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body:
-                    raise BodyTooLarge
-            return message
-
-        async def watched(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except BodyTooLarge:
-            if not started:
-                await JSONResponse(error_body("too_large", f"the body is larger than {self.max_body} bytes"),
-                                   status_code=413)(scope, receive, send)
+            if message["type"] != "http.request":
+                return b"", False
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return b"", True
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), False
