@@ -4,8 +4,8 @@ API when it answers, else in this process over the store (DESIGN.md invariant 9:
 `TwinAccess` names the operations once (`twin.operations`, one method each, the same keyword arguments) and
 returns what they return as JSON-ready values (dicts and lists, the shapes of `twin.operations.shapes` dumped as
 the API sends them), so a caller prints the same whichever way the answer came. `DaemonTwin` sends each call to
-the API (httpx, the bearer token from the token file); `LocalTwin` runs it here on a `twin.operations.Context`
-(the model and the index loaded here, on the first recall). `open_twin` gives an `AutoTwin`: the daemon for every
+the API (one JSON request, the bearer token from the token file); `LocalTwin` runs it here on a
+`twin.operations.Context` (the model and the index loaded here, on the first recall). `open_twin` gives an `AutoTwin`: the daemon for every
 call it answers, this process for a call it cannot (no token file, nothing listening), so `twin mcp` started
 before the daemon goes through it once it is up.
 """
@@ -174,24 +174,26 @@ QUERY_ARGS = frozenset({"max_sensitivity"})
 
 
 class DaemonTwin(TwinAccess):
-    """The operations over the daemon's HTTP API at `base_url`, with the bearer `token` (httpx; connecting waits
-    `DAEMON_CONNECT_S`). Raises `DaemonUnreachable` when nothing answers (the request was not sent), `NotOverHttp`
-    for a call the API has no route for, `InvalidInput`/`NotFound` for the API's 422, 409 and 404 (its message and
-    field), `TwinError` for any other failure (401: the token changed; 5xx: the daemon failed)."""
+    """The operations over the daemon's HTTP API at `base_url` (`http://host:port`), with the bearer `token`: one
+    JSON request per call on a loopback connection of its own (the standard library's `http.client`: importing
+    an HTTP client library costs `twin recall` more than the call itself; connecting waits `DAEMON_CONNECT_S`,
+    the answer `DAEMON_ANSWER_S`). Raises `DaemonUnreachable` when nothing accepts the connection (the request
+    was not sent), `NotOverHttp` for a call the API has no route for, `InvalidInput`/`NotFound` for the API's
+    422, 409 and 404 (its message and field), `TwinError` for any other failure (401: the token changed; 5xx:
+    the daemon failed)."""
 
     def __init__(self, base_url: str, token: str):
-        import httpx
+        from urllib.parse import urlsplit
 
         self.base_url = base_url
-        self._client = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"},
-                                    timeout=httpx.Timeout(DAEMON_ANSWER_S, connect=DAEMON_CONNECT_S), trust_env=False)
+        parts = urlsplit(base_url)
+        self._host, self._port = parts.hostname, parts.port
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
 
     def describe(self) -> str:
         return f"the daemon at {self.base_url}"
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        import httpx
-
         if operation not in ROUTES or set(arguments) - ROUTES[operation][2]:
             raise NotOverHttp(f"{operation} with {sorted(arguments)} has no route on the API")
         method, path, _ = ROUTES[operation]
@@ -202,34 +204,58 @@ class DaemonTwin(TwinAccess):
         wire = {WIRE_NAMES.get(k, k): v for k, v in args.items()}
         query = {k: v for k, v in wire.items() if method == "GET" or k in QUERY_ARGS}
         body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
+        return self._request(method, path, query, body)
+
+    def _request(self, method: str, path: str, query: dict, body: dict | None) -> Any:
+        """One request; the decoded JSON answer, or the error it stands for (`_error_of`)."""
+        import http.client
+        import json
+        import socket
+        from urllib.parse import urlencode
+
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=DAEMON_CONNECT_S)
         try:
-            answer = self._client.request(method, path, params=query or None, json=body)
-        except httpx.ConnectError as exc:
-            raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
-        except httpx.HTTPError as exc:
-            raise TwinError(f"the daemon's API at {self.base_url} failed: {exc}") from exc
-        if answer.is_success:
-            return answer.json()
-        raise _error_of(answer)
+            try:
+                connection.connect()
+            except OSError as exc:
+                raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
+            connection.sock.settimeout(DAEMON_ANSWER_S)
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            headers = dict(self._headers)
+            data = None if body is None else json.dumps(body).encode("utf-8")
+            if data is not None:
+                headers["Content-Type"] = "application/json"
+            target = path + ("?" + urlencode(query, doseq=True) if query else "")
+            try:
+                connection.request(method, target, body=data, headers=headers)
+                answer = connection.getresponse()
+                status, raw = answer.status, answer.read()
+            except (OSError, http.client.HTTPException) as exc:
+                raise TwinError(f"the daemon's API at {self.base_url} failed: {exc}") from exc
+        finally:
+            connection.close()
+        if 200 <= status < 300:
+            return json.loads(raw)
+        raise _error_of(status, raw)
 
-    def close(self) -> None:
-        self._client.close()
 
+def _error_of(status: int, raw: bytes) -> TwinError:
+    """The error an API answer with a 4xx/5xx `status` and body `raw` stands for (`{error: {code, message,
+    field?}}`)."""
+    import json
 
-def _error_of(answer) -> TwinError:
-    """The error an API answer with a 4xx/5xx status stands for (its `{error: {code, message, field?}}`)."""
     try:
-        error = answer.json()["error"]
+        error = json.loads(raw)["error"]
         message, code, field = str(error["message"]), str(error.get("code", "")), error.get("field")
     except (ValueError, KeyError, TypeError):
-        message, code, field = answer.text[:200], "", None
-    if answer.status_code in (409, 422):
+        message, code, field = raw[:200].decode("utf-8", "replace"), "", None
+    if status in (409, 422):
         return InvalidInput(message, field=field, code=code or "invalid")
-    if answer.status_code == 404:
+    if status == 404:
         return NotFound(message)
-    if answer.status_code == 401:
+    if status == 401:
         return TwinError("the daemon refused the token (it was rotated?): run the command again")
-    return TwinError(f"the daemon answered {answer.status_code}: {message}")
+    return TwinError(f"the daemon answered {status}: {message}")
 
 
 class AutoTwin(TwinAccess):
