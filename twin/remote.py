@@ -5,9 +5,9 @@ API when it answers, else in this process over the store (DESIGN.md invariant 9:
 returns what they return as JSON-ready values (dicts and lists, the shapes of `twin.operations.shapes` dumped as
 the API sends them), so a caller prints the same whichever way the answer came. `DaemonTwin` sends each call to
 the API (one JSON request, the bearer token from the token file); `LocalTwin` runs it here on a
-`twin.operations.Context` (the model and the index loaded here, on the first recall). `open_twin` gives an `AutoTwin`: the daemon for every
-call it answers, this process for a call it cannot (no token file, nothing listening), so `twin mcp` started
-before the daemon goes through it once it is up.
+`twin.operations.Context` (the model and the index loaded here, on the first recall). `open_twin` gives an
+`AutoTwin`: the daemon for every call it answers, this process for a call it cannot (no token file, nothing
+listening), so `twin mcp` started before the daemon goes through it once it is up.
 """
 
 from __future__ import annotations
