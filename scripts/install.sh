@@ -2,7 +2,8 @@
 # Set twin up from this checkout on Debian/Ubuntu: system packages, then .venv with the project in it.
 #
 #   bash scripts/install.sh           # what twin needs to run
-#   bash scripts/install.sh --test    # and what the test suite needs besides (strace, see TEST_PACKAGES)
+#   bash scripts/install.sh --test    # and what the test suite needs besides (strace, see TEST_PACKAGES; the
+#                                     # MCP Inspector from npm)
 #
 # Idempotent, and fast when nothing changed:
 # - apt runs only when a tool is missing (Python >= 3.11 with venv and headers, a C++ compiler and make
@@ -150,6 +151,24 @@ if [ -z "$version" ]; then
     say "creating $VENV with $PY_EXE (Python $PY_VERSION)"
     "$PY_EXE" -m venv --clear "$VENV"
     version="$(venv_version)"
+fi
+
+# -- the MCP Inspector (--test) ---------------------------------------------------------------------
+# tests/test_mcp_inspector.py drives `twin mcp` with the MCP Inspector's CLI, a client nobody here wrote. It is
+# an npm package, installed once into $VENV/mcp-inspector (never fetched at test time); without node and npm it
+# is skipped with a note and that test skips with the reason.
+INSPECTOR_VERSION="2.12.0"
+if [ "$with_test" = yes ]; then
+    inspector_dir="$VENV/mcp-inspector"
+    inspector_pkg="$inspector_dir/node_modules/@modelcontextprotocol/inspector/package.json"
+    if ! command -v npm >/dev/null 2>&1; then
+        say "note: no npm: the MCP Inspector is not installed (tests/test_mcp_inspector.py skips)"
+    elif ! grep -q "\"version\": \"$INSPECTOR_VERSION\"" "$inspector_pkg" 2>/dev/null; then
+        say "installing the MCP Inspector $INSPECTOR_VERSION into $inspector_dir"
+        mkdir -p "$inspector_dir"
+        npm install --prefix "$inspector_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
+            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
+    fi
 fi
 
 want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $version"

@@ -143,6 +143,15 @@ def twin_env(twin_paths, monkeypatch, redis_server) -> Settings:
     return load_settings()
 
 
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now (the kernel's pick)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @pytest.fixture
 def daemon_env(tmp_path, monkeypatch) -> dict:
     """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
@@ -156,6 +165,7 @@ def daemon_env(tmp_path, monkeypatch) -> dict:
         "TWIN_FILES_ROOTS": str(tmp_path / "docs"),
         "TWIN_EMBED_THREADS": "1",
         "TWIN_STOP_GRACE_S": "15",
+        "TWIN_API_PORT": str(free_port()),  # each daemon its own API port: tests run side by side
         "PYTHONUNBUFFERED": "1",
         "HOME": str(tmp_path / "home"),  # the browser connector reads profiles under HOME: not the developer's
     })

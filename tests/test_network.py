@@ -56,17 +56,18 @@ CHROME_PROFILES = ".config/google-chrome"
 
 
 # -- what is allowed ---------------------------------------------------------------------------------------------
-def outside_contacts(contacts: list[Contact], ports: set[int], unix_dirs: list[Path]) -> list[Contact]:
+def outside_contacts(contacts: list[Contact], ports: set[int], unix_dirs: list[Path],
+                     listens: set[int] = frozenset()) -> list[Contact]:
     """The contacts that are not to a configured endpoint: a unix socket under `unix_dirs`, a loopback address
     on one of `ports`, a kernel family, or a bind that cannot listen outside (an unnamed unix socket, a
-    loopback address on port 0: urllib3's IPv6 probe at import)."""
+    loopback address on port 0: urllib3's IPv6 probe at import; on one of `listens`: the HTTP API's port)."""
     def allowed(c: Contact) -> bool:
         if c.family in KERNEL_FAMILIES:
             return True
         if c.family == "AF_UNIX":
             return (c.call == "bind" and not c.address) or any(_under(c.address, d) for d in unix_dirs)
         if c.family in ("AF_INET", "AF_INET6") and c.is_loopback:
-            return c.port == 0 if c.call == "bind" else c.port in ports
+            return c.port in {0, *listens} if c.call == "bind" else c.port in ports | listens
         return False
     return [c for c in contacts if not allowed(c)]
 
@@ -326,7 +327,8 @@ def test_the_daemon_reaches_only_its_configured_endpoints(daemon_env, tmp_path, 
     figures = exercise(run, endpoints)
     contacts, writes, summary = observer.report()
 
-    outside = outside_contacts(contacts, endpoints.ports, [Path(env["TWIN_RUNTIME_DIR"])])
+    outside = outside_contacts(contacts, endpoints.ports, [Path(env["TWIN_RUNTIME_DIR"])],
+                               listens={int(env["TWIN_API_PORT"])})
     stray = outside_writes(writes, [Path(env[k]) for k in ("TWIN_DATA_DIR", "TWIN_CONFIG_DIR", "TWIN_RUNTIME_DIR")])
     cache = sorted(str(p) for p in (tmp_path / "home" / ".cache").glob("**/*"))
     assert not (outside or stray or cache), (

@@ -40,3 +40,17 @@ class ConnectorTransient(ConnectorError):
 class ConnectorAuthFailed(ConnectorError):
     """The source refused twin's credentials (a revoked token, a refused bot token): retrying cannot help, so the
     supervisor stops the connector (until twin restarts) and tells the owner what to do, from the message."""
+
+
+class InvalidInput(TwinError, ValueError):
+    """A caller's input breaks a rule of an operation (`twin.operations`): `field` names the input ("limit",
+    "namespace", "content"), `code` is a stable machine word ("invalid", "rejected", "conflict"). Every interface
+    shows it as the caller's error (HTTP 422 or 409, a CLI exit 2), never a traceback; nothing was changed."""
+
+    def __init__(self, message: str, field: str | None = None, code: str = "invalid"):
+        super().__init__(message)
+        self.field, self.code = field, code
+
+
+class NotFound(TwinError, LookupError):
+    """The memory (or other row) an operation names does not exist, or belongs to another being (HTTP 404)."""

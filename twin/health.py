@@ -93,6 +93,12 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     life = stats(store, settings.being)
     report["lifecycle"] = {k: life[k] for k in ("total_warm", "total_cold", "superseded", "edges", "last_decay",
                                                 "last_dream")}
+    report["api"] = {"enabled": settings.api_enabled, "listen": f"{settings.api_host}:{settings.api_port}",
+                     "socket": str(settings.api_socket_path) if settings.api_socket else None,
+                     "exposed": settings.api_enabled and not settings.api_is_loopback}
+    if report["api"]["exposed"]:
+        degraded.append(f"the HTTP API listens on {report['api']['listen']}, beyond this machine "
+                        "(TWIN_API_ALLOW_REMOTE): only its token guards it")
     report["data_dir"] = str(settings.data_dir)
     for exposed in exposed_secret_files():
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import TextIO
 
 from twin.outside_text import escape_controls
 
@@ -57,10 +58,11 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def configure_logging(level: str = "INFO", secrets: list[str] | None = None) -> None:
-    """Send every logger to stdout, one line per record, with `secrets` (the values of secret settings) redacted;
-    quiet RQ's per-job and the HTTP clients' per-request chatter to WARNING."""
-    handler = logging.StreamHandler(sys.stdout)
+def configure_logging(level: str = "INFO", secrets: list[str] | None = None, stream: TextIO | None = None) -> None:
+    """Send every logger to `stream` (default stdout; `twin mcp` gives stderr, its stdout being the protocol's),
+    one line per record, with `secrets` (the values of secret settings) redacted; quiet RQ's per-job and the HTTP
+    clients' per-request chatter to WARNING."""
+    handler = logging.StreamHandler(stream or sys.stdout)
     handler.setFormatter(OneLineFormatter(journal=under_systemd()))
     handler.addFilter(RedactSecrets(secrets or []))
     root = logging.getLogger()

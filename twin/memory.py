@@ -29,6 +29,15 @@ def stricter(*levels: str) -> str:
     return max(levels, key=lambda level: rank.get(level, rank[DEFAULT_SENSITIVITY]))
 
 
+def levels_up_to(max_sensitivity: str) -> tuple[str, ...]:
+    """The levels a read that shows at most `max_sensitivity` shows (seed 003's `maxSensitivity`: "private", the
+    default of every recall path, shows all but `sensitive`). Raises `ValueError` for a name not in
+    `SENSITIVITIES`."""
+    if max_sensitivity not in SENSITIVITIES:
+        raise ValueError(f"unknown sensitivity {max_sensitivity!r}; use one of {', '.join(SENSITIVITIES)}")
+    return SENSITIVITIES[:SENSITIVITIES.index(max_sensitivity) + 1]
+
+
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")

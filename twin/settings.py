@@ -204,6 +204,15 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_FILES_IGNORE),
         description="File-name globs never learned (licence texts, changelogs, build files: not memories).")
 
+    # -- the local HTTP API (seeds 000, 001, 003; DESIGN.md invariant 8: loopback and a token) -------------
+    api_enabled: bool = Field(True, description="Serve the HTTP API from the daemon (`twin up`).")
+    api_host: str = Field("127.0.0.1", min_length=1, max_length=253,
+                          description="Address the API listens on; a non-loopback one needs api_allow_remote.")
+    api_port: int = Field(7821, ge=1, le=65535, description="TCP port of the API.")
+    api_allow_remote: bool = Field(False, description="Allow a non-loopback api_host (the API is then reachable "
+                                   "from other machines, behind its token; the diary and `twin status` say so).")
+    api_socket: bool = Field(False, description="Also serve the API on a unix socket in the runtime dir.")
+
     # -- supervisor ------------------------------------------------------------------------
     restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")
     stop_grace_s: float = Field(20.0, ge=1, description="How long workers may finish their job on SIGTERM.")
@@ -357,6 +366,35 @@ class Settings(BaseSettings):
         if self.recall_importance_weight + self.recall_recency_weight >= 1:
             raise ValueError("TWIN_RECALL_IMPORTANCE_WEIGHT + TWIN_RECALL_RECENCY_WEIGHT must be below 1")
         return self
+
+    @model_validator(mode="after")
+    def _remote_api_is_explicit(self) -> Settings:
+        if not self.api_is_loopback and not self.api_allow_remote:
+            raise ValueError(f"TWIN_API_HOST={self.api_host} is not a loopback address: set TWIN_API_ALLOW_REMOTE=true "
+                             "to serve the API beyond this machine")
+        return self
+
+    @property
+    def api_is_loopback(self) -> bool:
+        """True when `api_host` is `localhost` or a loopback address (127.0.0.0/8, ::1)."""
+        import ipaddress
+
+        if self.api_host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.api_host.strip("[]")).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def api_token_path(self) -> Path:
+        """The API's bearer token: `<config dir>/api-token`, mode 0600 (created at the API's first start)."""
+        return self.config_dir / "api-token"
+
+    @property
+    def api_socket_path(self) -> Path:
+        """The API's unix socket (with `api_socket`): `<runtime dir>/api.sock`."""
+        return self.runtime_dir / "api.sock"
 
     @property
     def db_path(self) -> Path:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sqlite3
 import sys
 
 from twin import __version__
 from twin.cli.arguments import folder, memory_id, namespace_name, port, positive, share, time_point
-from twin.cli.forget import cmd_forget
-from twin.cli.memories import cmd_learn, cmd_memories, cmd_neighbors, cmd_recall, cmd_stats
 from twin.cli.output import show
-from twin.cli.run import cmd_backfill, cmd_dream, cmd_reflect, cmd_up
-from twin.cli.sources import cmd_connect, cmd_sync, cmd_telegram
-from twin.cli.status import cmd_activity, cmd_doctor, cmd_email, cmd_signals, cmd_status
-from twin.cli.transfer import cmd_export, cmd_import, cmd_profile
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS
 from twin.namespaces import DEFAULT_NAMESPACE, INCLUDE_MAX, NamespaceError
@@ -26,11 +21,39 @@ JSON_HELP = "print the result as JSON (one line, for scripts) instead of lines f
 """The help of `--json` where a command says nothing more particular."""
 
 
-def add_command(sub, name: str, func, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
+class Command:
+    """A command's function, `twin.cli.<module>.<name>`, imported when it runs or its help is shown: `twin
+    recall` through the daemon loads what recall needs, not what every command needs (the store, numpy, the
+    connectors: 0.37 s of imports before, measured by bench/cli_via_daemon.py)."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = f"twin.cli.{module}", name
+
+    def function(self):
+        """The command's function `(settings, args) -> exit code`, imported now."""
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __call__(self, settings, args: argparse.Namespace) -> int:
+        return self.function()(settings, args)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argparse parser whose description is its `command`'s docstring, read when the help is printed."""
+
+    command: Command | None = None
+
+    def format_help(self) -> str:
+        if self.command is not None and self.description is None:
+            self.description = self.command.function().__doc__
+        return super().format_help()
+
+
+def add_command(sub, name: str, func: Command, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
     """Add the command `name` to the subparsers `sub`: `func(settings, args) -> exit code` runs it, its docstring
     is the command's description. With `json_help`, the command takes `--json` (`args.json`; the command prints
     through `twin.cli.output.emit`): the one place a command gets it."""
-    p = sub.add_parser(name, help=help_, description=func.__doc__)
+    p = sub.add_parser(name, help=help_)
+    p.command = func
     p.set_defaults(func=func)
     if json_help is not None:
         p.add_argument("--json", action="store_true", help=json_help)
@@ -49,16 +72,18 @@ def add_namespace(p: argparse.ArgumentParser, reads: bool = False, help_: str | 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of every `twin` command."""
-    parser = argparse.ArgumentParser(prog="twin", description="A personal memory daemon.")
+    parser = CommandParser(prog="twin", description="A personal memory daemon.")
     parser.add_argument("--version", action="version", version=f"twin {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, func, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
-        return add_command(sub, name, func, help_, json_help)
+    def add(name: str, where: str, help_: str, json_help: str | None = None) -> argparse.ArgumentParser:
+        """Command `name` run by `twin.cli.<where>`'s `cmd_<name>` (`where` "module:function" names another)."""
+        module, _, function = where.partition(":")
+        return add_command(sub, name, Command(module, function or f"cmd_{name}"), help_, json_help)
 
-    p = add("up", cmd_up, "run the daemon in the foreground")
+    p = add("up", "run", "run the daemon in the foreground")
     p.add_argument("--files", type=folder, action="append", help="a folder to learn from (repeatable)")
-    p = add("learn", cmd_learn, "learn from TEXT now", json_help=JSON_HELP)
+    p = add("learn", "memories", "learn from TEXT now", json_help=JSON_HELP)
     p.add_argument("text", help="what to learn, or - to read it from stdin")
     p.add_argument("--force", action="store_true",
                    help="store what the worthiness gate would reject (short, filler); still deduplicated")
@@ -66,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "stored escaped")
     p.add_argument("--sensitive", action="store_true", help="print secret values of sensitive memories learned")
     add_namespace(p, help_="the namespace to learn into (default default)")
-    p = add("recall", cmd_recall, "recall memories by meaning", json_help=JSON_HELP)
+    p = add("recall", "memories", "recall memories by meaning", json_help=JSON_HELP)
     add_namespace(p, reads=True)
     p.add_argument("query")
     p.add_argument("--limit", type=positive, default=10, help="at most this many (1-200)")
@@ -79,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_ in (("memories", "list memories, newest first"),
                         ("recent", "memories made since --since, newest first"),
                         ("today", "memories made today (your time zone), newest first")):
-        p = add(name, cmd_memories, help_, json_help=JSON_HELP)
+        p = add(name, "memories:cmd_memories", help_, json_help=JSON_HELP)
         p.add_argument("--kind", choices=KINDS)
         p.add_argument("--limit", type=positive, default=50)
         p.add_argument("--all", action="store_true", help="include superseded memories")
@@ -87,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_namespace(p, reads=True)
         if name == "recent":
             p.add_argument("--since", type=time_point, help="UTC ISO-8601 lower bound of created_at")
-    p = add("forget", cmd_forget, "forget memories by id, a whole source, or everything about something",
+    p = add("forget", "forget", "forget memories by id, a whole source, or everything about something",
             json_help="as JSON: the plan (a dry run) unless --yes or ids are given, then what was forgotten")
     p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
@@ -100,47 +125,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sensitive", action="store_true", help="show the text of sensitive memories in the list")
     add_namespace(p, help_="forget only in this namespace (default default)")
     p.add_argument("--all-namespaces", action="store_true", help="forget in every namespace")
-    p = add("activity", cmd_activity, "the activity diary", json_help=JSON_HELP)
+    p = add("activity", "status", "the activity diary", json_help=JSON_HELP)
     p.add_argument("-n", type=positive, default=60)
     p.add_argument("--follow", "-f", action="store_true")
-    p = add("status", cmd_status, "counts, queues, index and degraded modes", json_help=JSON_HELP)
-    p = add("doctor", cmd_doctor, "self-check that the memory loop is closed", json_help=JSON_HELP)
+    p = add("status", "status", "counts, queues, index and degraded modes", json_help=JSON_HELP)
+    p = add("doctor", "status", "self-check that the memory loop is closed", json_help=JSON_HELP)
     p.add_argument("--repair", action="store_true", help="rebuild the full-text index first")
-    p = add("backfill", cmd_backfill, "embed every memory that lacks a vector of the current model (resumable)")
+    p = add("backfill", "run", "embed every memory that lacks a vector of the current model (resumable)")
     p.add_argument("--batch", type=positive, default=200, help="memories per embedding call and checkpoint")
-    p = add("export", cmd_export, "write all memories as JSON lines")
+    p = add("export", "transfer", "write all memories as JSON lines")
     p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
                    help="file to write (created 0600); default stdout")
     p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
-    p = add("profile", cmd_profile, "show the profile, or edit it by hand", json_help=JSON_HELP)
+    p = add("profile", "transfer", "show the profile, or edit it by hand", json_help=JSON_HELP)
     p.add_argument("action", nargs="?", choices=("show", "edit"), default="show")
     p.add_argument("--file", type=argparse.FileType("rb"), help="with edit: read the new profile "
                    "(TOML, as `twin profile` prints it) from this file instead of opening an editor")
-    p = add("reflect", cmd_reflect, "reflect now and print what it raised", json_help=JSON_HELP)
-    p = add("signals", cmd_signals, "raised and held-back signals with their evidence", json_help=JSON_HELP)
+    p = add("reflect", "run", "reflect now and print what it raised", json_help=JSON_HELP)
+    p = add("signals", "status", "raised and held-back signals with their evidence", json_help=JSON_HELP)
     p.add_argument("--status", choices=("raised", "held"), help="only these")
     p.add_argument("--limit", type=positive, default=20)
-    p = add("dream", cmd_dream, "run the dream cycle now: merge near-duplicates, link related memories",
+    p = add("dream", "run", "run the dream cycle now: merge near-duplicates, link related memories",
             json_help=JSON_HELP)
-    p = add("stats", cmd_stats, "memory counts by kind and tier, graph edges, last decay and dream",
+    p = add("stats", "memories", "memory counts by kind and tier, graph edges, last decay and dream",
             json_help=JSON_HELP)
-    p = add("neighbors", cmd_neighbors, "memories linked to memory ID in the graph", json_help=JSON_HELP)
+    p = add("neighbors", "memories", "memories linked to memory ID in the graph", json_help=JSON_HELP)
     p.add_argument("id", type=memory_id)
     p.add_argument("--depth", type=int, choices=(1, 2, 3), default=1, help="edges away, 1-3 (default 1)")
     p.add_argument("--sensitive", action="store_true", help="include sensitive memories")
-    p = add("telegram", cmd_telegram, "pair your Telegram account with the bot, or list its owners",
+    p = add("telegram", "sources", "pair your Telegram account with the bot, or list its owners",
             json_help="with owners: the owners as JSON")
     p.add_argument("action", choices=("pair", "owners"))
-    p = add("connect", cmd_connect, "connect a source that needs signing in (gmail)")
+    p = add("connect", "sources", "connect a source that needs signing in (gmail)")
     p.add_argument("source", choices=("gmail",))
     p.add_argument("--port", type=port, default=8765, help="local port Google redirects to (default 8765)")
     p.add_argument("--no-browser", action="store_true", help="only print the URL (a headless machine)")
     p.add_argument("--timeout", type=positive, default=300, help="seconds to wait for the sign-in")
-    p = add("sync", cmd_sync, "import browser history now instead of at the daily pace", json_help=JSON_HELP)
+    p = add("sync", "sources", "import browser history now instead of at the daily pace", json_help=JSON_HELP)
     p.add_argument("source", choices=("browser",))
-    p = add("email", cmd_email, "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
+    p = add("email", "status", "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
     p.add_argument("action", choices=("waiting",))
-    p = add("import", cmd_import, "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
+    add("mcp", "run", "serve MCP over stdin/stdout for a desktop agent host (Claude Desktop, Claude Code, …)")
+    p = add("token", "status", "print the HTTP API's bearer token (made if there is none)")
+    p.add_argument("--rotate", action="store_true", help="replace it with a new one (the old one stops working)")
+    p = add("import", "transfer", "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
                                   "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     add_namespace(p, help_="the namespace of lines that name none (default default)")

@@ -22,6 +22,8 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
     is scrubbed at the daemon's next checkpoint."""
     from twin.lifecycle import forgetting
+    from twin.operations import Context
+    from twin.operations.writes import after_forget
 
     by_ids = bool(args.ids)
     if by_ids == bool(args.source is not None or args.about is not None):
@@ -40,10 +42,7 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         if not by_ids and not todo.empty and not args.yes and not _confirmed(todo, args):
             return 2 if not sys.stdin.isatty() else 1
         done = forgetting.carry_out(store, Activity(store, settings.being), todo)
-    bus = reachable_bus(settings)
-    if bus is not None and done.vectors:
-        bus.request_checkpoint()
-        bus.rewrite_append_only_file()
+        after_forget(Context(settings, store, Activity(store, settings.being), lambda: reachable_bus(settings)), done)
     if args.json:
         print_json({"dry_run": False, **done.to_dict(reveal_sensitive=args.sensitive)})
         return 1 if by_ids and set(args.ids) - {m.id for m in done.memories} else 0

@@ -6,14 +6,11 @@ import argparse
 import sqlite3
 import sys
 
-from twin.activity import Activity
 from twin.cli.output import emit, show
 from twin.cli.output import print_json as _print_json
 from twin.cli.queues import reachable_bus as _bus
-from twin.outside_text import clean_name
+from twin.memory import SENSITIVE
 from twin.settings import Settings
-from twin.store import Store
-from twin.text.sensitivity import SENSITIVE, redact
 
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
@@ -21,31 +18,25 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
     updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
     `rejected: [{content, reason}]` for each candidate not stored."""
-    from twin.learn.learning import as_memories, learn
-    from twin.llm.provider import provider_for
+    from twin.learn.learning import as_memories
+    from twin.operations import Context
+    from twin.operations.writes import learn_text
     from twin.text.extractor import MAX_PER_CALL
 
     # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
-    with Store(settings.db_path) as store:
-        provider = provider_for(settings, store)
-        # --source is outside text that becomes an identifier and diary text: one safe line (clean_name)
-        source = clean_name(args.source)
-        result = learn(store, Activity(store, settings.being), settings.being, text, source, provider=provider,
-                       force=args.force, namespace=args.namespace)
-        if provider is not None:
-            provider.close()
-        if result.updated:  # the old wording of a memory updated in place leaves the database files now
-            from twin.lifecycle.forgetting import scrub_if_due
-
-            scrub_if_due(store)
-        bus = _bus(settings)
-        if bus is not None and (result.created or result.updated):
-            bus.notify_embed()
-        created = as_memories(store, result.created)
-        reinforced = as_memories(store, result.reinforced)
-        updated = as_memories(store, result.updated)
+    ctx = Context.open(settings, bus=lambda: _bus(settings))
+    try:
+        # --source is outside text that becomes an identifier and diary text: one safe line (learn_text cleans it)
+        result = learn_text(ctx, text, args.source, force=args.force, namespace=args.namespace)
+        created = as_memories(ctx.store, result.created)
+        reinforced = as_memories(ctx.store, result.reinforced)
+        updated = as_memories(ctx.store, result.updated)
+    finally:
+        ctx.close()
     if args.json:
+        from twin.text.sensitivity import redact
+
         shown = [m.shown(args.sensitive, redact).to_dict() for m in created + reinforced + updated]
         shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
         _print_json({"created": shown_created, "reinforced": shown_reinforced,
@@ -78,6 +69,8 @@ def _echo(memory, show_secrets: bool) -> str:
     """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`Memory.shown` with
     `sensitivity.redact`) unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never
     echoes a key block."""
+    from twin.text.sensitivity import redact
+
     if memory.sensitivity != SENSITIVE:
         return f": {memory.content}"
     if show_secrets:
@@ -86,13 +79,62 @@ def _echo(memory, show_secrets: bool) -> str:
             f"{memory.shown(False, redact).content}")
 
 
-def _mark(memory) -> str:
-    """"  [sensitive]" after a sensitive memory in recall and memories lists, else ""."""
-    return "  [sensitive]" if memory.sensitivity == SENSITIVE else ""
+def _mark(memory: dict) -> str:
+    """"  [sensitive]" after a sensitive memory (a memory's dict) in recall and memories lists, else ""."""
+    return "  [sensitive]" if memory["sensitivity"] == SENSITIVE else ""
 
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
-    """Answer QUERY with the best-matching memories (hybrid recall)."""
+    """Answer QUERY with the best-matching memories (hybrid recall): through the running daemon's API when it
+    answers (no model loaded here), else in this process (`twin.remote.open_twin`); the same answer either way.
+    `--as-of` and `--min-relevance` (replaying a moment, the eval's cut) always run here."""
+    if args.as_of is not None or args.min_relevance is not None:
+        return _recall_here(settings, args)
+    from twin.remote import open_twin
+
+    with open_twin(settings) as twin:
+        found = twin.search(query=args.query, limit=min(args.limit, 2**31), kind=args.kind, since=args.since,
+                            max_sensitivity="sensitive" if args.sensitive else None, namespace=args.namespace,
+                            include_namespaces=args.include_namespaces)
+        here = twin.answered_here
+    if here and not found["degraded"]:
+        _say_waiting(settings)
+    return _print_hits(args, found["results"], keyword_only=found["degraded"])
+
+
+def _say_waiting(settings: Settings) -> None:
+    """On stderr, how many memories have no vector of the current model yet (recall finds them by their words)."""
+    from twin.vectors.embedder import model_id_of
+
+    model_id = model_id_of(settings)
+    if model_id is None:
+        return
+    from twin.store import Store
+
+    with Store(settings.db_path) as store:
+        waiting = store.count_pending_embeddings(model_id)
+    if waiting:
+        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
+              "them, or run twin backfill)", file=sys.stderr)
+
+
+def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) -> int:
+    """Recall's results (`twin.operations.shapes.Hit` dicts) as JSON or one line each; exit code 0."""
+    if args.json:
+        _print_json(hits)
+        return 0
+    if keyword_only:
+        show("(keyword-only recall: no embedder)", file=sys.stderr)
+    for h in hits:
+        show(f"#{h['id']:<6} {h['score']:.3f}  {h['kind']:<12} {h['content']}  [{h['source']}]{_mark(h)}")
+    if not hits:
+        show("nothing found")
+    return 0
+
+
+def _recall_here(settings: Settings, args: argparse.Namespace) -> int:
+    """`twin recall --as-of/--min-relevance`: recall in this process with those options."""
+    from twin.store import Store
     from twin.wiring import open_recall
 
     with Store(settings.db_path) as store:
@@ -102,55 +144,42 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
                                     as_of=args.as_of, touch=args.as_of is None, include_sensitive=args.sensitive,
                                     namespace=args.namespace, include_namespaces=args.include_namespaces,
                                     **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
-            waiting = 0 if recall.keyword_only else store.count_pending_embeddings(recall.embedder.model_id)
         finally:
             recall.close()
-    if waiting:
-        show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
-              "them, or run twin backfill)", file=sys.stderr)
-    if args.json:
-        _print_json([r.to_dict() for r in results])
-        return 0
-    if recall.keyword_only:
-        show("(keyword-only recall: no embedder)", file=sys.stderr)
-    for r in results:
-        m = r.memory
-        show(f"#{m.id:<6} {r.score:.3f}  {m.kind:<12} {m.content}  [{m.source}]{_mark(m)}")
-    if not results:
-        show("nothing found")
-    return 0
+    if not recall.keyword_only:
+        _say_waiting(settings)
+    return _print_hits(args, [r.to_dict() for r in results], keyword_only=recall.keyword_only)
 
 
 def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
     """List memories newest first (everything is readable: seed 000 "read all of it"; superseded ones with
     --all, sensitive ones with --sensitive). `twin recent` / `twin today` list those made since a time (since
-    local midnight in the owner's zone, `time_window.today_window`); listing never re-promotes a cold memory
-    (seed 003)."""
-    since = args.since if getattr(args, "since", None) else None
-    if args.command == "today":
-        from datetime import UTC, datetime
+    local midnight in the owner's zone for today: `twin.operations.reads.today_since`); listing never
+    re-promotes a cold memory (seed 003). Through the running daemon's API when it answers, else here; `--all`
+    always here (the API lists active memories)."""
+    from twin.remote import open_twin
 
-        from twin.clock import owner_zone
-        from twin.memory import format_time
-        from twin.recall.time_window import today_window
-
-        since = format_time(today_window(datetime.now(UTC), owner_zone(settings)).start)
-    from twin.namespaces import scope
-
-    names = scope(args.namespace, args.include_namespaces)
-    with Store(settings.db_path) as store:
-        rows = store.list_memories(settings.being, kind=args.kind, limit=args.limit, since=since,
-                                   include_superseded=args.all, include_sensitive=args.sensitive, namespaces=names)
+    shown = {"limit": min(args.limit, 2**31), "kind": args.kind,
+             "max_sensitivity": "sensitive" if args.sensitive else None, "namespace": args.namespace,
+             "include_namespaces": args.include_namespaces}
+    with open_twin(settings) as twin:
+        if args.command == "today":
+            rows = twin.today(**shown)
+        elif args.command == "recent":
+            rows = twin.recent(since=args.since, **shown)
+        else:
+            rows = twin.list_memories(include_superseded=args.all or None, **shown)
 
     def plain() -> None:
         for m in rows:
-            why = f": {m.supersede_reason}" if m.supersede_reason else ""
-            stale = f"  (superseded by #{m.superseded_by}{why})" if m.status == "superseded" else ""
-            show(f"#{m.id:<6} {m.created_at}  {m.kind:<12} {m.content}  [{m.source}]{stale}{_mark(m)}")
+            why = f": {m['supersede_reason']}" if m["supersede_reason"] else ""
+            stale = f"  (superseded by #{m['superseded_by']}{why})" if m["status"] == "superseded" else ""
+            show(f"#{m['id']:<6} {m['created_at']}  {m['kind']:<12} {m['content']}  [{m['source']}]{stale}"
+                 f"{_mark(m)}")
         if len(rows) == args.limit:
             show(f"(the newest {args.limit}; older ones with --limit or --since)", file=sys.stderr)
 
-    return emit(args, [m.to_dict() for m in rows], plain)
+    return emit(args, rows, plain)
 
 
 def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
@@ -158,6 +187,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
     of edge strengths along the best path; superseded and sensitive ones hidden (--sensitive shows the latter).
     When the graph cannot be read the answer is empty and says "degraded" on stderr (seed 003)."""
     from twin.lifecycle.cycle import neighbors
+    from twin.store import Store
 
     with Store(settings.db_path) as store:
         if store.get(args.id) is None:
@@ -181,6 +211,7 @@ def cmd_neighbors(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     """Memory counts by kind and tier (warm/cold), superseded ones, graph edges, last decay and dream (seed 003)."""
     from twin.lifecycle.cycle import stats
+    from twin.store import Store
 
     with Store(settings.db_path) as store:
         report = stats(store, settings.being)
@@ -191,9 +222,9 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         show(f"{'total':<13} {report['total_warm']:>7} warm {report['total_cold']:>7} cold; "
              f"{report['superseded']} superseded")
         show(f"edges: {report['edges']['co_occurs']} co_occurs, {report['edges']['co_inferred']} co_inferred")
-        show(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
         if set(report["by_namespace"]) - {"default"}:  # a store with one namespace prints as it always did
             show("namespaces: " + ", ".join(f"{ns} {t['warm']} warm {t['cold']} cold"
                                             for ns, t in report["by_namespace"].items()))
+        show(f"last decay: {report['last_decay'] or 'never'}; last dream: {report['last_dream'] or 'never'}")
 
     return emit(args, report, plain)

@@ -1,4 +1,4 @@
-"""Commands that run the daemon or a piece of its work now: up, backfill, reflect, dream."""
+"""Commands that run the daemon, a server of it or a piece of its work now: up, mcp, backfill, reflect, dream."""
 
 from __future__ import annotations
 
@@ -23,6 +23,15 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         settings.files_roots = args.files
     configure_logging(settings.log_level, settings.secret_values)
     return asyncio.run(Supervisor(settings).run())
+
+
+def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
+    """Serve twin's memory tools over MCP on stdin/stdout (what a desktop agent host starts: see the README's
+    Claude Desktop and Claude Code configurations). stdout carries the protocol alone; logs go to stderr. Calls
+    go to the running daemon's API when it answers, else to the store directly (the daemon embeds later)."""
+    from twin.mcp_server.server import serve_stdio
+
+    return serve_stdio(settings, bus=lambda: reachable_bus(settings))
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
@@ -60,21 +69,14 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
     """Reflect now (forced: no 3-new-memories gate) and print `{ran, signals, widgets, thought}`."""
-    from twin.llm.provider import provider_for
-    from twin.reflection.hush import HushGate, HushRules
-    from twin.reflection.second_pass import reflect
+    from twin.operations import Context
+    from twin.operations.writes import reflect
 
-    bus = reachable_bus(settings)
-    with Store(settings.db_path) as store:
-        provider = provider_for(settings, store)
-        gate = HushGate(store, settings.being, HushRules.from_settings(settings))
-        outbox = None if bus is None else (lambda signal_id: bus.push_signal(signal_id, settings.being))
-        try:
-            result = reflect(store, Activity(store, settings.being), settings.being, provider, gate, force=True,
-                             outbox=outbox)
-        finally:
-            if provider is not None:
-                provider.close()
+    ctx = Context.open(settings, bus=lambda: reachable_bus(settings))
+    try:
+        result = reflect(ctx)
+    finally:
+        ctx.close()
 
     def plain() -> None:
         show(f"ran: {str(result.ran).lower()} ({result.new_memories} new memories)"
@@ -87,7 +89,7 @@ def cmd_reflect(settings: Settings, args: argparse.Namespace) -> int:
         if result.thought:
             show(f"thought: {result.thought}")
 
-    return emit(args, result.to_dict(), plain)
+    return emit(args, result.model_dump(), plain)
 
 
 def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
@@ -96,21 +98,17 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     from SQLite and top-k from the index reader recall uses (the last checkpoint plus an exact search of newer
     vectors), and every write is to SQLite; a running daemon's index writer is then asked to scrub the merged
     memories' vectors, as after `twin forget`."""
-    from twin.lifecycle.cycle import VectorLookup, dream
+    from twin.operations import Context
+    from twin.operations.writes import dream_cycle
     from twin.vectors.embedder import model_id_of
-    from twin.wiring import open_index_reader
 
-    with Store(settings.db_path) as store:
+    ctx = Context.open(settings, bus=lambda: reachable_bus(settings))
+    try:
         model_id = model_id_of(settings)
-        dim = store.embedding_dim(model_id) if model_id else None
-        lookup = None
-        if model_id and dim:
-            reader = open_index_reader(settings, store, model_id, dim)
-            lookup = VectorLookup(store, reader.search, model_id)
-        result = dream(store, settings.being, lookup)
-    bus = reachable_bus(settings)
-    if bus is not None and result["merged"]:
-        bus.request_checkpoint()
+        vectors = bool(model_id and ctx.store.embedding_dim(model_id))
+        result = dream_cycle(ctx).model_dump()
+    finally:
+        ctx.close()
     return emit(args, result, lambda: show(
         f"walked {result['walked']} memories, merged {result['merged']}, promoted {result['edgesPromoted']} edges in "
-        f"{result['durationMs']} ms" + ("" if lookup else " (no vectors: nothing to merge)")))
+        f"{result['durationMs']} ms" + ("" if vectors else " (no vectors: nothing to merge)")))

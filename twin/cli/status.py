@@ -161,3 +161,14 @@ def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
             show("no signals yet")
 
     return emit(args, [asdict(s) for s in signals], plain)
+
+
+def cmd_token(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the HTTP API's bearer token (`<config dir>/api-token`, 0600; made now if the API never ran), for an
+    `Authorization: Bearer …` header. `--rotate` replaces it: the running API takes the new one at its next
+    request and refuses the old."""
+    from twin.api.token import ensure_token, rotate_token
+
+    token = rotate_token(settings.api_token_path) if args.rotate else ensure_token(settings.api_token_path)
+    show(token)
+    return 0

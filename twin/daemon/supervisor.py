@@ -377,6 +377,12 @@ class Supervisor:
             for role in ("learn", "embed", "scheduler"):
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
                                   [sys.executable, "-m", "twin.workers", role])
+            if self.settings.api_enabled:  # its own process: its own model and index reader (invariant 4)
+                self._start_child("api", [sys.executable, "-m", "twin.api"])
+                if not self.settings.api_is_loopback:
+                    self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
+                                                     f"{self.settings.api_port}, beyond this machine "
+                                                     "(TWIN_API_ALLOW_REMOTE); only its token guards it.")
             bus = Bus(self.redis)
             for connector in connectors.enabled(self.settings):
                 connector.run_prepare(self.settings, self.store)
@@ -394,9 +400,11 @@ class Supervisor:
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
+            api = f", the HTTP API on port {self.settings.api_port}" if self.settings.api_enabled else ""
+            redis = "external" if self.settings.redis_url else "private"
             self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
-                                           f"scheduler, Redis {'external' if self.settings.redis_url else 'private'}, "
-                                           f"{model}; reflection every {self.settings.tick_s:.0f} s.")
+                                           f"scheduler{api}, Redis {redis}, {model}; reflection every "
+                                           f"{self.settings.tick_s:.0f} s.")
             await self.stop.wait()
         finally:
             await self._shutdown(tasks)

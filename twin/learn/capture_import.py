@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from twin.activity import Activity
 from twin.learn.capture import capture
-from twin.learn.import_lines import BadLine, MAX_CONTENT_CHARS, json_type, read_line, shown, time_field
+from twin.learn.import_lines import MAX_CONTENT_CHARS, BadLine, json_type, read_line, shown, time_field
 from twin.memory import KINDS, SENSITIVE, stricter, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked
 from twin.outside_text import escape_controls, strip_controls

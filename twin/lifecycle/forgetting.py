@@ -28,8 +28,8 @@ from twin import ingest
 from twin import transcript as chat
 from twin.activity import Activity, naming, unname
 from twin.memory import Memory
-from twin.outside_text import clean_name
 from twin.namespaces import DEFAULT_NAMESPACE
+from twin.outside_text import clean_name
 from twin.store import Store, edges, email_threads, manifest
 from twin.store import chat as transcript
 from twin.store.ids import DEFAULT_SCOPE, Namespaces

@@ -34,7 +34,8 @@ BUSY_TIMEOUT_MS = 15_000
 """How long a writer waits for another process's transaction (milliseconds)."""
 
 _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, last_accessed, hits, "
-            "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at, namespace")
+            "sensitivity, provenance, status, superseded_by, content_sha256, tier, supersede_reason, updated_at, "
+            "namespace")
 
 
 class RankingFields(NamedTuple):
@@ -276,21 +277,27 @@ class Store(MemoryStates):
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
                     "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
-                    " s.created_at, m.content, m.namespace FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    " s.created_at, m.content, m.namespace"
+                    " FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = RankingFields(*row[1:])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
                       before: str | None = None, include_superseded: bool = False,
-                      include_sensitive: bool = True, namespaces: Namespaces = DEFAULT_SCOPE) -> list[Memory]:
+                      include_sensitive: bool = True, levels: tuple[str, ...] | None = None,
+                      namespaces: Namespaces = DEFAULT_SCOPE) -> list[Memory]:
         """Memories of `being` in `namespaces` (None: every one), newest first, at most `limit`; `since`/`before`
         bound `created_at` (UTC ISO-8601); `include_sensitive=False` leaves sensitive ones out in the query itself,
-        so `limit` counts what is shown."""
+        so `limit` counts what is shown; `levels` (`twin.memory.levels_up_to`) keeps only memories of those
+        sensitivities, in the query too."""
         scoped, names = in_namespaces(namespaces)
         where, args = ["being_id = ?" + scoped], [being, *names]
         if not include_sensitive:
             where.append("sensitivity != 'sensitive'")
+        if levels is not None:
+            where.append(f"sensitivity IN ({','.join('?' * len(levels))})")
+            args.extend(levels)
         if kind:
             where.append("kind = ?")
             args.append(kind)

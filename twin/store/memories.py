@@ -86,6 +86,37 @@ class MemoryStates:
             (content, content_sha256(content), sensitivity, json.dumps(provenance), importance, now, now, memory_id))
         self.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))
 
+    def edit_memory(self, memory_id: int, now: str, *, content: str | None = None, kind: str | None = None,
+                    importance: float | None = None, tags: list[str] | None = None, sensitivity: str | None = None,
+                    provenance: dict | None = None) -> None:
+        """Seed 003's `memory_update` by id: the fields given replace the stored ones (None keeps a field); id, hits,
+        edges and tier stay; `updated_at` = `now` (UTC ISO-8601). New `content` (its sha follows) drops the vector,
+        so the embedding worker embeds the new text. Raises `sqlite3.IntegrityError` when the content equals
+        another memory's of the same being, or a field breaks the schema's CHECKs."""
+        sets, args = ["updated_at = ?"], [now]
+        for column, value in (("content", content), ("kind", kind), ("importance", importance),
+                              ("sensitivity", sensitivity)):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                args.append(value)
+        if content is not None:
+            sets.append("content_sha256 = ?")
+            args.append(content_sha256(content))
+        if tags is not None:
+            sets.append("tags = ?")
+            args.append(json.dumps(list(tags), ensure_ascii=False))
+        if provenance is not None:
+            sets.append("provenance = ?")
+            args.append(json.dumps(provenance))
+        self.conn.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*args, memory_id))
+        if content is not None:
+            self.conn.execute("DELETE FROM memory_embeddings WHERE memory_id = ?", (memory_id,))
+
+    def superseded_by_of(self, memory_id: int) -> list[int]:
+        """Ids of the memories `memory_id` superseded (their `superseded_by` is it), oldest first (read-only)."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id",
+                                                (memory_id,))]
+
     # -- decay and the dream merge (seed 003; twin.lifecycle.cycle) ----------------------------------------------------
     def idle_rows(self, being: str) -> list[IdleRow]:
         """Every active warm memory of `being` as an `IdleRow` (read-only)."""
@@ -133,7 +164,7 @@ class MemoryStates:
         return self.conn.execute("SELECT kind, status, tier, COUNT(*) FROM memories WHERE being_id = ?"
                                  " GROUP BY kind, status, tier", (being,)).fetchall()
 
-    # -- removal (DESIGN.md invariant 5; twin.lifecycle.forgetting) --------------------------------------------------------
+    # -- removal (DESIGN.md invariant 5; twin.lifecycle.forgetting) ----------------------------------------------------
     def remove_memories(self, memory_ids: Iterable[int]) -> list[int]:
         """Delete the memories `memory_ids` (row, FTS entry, vector and index tombstone, edges, edge marker; the
         scrub marker by trigger) inside the caller's transaction. Returns the ids that existed. The text

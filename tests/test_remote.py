@@ -1,0 +1,153 @@
+"""The CLI and MCP asking the running daemon (`twin.remote`): the real API app (`twin.api.app.create_app`, its
+lanes, its Guard and token) served by uvicorn on the configured loopback port; the CLI's reads answer the same
+whether they went through it or ran in this process, on the same store; MCP's streamable HTTP at `/mcp` sits
+behind the same token and Host/Origin checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import httpx
+import pytest
+from in_process import twin_cli
+from mcp import Client
+from mcp_clients import ROOT, free_socket, run_async, serving
+
+from twin.settings import load_settings
+
+QUERIES = ("where does my sister live", "coffee", "which antibiotic must doctors avoid?")
+TEXT = ("My sister Ana lives in Coimbra. I drink my coffee black. I'm allergic to penicillin. "
+        "My bank PIN is 4921.")
+
+
+@pytest.fixture
+def api(twin_paths, monkeypatch):
+    """The daemon's API, for real, on a free loopback port named in the settings (as `twin up` serves it);
+    yields `(base URL, token)`."""
+    from twin.api.app import create_app
+    from twin.api.lanes import Lanes
+    from twin.api.token import ensure_token
+
+    sock = free_socket()
+    monkeypatch.setenv("TWIN_API_PORT", str(sock.getsockname()[1]))
+    settings = load_settings()
+    token = ensure_token(settings.api_token_path)
+    with serving(create_app(settings, Lanes(settings, lambda: None), warm=False), sock) as url:
+        yield url, token
+
+
+def _cli(*args: str) -> str:
+    done = twin_cli(*args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _reads() -> dict[str, object]:
+    """What the CLI's reads print, plain and JSON; use counts (hits, last_accessed) left out: a recall records
+    them, so the second run sees the first's."""
+    def untouched(rows):
+        return [{k: v for k, v in r.items() if k not in ("hits", "last_accessed")} for r in json.loads(rows)]
+
+    out: dict[str, object] = {}
+    for q in QUERIES:
+        out[f"recall {q}"] = _cli("recall", q)
+        out[f"recall {q} --json"] = untouched(_cli("recall", q, "--json"))
+        out[f"recall {q} --sensitive"] = _cli("recall", q, "--sensitive", "--limit", "3")
+    for command in (("memories",), ("memories", "--kind", "fact"), ("today",), ("recent", "--since", "2000-01-01"),
+                    ("memories", "--sensitive", "--limit", "2"), ("memories", "--all")):
+        out[" ".join(command)] = _cli(*command)
+        out[" ".join(command) + " --json"] = untouched(_cli(*command, "--json"))
+    return out
+
+
+def test_cli_reads_answer_the_same_with_and_without_the_daemon(twin_paths, monkeypatch):
+    _cli("learn", TEXT)
+    _cli("learn", "I live in Lisbon.")
+    _cli("learn", "I live in Porto.")  # one superseded: `memories --all` runs here either way
+    here = _reads()
+    from twin.api.app import create_app
+    from twin.api.lanes import Lanes
+    from twin.api.token import ensure_token
+
+    sock = free_socket()
+    monkeypatch.setenv("TWIN_API_PORT", str(sock.getsockname()[1]))
+    settings = load_settings()
+    ensure_token(settings.api_token_path)
+    with serving(create_app(settings, Lanes(settings, lambda: None), warm=False), sock):
+        through = _reads()
+        loaded = _model_loaded_by("recall", "coffee")
+    assert through == here
+    assert "Ana lives in Coimbra" in here["recall where does my sister live"]
+    assert "4921" not in here["recall coffee"] and "4921" in here["memories --sensitive --limit 2"]
+    assert loaded is False  # the daemon answered: no model in the CLI's process
+
+
+def _model_loaded_by(*args: str) -> bool:
+    """Run `twin ARGS` as a process; whether it imported onnxruntime (loaded the embedding model)."""
+    code = ("import sys, twin.cli; rc = twin.cli.main(sys.argv[1:]); "
+            "print('onnxruntime' in sys.modules, file=sys.stderr); sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    return done.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_without_a_daemon_the_cli_loads_the_model_here(twin_paths):
+    _cli("learn", TEXT)
+    assert _model_loaded_by("recall", "coffee") is True
+
+
+def test_mcp_over_the_api_behind_its_token_host_and_origin(api):
+    url, token = api
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    assert httpx.post(f"{url}/mcp", json=hello, headers=headers).status_code == 401
+    wrong = {**headers, "Authorization": "Bearer not-the-token"}
+    assert httpx.post(f"{url}/mcp", json=hello, headers=wrong).status_code == 401
+    bearer = {**headers, "Authorization": f"Bearer {token}"}
+    assert httpx.post(f"{url}/mcp", json=hello, headers={**bearer, "Host": "evil.example"}).status_code in (403, 421)
+    assert httpx.post(f"{url}/mcp", json=hello, headers={**bearer, "Origin": "https://evil.example"}
+                      ).status_code == 403
+
+    import httpx2
+
+    async def go(client: Client):
+        captured = await client.call_tool("memory_capture", {"content": "Owner's piano lesson is on Wednesdays."})
+        found = await client.call_tool("memory_search", {"query": "when is the piano lesson"})
+        gone = await client.call_tool("memory_forget", {"id": captured.structured_content["id"]})
+        return [t.name for t in (await client.list_tools()).tools], captured, found, gone
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def session():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            return await run_async(Client(streamable_http_client(f"{url}/mcp", http_client=http)), go)
+
+    names, captured, found, gone = asyncio.run(session())
+    assert len(names) == 12 and not captured.is_error
+    assert found.structured_content["results"][0]["id"] == captured.structured_content["id"]
+    assert gone.structured_content["ok"] is True
+
+
+def test_the_access_goes_to_the_daemon_and_back(api, twin_paths):
+    """An AutoTwin answers through the daemon (a write made over HTTP is seen by a read here), a call the API has
+    no route for runs here, and the API's errors come back as twin's (NotFound, InvalidInput naming the field)."""
+    from twin.exceptions import InvalidInput, NotFound
+    from twin.remote import open_twin
+
+    settings = load_settings()
+    with open_twin(settings) as twin:
+        made = twin.capture_memory(content="Owner's bike is a green Brompton.", source="test")
+        assert twin.answered_here is False
+        assert twin.get_memory(memory_id=made["id"])["content"] == "Owner's bike is a green Brompton."
+        listed = twin.list_memories(include_superseded=True)
+        assert twin.answered_here is True and [m["id"] for m in listed] == [made["id"]]
+        with pytest.raises(NotFound):
+            twin.forget_memory(memory_id=made["id"] + 1000)
+        with pytest.raises(InvalidInput) as bad:
+            twin.search(query="bike", weights={"loudness": 1})
+        assert bad.value.field == "weights" and twin.answered_here is False

@@ -1,0 +1,119 @@
+"""The FastAPI app: seed 000's and 001's routes under `/api/twin/`, seed 003's under `/v1/` (`twin.api.routes`),
+behind `twin.api.guard.Guard`, with one error shape for everything (`{error: {code, message, field?}}`), never a
+traceback. OpenAPI at `/openapi.json`; no `/docs` page (FastAPI's loads its scripts from a CDN:
+LIBRARY_NOTES §9)."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from twin import __version__
+from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
+from twin.api.lanes import Lanes
+from twin.api.routes import ERRORS, legacy, v1
+from twin.api.token import TokenFile
+from twin.exceptions import InvalidInput, NotFound, TwinError
+from twin.mcp_server.server import mount as mount_mcp
+from twin.remote import LanesTwin
+from twin.settings import Settings
+
+log = logging.getLogger(__name__)
+
+NO_TELEMETRY = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False,
+                "auto_configure": False}
+"""FastAPI's own OpenTelemetry (spans, metrics, exception logs with their text; exporters from `OTEL_…` variables
+when `FASTAPI_OTEL_AUTO_CONFIGURE=true`) all off: nothing of a request leaves through it (invariant 8)."""
+STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type", 422: "invalid"}
+"""The stable code of an HTTP error the framework raises."""
+
+
+def accepted_hosts(settings: Settings) -> set[str] | None:
+    """The `Host` names the API answers: the loopback names, and the configured address; None (any) for an API
+    bound to every address (`0.0.0.0`, `::`) with `api_allow_remote`, which the token alone guards."""
+    if settings.api_allow_remote and settings.api_host in ("0.0.0.0", "::"):
+        return None
+    return {*LOOPBACK_NAMES, settings.api_host.strip("[]").lower()}
+
+
+def own_origins(settings: Settings) -> set[str]:
+    """The browser origins of the API itself (`http://127.0.0.1:7821`, …): the only ones let in."""
+    names = accepted_hosts(settings) or {*LOOPBACK_NAMES, settings.api_host}
+    return {f"http://{f'[{n}]' if ':' in n else n}:{settings.api_port}" for n in names}
+
+
+def _field_of(error: dict) -> str | None:
+    """The input a pydantic error is about: the last name in its location after where it was (`body.content` →
+    `content`, `query.limit` → `limit`)."""
+    loc = list(error.get("loc", ()))
+    if loc and loc[0] in ("body", "query", "path", "header"):
+        loc = loc[1:]
+    names = [part for part in loc if isinstance(part, str)]
+    return names[-1] if names else None
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    """Every failure as `{error: {code, message, field?}}`: 422 for bad input (naming the field), 409 for a
+    conflict, 404, 413, 503 when the store fails, 500 for a bug (logged with its traceback, never sent)."""
+
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        field = _field_of(first)
+        message = str(first.get("msg", "invalid input"))
+        return JSONResponse(error_body("invalid", f"{field}: {message}" if field else message, field), 422)
+
+    async def rule(_: Request, exc: InvalidInput) -> JSONResponse:
+        return JSONResponse(error_body(exc.code, str(exc), exc.field), 409 if exc.code == "conflict" else 422)
+
+    async def missing(_: Request, exc: NotFound) -> JSONResponse:
+        return JSONResponse(error_body("not_found", str(exc)), 404)
+
+    async def http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = STATUS_CODES.get(exc.status_code, "error")
+        return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+    async def unavailable(_: Request, exc: Exception) -> JSONResponse:
+        log.warning("api: the store failed (%s: %s)", type(exc).__name__, exc)
+        return JSONResponse(error_body("unavailable", f"the store failed: {exc}"), 503)
+
+    async def bug(_: Request, exc: Exception) -> JSONResponse:
+        log.error("api: a request failed (%s)", type(exc).__name__, exc_info=exc)
+        return JSONResponse(error_body("internal", "an internal error; the daemon's journal has the details"), 500)
+
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(InvalidInput, rule)
+    app.add_exception_handler(NotFound, missing)
+    app.add_exception_handler(StarletteHTTPException, http)
+    app.add_exception_handler(sqlite3.Error, unavailable)
+    app.add_exception_handler(TwinError, unavailable)
+    app.add_exception_handler(Exception, bug)
+
+
+def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
+    """The ASGI app for `settings`: the routes over `lanes` (started at the app's startup, stopped at its
+    shutdown), behind the `Guard` with the token of `settings.api_token_path`."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        lanes.start(warm=warm)
+        try:
+            yield
+        finally:
+            lanes.stop()
+
+    app = FastAPI(title="twin", version=__version__, description="A personal memory daemon's local API.",
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
+                  telemetry=NO_TELEMETRY)
+    app.state.lanes = lanes
+    app.include_router(legacy)
+    app.include_router(v1)
+    add_error_handlers(app)
+    mount_mcp(app, LanesTwin(lanes))  # MCP over streamable HTTP at /mcp, behind the same Guard
+    return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings))

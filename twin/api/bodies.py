@@ -1,0 +1,109 @@
+"""The request bodies of the API's routes (pydantic): a field out of shape is a 422 naming it, an unknown field
+too (a typo must not be ignored). Seed 003's camelCase names (`maxSensitivity`, `includeNamespaces`, `sourceType`,
+`capturedFrom`) are accepted beside ours; the rules of each value live in `twin.operations`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from twin.memory import KINDS, SENSITIVITIES
+
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Sensitivity = Literal[SENSITIVITIES]  # type: ignore[valid-type]
+TEXT_MAX = 1 << 20
+"""No text field is longer than the body limit (`twin.api.guard.MAX_BODY_BYTES`)."""
+
+
+def either(name: str, camel: str | None = None, **kw):
+    """A field read as `name` or as seed 003's camelCase `camel`."""
+    return Field(validation_alias=AliasChoices(name, camel) if camel else name, **kw)
+
+
+class Body(BaseModel):
+    """Every body: unknown fields refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Scoped(Body):
+    """A read's scope and sensitivity (seed 003): one namespace, maybe a union, levels up to `max_sensitivity`."""
+
+    namespace: str = either("namespace", default="default", max_length=64)
+    include_namespaces: list[str] | None = either("include_namespaces", "includeNamespaces", default=None)
+    max_sensitivity: Sensitivity = either("max_sensitivity", "maxSensitivity", default="private")
+
+
+class SearchBody(Scoped):
+    """`POST /v1/search`: `weights` overrides seed 003's signals for this query (keyword, vector, importance,
+    recency, half_life_days; graph and entity accepted and ignored)."""
+
+    query: str = Field(max_length=TEXT_MAX)
+    limit: int = Field(10, ge=1)
+    kind: Kind | None = None
+    since: str | None = Field(None, max_length=64)
+    weights: dict[str, float] | None = None
+
+
+class ContextBody(SearchBody):
+    """`POST /v1/context`: a search and the newest `recent_limit` memories grouped by kind."""
+
+    recent_limit: int = either("recent_limit", "recentLimit", default=10, ge=1)
+
+
+class MemoryBody(Body):
+    """Seed 000's `POST /api/twin/memories`: `{kind, content, source, importance, tags}`."""
+
+    content: str = Field(min_length=1, max_length=TEXT_MAX)
+    kind: Kind = "fact"
+    source: str | None = Field(None, max_length=1000)
+    importance: float | None = Field(None, ge=0, le=1)
+    tags: list[str] = Field(default_factory=list)
+
+
+class CaptureBody(MemoryBody):
+    """Seed 003's remember/capture: provenance, a sensitivity, `force` past the worthiness gate."""
+
+    sensitivity: Sensitivity | None = None
+    source_type: str | None = either("source_type", "sourceType", default=None, max_length=64)
+    captured_from: str | None = either("captured_from", "capturedFrom", default=None, max_length=1000)
+    confidence: float | None = Field(None, ge=0, le=1)
+    force: bool = False
+    namespace: str = Field("default", max_length=64)
+
+
+class UpdateBody(Body):
+    """Seed 003's `memory_update`: the fields to change (at least one)."""
+
+    content: str | None = Field(None, max_length=TEXT_MAX)
+    kind: Kind | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    tags: list[str] | None = None
+    sensitivity: Sensitivity | None = None
+    source_type: str | None = either("source_type", "sourceType", default=None, max_length=64)
+    captured_from: str | None = either("captured_from", "capturedFrom", default=None, max_length=1000)
+    confidence: float | None = Field(None, ge=0, le=1)
+
+
+class LearnBody(Body):
+    """Seed 001's `POST /api/twin/learn`: `{text, source}`."""
+
+    text: str = Field(min_length=1, max_length=TEXT_MAX)
+    source: str | None = Field("muse", max_length=1000)
+    force: bool = False
+
+
+class RecapBody(Body):
+    """Seed 003's `memory_session_recap`: a concise summary of a session."""
+
+    summary: str = Field(min_length=1, max_length=TEXT_MAX)
+    source: str | None = Field("session", max_length=1000)
+    namespace: str = Field("default", max_length=64)
+
+
+class AdoptionBody(Body):
+    """Seed 003's `POST /v1/adoption`: what the client sees (both optional)."""
+
+    tools: list[str] | None = None
+    instructions_hash: str | None = either("instructions_hash", "instructionsHash", default=None, max_length=200)

@@ -1,0 +1,266 @@
+"""The routes: seed 000's and 001's under `/api/twin/` (`legacy`), seed 003's under `/v1/` (`v1`). Each only
+reads its input and calls one operation of `twin.operations` in a lane (`twin.api.lanes`): reads in the read lane,
+writes in the write lane; the rules are the operations'."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel
+
+from twin import operations as ops
+from twin.api.bodies import (
+    AdoptionBody,
+    CaptureBody,
+    ContextBody,
+    Kind,
+    LearnBody,
+    MemoryBody,
+    RecapBody,
+    SearchBody,
+    Sensitivity,
+    UpdateBody,
+)
+from twin.exceptions import InvalidInput
+from twin.operations.shapes import (
+    ActivityLineOut,
+    AdoptionOut,
+    CaptureOut,
+    ContextOut,
+    DreamOut,
+    ForgetOut,
+    HistoryOut,
+    Hit,
+    LearnOut,
+    MemoryOut,
+    NeighborsOut,
+    OkOut,
+    ReflectOut,
+    SearchOut,
+    SignalOut,
+)
+
+
+class ErrorDetail(BaseModel):
+    """`code` a stable word (`invalid`, `not_found`, `unauthorized`, …), `message` for people, `field` the input."""
+
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorOut(BaseModel):
+    """Every error: `{error: {code, message, field?}}`."""
+
+    error: ErrorDetail
+
+
+ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
+    (401, "No or a wrong bearer token"), (403, "A Host or Origin that is not the API's own"),
+    (404, "No such memory"), (409, "Another memory already says this"), (413, "The body is over 1 MiB"),
+    (422, "Bad input; `field` names it"), (503, "The store failed"))}
+"""The error responses every route documents (schemathesis checks responses against them)."""
+
+MemoryId = Annotated[int, Path(ge=1, description="A memory's id")]
+Limit = Annotated[int, Query(ge=1, description="At most this many (capped at 200)")]
+MaxSensitivity = Annotated[Sensitivity, Query(description="Show levels up to this; sensitive ones only when asked")]
+
+legacy = APIRouter(prefix="/api/twin", tags=["twin (seeds 000, 001)"])
+v1 = APIRouter(prefix="/v1", tags=["memory (seed 003)"])
+
+
+def lanes(request: Request):
+    """The app's lanes (`twin.api.lanes.Lanes`)."""
+    return request.app.state.lanes
+
+
+# -- seed 000 and 001 -------------------------------------------------------------------------------------------
+@legacy.get("/memories", response_model=list[Hit | MemoryOut])
+async def memories(request: Request, q: str | None = Query(None, max_length=1 << 20), kind: Kind | None = None,
+                   limit: Limit = 50, max_sensitivity: MaxSensitivity = "private"):
+    """Seed 000: `q` given → hybrid recall, best first; else every memory newest first (nothing older hidden). At
+    most `limit`, capped at 200. Sensitive memories only with `max_sensitivity=sensitive`."""
+    if q is not None and q.strip():
+        found = await lanes(request).read.run(ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity)
+        return found.results
+    return await lanes(request).read.run(ops.list_memories, limit=limit, kind=kind, max_sensitivity=max_sensitivity)
+
+
+@legacy.post("/memories", response_model=MemoryOut)
+async def add_memory(request: Request, body: MemoryBody):
+    """Seed 000: store one memory through capture (an exact duplicate reinforces the one there; a near duplicate
+    updates it; a contradicted one is superseded). Answers the memory as stored; 422 (`code: rejected`) when the
+    worthiness gate refuses it (shorter than 12 characters, filler)."""
+    done = await lanes(request).write.run(ops.capture_memory, body.content, kind=body.kind,
+                                          importance=body.importance, tags=body.tags, source=body.source)
+    if done.id is None:
+        raise InvalidInput(f"not stored: {done.rejected}", field="content", code="rejected")
+    return await lanes(request).read.run(ops.get_memory, done.id)
+
+
+@legacy.delete("/memories/{memory_id}", response_model=OkOut)
+async def delete_memory(request: Request, memory_id: MemoryId):
+    """Seed 000: forget the memory: row, FTS entry, embedding, index entry and edges, in one call."""
+    await lanes(request).write.run(ops.forget_memory, memory_id)
+    return OkOut(ok=True)
+
+
+@legacy.post("/learn", response_model=list[MemoryOut])
+async def learn(request: Request, body: LearnBody):
+    """Seed 001: learn from `text` (the one `learn()` every source uses); answers the memories it created,
+    reinforced or updated."""
+    done = await lanes(request).write.run(ops.learn, body.text, body.source, force=body.force)
+    return done.created + done.reinforced + done.updated
+
+
+@legacy.post("/reflect", response_model=ReflectOut)
+async def reflect(request: Request):
+    """Seed 001: reflect now (no 3-new-memories gate): `{ran, signals, widgets, thought}`."""
+    return await lanes(request).write.run(ops.reflect)
+
+
+@legacy.get("/activity", response_model=list[ActivityLineOut])
+async def activity(request: Request):
+    """Seed 001: the newest 60 diary lines, newest first."""
+    return await lanes(request).read.run(ops.activity)
+
+
+# -- seed 003 ---------------------------------------------------------------------------------------------------
+@v1.post("/search", response_model=SearchOut)
+async def search(request: Request, body: SearchBody):
+    """Hybrid search with per-query weights; sensitive hidden unless `max_sensitivity` is `sensitive`."""
+    return await lanes(request).read.run(ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since,
+                                         weights=body.weights, max_sensitivity=body.max_sensitivity,
+                                         namespace=body.namespace, include_namespaces=body.include_namespaces)
+
+
+@v1.post("/context", response_model=ContextOut)
+async def context(request: Request, body: ContextBody):
+    """A search and the newest memories grouped by kind, in one answer (an agent's first call)."""
+    return await lanes(request).read.run(ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit,
+                                         kind=body.kind, weights=body.weights, max_sensitivity=body.max_sensitivity,
+                                         namespace=body.namespace, include_namespaces=body.include_namespaces)
+
+
+async def _capture(request: Request, body: CaptureBody, compare: bool) -> CaptureOut:
+    return await lanes(request).write.run(
+        ops.capture_memory, body.content, kind=body.kind, importance=body.importance, tags=body.tags,
+        source=body.source, sensitivity=body.sensitivity, source_type_=body.source_type,
+        captured_from=body.captured_from, confidence=body.confidence, force=body.force, compare=compare,
+        namespace=body.namespace)
+
+
+@v1.post("/capture", response_model=CaptureOut, response_model_exclude_unset=True)
+async def capture(request: Request, body: CaptureBody):
+    """Store one durable fact: `{id: null, rejected}`, `{id, deduplicated: true}`, `{id, updated: true}`, `{id,
+    superseded: [ids]}` or `{id}` (seed 003's table; all HTTP 200)."""
+    return await _capture(request, body, compare=True)
+
+
+@v1.post("/remember", response_model=CaptureOut, response_model_exclude_unset=True)
+async def remember(request: Request, body: CaptureBody):
+    """Store one memory (gate and exact-duplicate fast path, no near-duplicate or contradiction check)."""
+    return await _capture(request, body, compare=False)
+
+
+@v1.get("/memories/{memory_id}", response_model=MemoryOut)
+async def get_memory(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private"):
+    """One memory by id, whatever its status; a sensitive one's text only with `max_sensitivity=sensitive`."""
+    return await lanes(request).read.run(ops.get_memory, memory_id, max_sensitivity)
+
+
+@v1.patch("/memories/{memory_id}", response_model=MemoryOut)
+async def update(request: Request, memory_id: MemoryId, body: UpdateBody,
+                 max_sensitivity: MaxSensitivity = "private"):
+    """Rewrite a memory keeping its id, hits and edges; new content is embedded again."""
+    return await lanes(request).write.run(
+        ops.update_memory, memory_id, content=body.content, kind=body.kind, importance=body.importance,
+        tags=body.tags, sensitivity=body.sensitivity, source_type_=body.source_type, captured_from=body.captured_from,
+        confidence=body.confidence, max_sensitivity=max_sensitivity)
+
+
+@v1.delete("/memories/{memory_id}", response_model=ForgetOut)
+async def forget(request: Request, memory_id: MemoryId):
+    """Hard delete: row, FTS entry, vector, index entry, edges, and every copy of its text. No undo."""
+    return await lanes(request).write.run(ops.forget_memory, memory_id)
+
+
+@v1.get("/memories/{memory_id}/neighbors", response_model=NeighborsOut)
+async def neighbors(request: Request, memory_id: MemoryId, depth: Annotated[int, Query(ge=1, le=3)] = 1,
+                    max_sensitivity: MaxSensitivity = "private"):
+    """The memories linked to this one in the graph, up to `depth` edges; `degraded` when the graph failed."""
+    return await lanes(request).read.run(ops.neighbors, memory_id, depth, max_sensitivity)
+
+
+@v1.get("/memories/{memory_id}/history", response_model=HistoryOut)
+async def history(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private"):
+    """The memory's supersession chain, oldest first, and which one is current."""
+    return await lanes(request).read.run(ops.history, memory_id, max_sensitivity)
+
+
+@v1.get("/recent", response_model=list[MemoryOut])
+async def recent(request: Request, since: str | None = Query(None, max_length=64), limit: Limit = 50,
+                 kind: Kind | None = None, max_sensitivity: MaxSensitivity = "private",
+                 namespace: str = Query("default", max_length=64)):
+    """Newest first, made since `since` (ISO-8601); never re-promotes a cold memory."""
+    return await lanes(request).read.run(ops.recent, since=since, limit=limit, kind=kind,
+                                         max_sensitivity=max_sensitivity, namespace=namespace)
+
+
+@v1.get("/today", response_model=list[MemoryOut])
+async def today(request: Request, limit: Limit = 50, kind: Kind | None = None,
+                max_sensitivity: MaxSensitivity = "private", namespace: str = Query("default", max_length=64)):
+    """The memories made today (since local midnight), newest first."""
+    return await lanes(request).read.run(ops.today, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
+                                         namespace=namespace)
+
+
+@v1.get("/stats", response_model=dict)
+async def stats(request: Request):
+    """Counts by kind, tier and namespace, superseded, edges, last decay and dream."""
+    return await lanes(request).read.run(ops.stats)
+
+
+@v1.post("/dream-cycle", response_model=DreamOut)
+async def dream_cycle(request: Request):
+    """Run the dream cycle now: merge near-duplicates, promote shared-neighbour edges."""
+    return await lanes(request).write.run(ops.dream_cycle)
+
+
+@v1.post("/session-recap", response_model=LearnOut)
+async def session_recap(request: Request, body: RecapBody):
+    """Learn the durable facts of a session summary (through `learn()`); answers what was learned and not."""
+    done = await lanes(request).write.run(ops.session_recap, body.summary, body.source, namespace=body.namespace)
+    return done
+
+
+@v1.post("/adoption", response_model=AdoptionOut)
+async def adoption_check(request: Request, body: AdoptionBody):
+    """The tool surface, the instructions hash and feature flags; what is stale in what the client reports."""
+    return await lanes(request).read.run(ops.adoption, body.tools, body.instructions_hash)
+
+
+@v1.get("/adoption", response_model=AdoptionOut)
+async def adoption(request: Request):
+    """The tool surface, the instructions hash and feature flags."""
+    return await lanes(request).read.run(ops.adoption)
+
+
+@v1.get("/signals", response_model=list[SignalOut])
+async def signals(request: Request, status: str | None = Query(None, pattern="^(raised|held_back)$"),
+                  limit: Limit = 20):
+    """Raised and held-back signals, newest first, with their evidence ids."""
+    return await lanes(request).read.run(ops.signals, status, limit)
+
+
+@v1.get("/profile", response_model=dict)
+async def profile(request: Request):
+    """The profile: facts, goals, preferences, routines, tone."""
+    return await lanes(request).read.run(ops.profile)
+
+
+@v1.get("/status", response_model=dict)
+async def status(request: Request):
+    """`twin status`: counts, backlog, queues, index, connectors, lifecycle and degraded modes."""
+    return await lanes(request).read.run(ops.status)

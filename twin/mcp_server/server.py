@@ -1,0 +1,114 @@
+"""twin's MCP server (the official SDK's `MCPServer`): seed 003's tools, three resources and the agent protocol as
+its instructions, over stdio (`twin mcp`, for desktop hosts) or streamable HTTP at `/mcp` on the API's server.
+
+Both transports serve the current protocol (2026-07-28: one self-contained request per exchange) and the older
+handshake clients, as the SDK does; over HTTP the server is stateless (no session kept between requests), so any
+request can be answered by any process. Every tool and resource calls one `twin.remote.TwinAccess`: the daemon's
+API when it answers, else the store in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable
+
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+
+from twin import __version__
+from twin.exceptions import TwinError
+from twin.mcp_server.quoting import quoted_document
+from twin.mcp_server.surface import SERVER_NAME
+from twin.mcp_server.tools import TwinTools
+from twin.operations.adoption import AGENT_INSTRUCTIONS
+from twin.outside_text import json_text
+from twin.remote import TwinAccess
+from twin.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+"""Where the streamable-HTTP endpoint lives on the API's server."""
+
+
+def build_server(twin: TwinAccess) -> MCPServer:
+    """A ready MCP server whose tools and resources call `twin` (not started: `serve_stdio` or `mount` does)."""
+    server = MCPServer(SERVER_NAME, title="twin", version=__version__, instructions=AGENT_INSTRUCTIONS,
+                       description="The owner's personal memory: recall, capture and forget, on this machine.",
+                       log_level="WARNING")
+    TwinTools(twin).register(server)
+    _add_resources(server, twin)
+    return server
+
+
+def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
+    """`twin://memory/{id}` (the memory and its supersession chain, quoted), `twin://profile` and `twin://status`.
+    A missing memory or a failed read is the resource's error (the SDK's `ResourceError`), never a traceback."""
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    def read(operation: str, quoted: bool, **arguments) -> str:
+        try:
+            value = getattr(twin, operation)(**arguments)
+            return quoted_document(value) if quoted else json_text(value)
+        except TwinError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource("twin://memory/{id}", name="memory", title="A memory and its history",
+                     mime_type="application/json")
+    def memory(id: int) -> str:
+        """One memory by id with its supersession chain (what it replaced, what replaced it), oldest first."""
+        return read("history", True, memory_id=id)
+
+    @server.resource("twin://profile", name="profile", title="The owner's profile", mime_type="application/json")
+    def profile() -> str:
+        """What the twin has gathered about its owner (name, places, people, interests), as fields."""
+        return read("profile", True)
+
+    @server.resource("twin://status", name="status", title="The twin's status", mime_type="application/json")
+    def status() -> str:
+        """Counts, queues, the index and degraded modes (what `twin status --json` prints)."""
+        return read("status", False)
+
+
+def serve_stdio(settings: Settings, bus: Callable[[], object | None] | None = None) -> int:
+    """`twin mcp`: serve MCP on stdin/stdout until the host closes it. stdout carries the protocol alone: logs go
+    to stderr (`twin.logs.configure_logging`). Calls go to the daemon's API when it answers, else to the store
+    opened here (`twin.remote.open_twin`; `bus` gives the daemon's job bus, for the work it does after a write).
+    Returns the exit code (0)."""
+    from twin.logs import configure_logging
+    from twin.remote import open_twin
+
+    configure_logging(settings.log_level if settings.log_level != "INFO" else "WARNING", settings.secret_values,
+                      stream=sys.stderr)
+    twin = open_twin(settings, bus)
+    log.info("mcp: serving over stdio through %s", twin.describe())
+    try:
+        build_server(twin).run("stdio")
+    finally:
+        twin.close()
+    return 0
+
+
+def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH) -> MCPServer:
+    """Serve MCP over streamable HTTP at `path` of `app` (the API's FastAPI app, whose middleware checks the
+    token, the Host and the Origin of every request, this one's too), stateless and with JSON responses. Adds the
+    route and wraps `app`'s lifespan so the SDK's session manager runs while `app` does. The SDK's own Host check
+    is off: the API's is the one rule (DESIGN.md invariant 9), and it knows when a non-loopback bind was allowed.
+    Returns the server (its tools call `twin`)."""
+    server = build_server(twin)
+    sub = server.streamable_http_app(streamable_http_path=path, stateless_http=True, json_response=True,
+                                     transport_security=TransportSecuritySettings(
+                                         enable_dns_rebinding_protection=False))
+    app.router.routes.extend(sub.routes)
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(started: Starlette) -> AsyncIterator[object]:
+        async with server.session_manager.run(), inner(started) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return server

@@ -1,0 +1,100 @@
+"""What every operation is given: the settings, an open store, the diary, a lazily opened recall, and a way to
+tell a running daemon about new work (`Context`); and the checks of the inputs every operation shares (limits,
+sensitivity, namespaces), written once here (DESIGN.md invariant 9).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from twin.activity import Activity
+from twin.exceptions import InvalidInput
+from twin.memory import DEFAULT_SENSITIVITY, SENSITIVITIES, levels_up_to
+from twin.recall.hybrid import LIMIT_MAX, Recall
+from twin.settings import Settings
+from twin.store import Store
+
+DEFAULT_NAMESPACE = "default"
+"""The namespace of every memory until namespaces are chosen (seed 003: default "default")."""
+NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""A namespace's name: like the being's (letters, digits, `_ . -`, 1-64 characters)."""
+INCLUDE_NAMESPACES_MAX = 16
+"""A read unions at most this many namespaces (seed 003: "capped at 16")."""
+
+
+@dataclass
+class Context:
+    """What an operation runs with. `store` is open (the caller's; one thread uses it at a time); `activity` the
+    diary of `settings.being`; `bus()` a `twin.workers.bus.Bus` of the running daemon or None (then the daemon picks the
+    work up when it runs, as after the CLI); the recall is opened on first use (`recall()`: the model and an index
+    reader of this process's own, invariant 4) and closed by `close()`."""
+
+    settings: Settings
+    store: Store
+    activity: Activity
+    bus: Callable[[], object | None] = field(default=lambda: None)
+    _recall: Recall | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, settings: Settings, bus: Callable[[], object | None] | None = None) -> Context:
+        """A context over a newly opened store of `settings` (closed by `close()`). Raises `StoreError`."""
+        store = Store(settings.db_path).open()
+        return cls(settings, store, Activity(store, settings.being), bus or (lambda: None))
+
+    @property
+    def being(self) -> str:
+        """The being whose memories every operation reads and writes."""
+        return self.settings.being
+
+    def recall(self) -> Recall:
+        """The recall of this context (`twin.wiring.open_recall`, keyword-only when the embedder cannot load),
+        opened on the first call."""
+        if self._recall is None:
+            from twin.wiring import open_recall
+
+            self._recall = open_recall(self.settings, self.store)
+        return self._recall
+
+    def close(self) -> None:
+        """Close the recall (if opened) and the store; safe to call twice."""
+        if self._recall is not None:
+            self._recall.close()
+            self._recall = None
+        self.store.close()
+
+
+def capped(limit: int) -> int:
+    """`limit` brought into 1..`LIMIT_MAX` (200; seed 000: "capped at 200 per call"): a larger one is capped, not
+    refused. Raises `InvalidInput` (field `limit`) for one below 1."""
+    if limit < 1:
+        raise InvalidInput("limit must be at least 1", field="limit")
+    return min(int(limit), LIMIT_MAX)
+
+
+def sensitivity_levels(max_sensitivity: str | None) -> tuple[str, ...]:
+    """The levels a read shows (`twin.memory.levels_up_to`; default `private`: every level but `sensitive`, seed
+    003's recall default). Raises `InvalidInput` (field `max_sensitivity`) for an unknown level."""
+    try:
+        return levels_up_to(max_sensitivity or DEFAULT_SENSITIVITY)
+    except ValueError as exc:
+        raise InvalidInput(f"max_sensitivity must be one of {', '.join(SENSITIVITIES)}",
+                           field="max_sensitivity") from exc
+
+
+def scope(namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[str]:
+    """The namespaces a call reads or writes: `namespace` first, then `include_namespaces` (a read's union, at most
+    `INCLUDE_NAMESPACES_MAX`), each a `NAMESPACE_PATTERN` name, duplicates dropped. Raises `InvalidInput` naming
+    the field for a bad name or too many, and for any namespace but `default` while the store has none."""
+    names = [namespace, *(include_namespaces or [])]
+    if include_namespaces is not None and len(include_namespaces) > INCLUDE_NAMESPACES_MAX:
+        raise InvalidInput(f"include_namespaces holds at most {INCLUDE_NAMESPACES_MAX} names",
+                           field="include_namespaces")
+    for n, name in enumerate(names):
+        where = "namespace" if n == 0 else "include_namespaces"
+        if not isinstance(name, str) or not NAMESPACE_PATTERN.fullmatch(name):
+            raise InvalidInput("a namespace is 1-64 letters, digits, '_', '.' or '-'", field=where)
+        if name != DEFAULT_NAMESPACE:
+            raise InvalidInput(f"this twin has one namespace, {DEFAULT_NAMESPACE!r}", field=where)
+    return list(dict.fromkeys(names))

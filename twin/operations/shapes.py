@@ -1,0 +1,215 @@
+"""The shapes operations return (pydantic models): what the HTTP API documents in /openapi.json and MCP gives as
+output schemas, so every interface answers in the same fields. Memory fields are the store's (`twin.memory.Memory`,
+as `twin export` and `--json` write them); the response flags are seed 003's.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from twin.memory import Memory, Recalled
+
+
+class MemoryOut(BaseModel):
+    """One memory as a read shows it: a `sensitive` one's text only when the caller asked for that level
+    (`Memory.shown`, the one rule). Times UTC ISO-8601; `importance` and `provenance.confidence` 0..1."""
+
+    id: int
+    being_id: str
+    kind: str
+    content: str
+    source: str
+    importance: float
+    tags: list[str]
+    created_at: str
+    last_accessed: str | None
+    hits: int
+    sensitivity: str
+    provenance: dict
+    status: str
+    superseded_by: int | None
+    content_sha256: str
+    tier: str
+    supersede_reason: str | None
+    updated_at: str | None
+
+    @classmethod
+    def of(cls, memory: Memory, reveal_sensitive: bool) -> MemoryOut:
+        """`memory` as shown (`Memory.shown(reveal_sensitive)`)."""
+        return cls(**memory.shown(reveal_sensitive).to_dict())
+
+
+class Hit(MemoryOut):
+    """A recall result: the memory and its scores, all 0..1 (`twin.memory.Recalled`)."""
+
+    score: float
+    keyword: float
+    vector: float
+    recency: float
+    relevance: float
+
+    @classmethod
+    def of_recalled(cls, hit: Recalled, reveal_sensitive: bool) -> Hit:
+        """`hit` with its memory as shown."""
+        return cls(**{**hit.to_dict(), **MemoryOut.of(hit.memory, reveal_sensitive).model_dump()})
+
+
+class Degradable(BaseModel):
+    """An answer a backing tier can degrade (seed 003): `degraded` True with the `reason` when it answered
+    without one (no embedder: keyword-only; the graph unreadable)."""
+
+    degraded: bool = False
+    reason: str | None = None
+
+
+class SearchOut(Degradable):
+    """`search`: the results best first; `pending_vectors` memories not embedded yet (found by words only)."""
+
+    results: list[Hit]
+    pending_vectors: int = 0
+    ignored_weights: list[str] = Field(default_factory=list)
+
+
+class ContextOut(SearchOut):
+    """`context`: a search and the newest memories grouped by kind, in one answer (seed 003 `memory_context`)."""
+
+    recent: dict[str, list[MemoryOut]]
+
+
+class CaptureOut(BaseModel):
+    """Seed 003's remember/capture answer: `{id: null, rejected}`, `{id, deduplicated: true}`, `{id,
+    deduplicated: true, updated: true}`, `{id, superseded: [ids]}` or a fresh `{id}`; `reason` says why it was
+    updated or what it superseded. Flags that do not apply are left out of the JSON."""
+
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    id: int | None
+    deduplicated: bool | None = None
+    updated: bool | None = None
+    superseded: list[int] | None = None
+    rejected: str | None = None
+    reason: str | None = None
+
+
+class ForgetOut(BaseModel):
+    """`forget`: `ok` and what went, per table (`ForgetPlan.counts`: memories, fts_rows, vectors, index_entries,
+    edges, transcript_rows, …)."""
+
+    ok: bool
+    id: int
+    removed: dict[str, int]
+
+
+class Neighbor(MemoryOut):
+    """A memory linked in the graph; `score` the product of edge strengths along the best path (0..1)."""
+
+    score: float
+
+
+class NeighborsOut(Degradable):
+    """`neighbors` of a memory (seed 003 `memory_neighbors`); empty and `degraded` when the graph cannot be read."""
+
+    id: int
+    depth: int
+    neighbors: list[Neighbor]
+
+
+class HistoryOut(BaseModel):
+    """A memory's supersession chain, oldest first: what it replaced (and what those replaced), itself, and what
+    replaced it; `current` the id of the chain's active memory (None when none is active)."""
+
+    id: int
+    chain: list[MemoryOut]
+    current: int | None
+
+
+class Supersession(BaseModel):
+    """`id` was superseded by `by`, for `reason`."""
+
+    id: int
+    by: int
+    reason: str
+
+
+class Rejection(BaseModel):
+    """A candidate not stored: its `content` (None for a sentence the extractor skipped) and why."""
+
+    content: str | None
+    reason: str
+
+
+class LearnOut(BaseModel):
+    """What learning a text did (seed 001's `learn()`): memories created, reinforced and updated (each updated one
+    with its reason in `update_reasons`), the supersessions and rejections, and whether the profile changed."""
+
+    created: list[MemoryOut]
+    reinforced: list[MemoryOut]
+    updated: list[MemoryOut]
+    update_reasons: dict[str, str]
+    superseded: list[Supersession]
+    rejected: list[Rejection]
+    profile_updated: bool
+
+
+class ReflectOut(BaseModel):
+    """Seed 001's `{ran, signals, widgets, thought}`; `new_memories` the fresh ones it looked at, `note` why it
+    did not run."""
+
+    ran: bool
+    new_memories: int = 0
+    signals: list[dict]
+    widgets: list[dict]
+    thought: str | None
+    profile_updated: bool = False
+    note: str = ""
+
+
+class ActivityLineOut(BaseModel):
+    """One diary line (seed 001's TwinActivity): `at` UTC ISO-8601, `kind`, `text` (never a memory's text)."""
+
+    id: int
+    at: str
+    kind: str
+    text: str
+
+
+class DreamOut(BaseModel):
+    """Seed 003's dream-cycle answer."""
+
+    walked: int
+    merged: int
+    edgesPromoted: int  # seed 003 names it so
+    durationMs: int  # seed 003 names it so
+
+
+class SignalOut(BaseModel):
+    """A raised or held-back signal with its evidence ids (`twin.store.signals.Signal`)."""
+
+    id: int
+    being_id: str
+    kind: str
+    title: str
+    body: str
+    priority: float
+    status: str
+    reason: str | None
+    evidence: list[int]
+    created_at: str
+    delivered_at: str | None
+
+
+class AdoptionOut(BaseModel):
+    """Seed 003's adoption report: the tool surface agents should see, the hash of the instructions they should
+    have, feature flags, what looks stale in what the client reported, and how to refresh."""
+
+    tools: list[str]
+    instructions_hash: str
+    features: dict[str, bool]
+    diagnostics: list[str]
+    refresh: list[str]
+
+
+class OkOut(BaseModel):
+    """Seed 000's `{ok: true}`."""
+
+    ok: bool

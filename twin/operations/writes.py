@@ -1,0 +1,295 @@
+"""The write operations every interface calls (seeds 000, 001 and 003): capture, remember, update, forget, learn,
+session recap, reflect, the dream cycle. Each writes SQLite only (invariant 1), then tells a running daemon
+(`Context.bus`) what it has to do: embed new text, scrub a forgotten vector from its index (the embedding worker is
+the one index writer, invariant 4). Without a daemon the work waits for it, as after the CLI.
+
+Bad input raises `InvalidInput` naming the field (nothing is written), an unknown memory `NotFound`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+from twin.exceptions import InvalidInput
+from twin.learn.capture import CaptureResult, candidate_sensitivity, capture, supersession_line
+from twin.learn.import_lines import MAX_CONTENT_CHARS
+from twin.learn.learning import LearnResult, as_memories, learned_line, source_type
+from twin.lifecycle.forgetting import ForgetPlan, scrub_if_due
+from twin.memory import KINDS, SENSITIVE, SENSITIVITIES, stricter, strip_controls, utc_now
+from twin.operations.context import DEFAULT_NAMESPACE, Context, scope
+from twin.operations.reads import own_memory
+from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
+from twin.outside_text import clean_name
+from twin.text.extractor import Candidate
+
+log = logging.getLogger(__name__)
+
+MAX_TAGS = 32
+"""A memory written through an interface holds at most this many tags, each at most `MAX_TAG_CHARS`."""
+MAX_TAG_CHARS = 64
+DEFAULT_IMPORTANCE = 0.5
+"""Importance of a memory written without one (seed 000's example)."""
+DEFAULT_SOURCE = "api"
+"""The source of a memory an interface writes without naming one."""
+
+
+def clean_content(content: str, field: str = "content") -> str:
+    """`content` as memory text: terminal controls dropped (`strip_controls`, the learn path's rule), trimmed,
+    1..`MAX_CONTENT_CHARS` characters (the import's bound). Raises `InvalidInput` naming `field`."""
+    text = strip_controls(content).strip() if isinstance(content, str) else ""
+    if not text:
+        raise InvalidInput(f"{field} must hold some text", field=field)
+    if len(text) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters", field=field)
+    return text
+
+
+def clean_tags(tags: list[str] | None) -> list[str]:
+    """Tags cleaned like content, blanks and repeats dropped, at most `MAX_TAGS` of `MAX_TAG_CHARS`. Raises
+    `InvalidInput` (field `tags`)."""
+    out = list(dict.fromkeys(t for t in (strip_controls(str(tag)).strip() for tag in tags or ()) if t))
+    if len(out) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in out):
+        raise InvalidInput(f"at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters", field="tags")
+    return out
+
+
+def clean_source(source: str | None) -> str:
+    """A source as stored: one safe line (`clean_name`, as `twin learn --source` stores it), `api` when blank."""
+    cleaned = clean_name(source or "").strip()
+    return cleaned or DEFAULT_SOURCE
+
+
+def _checked(kind: str | None, importance: float | None, sensitivity: str | None, confidence: float | None) -> None:
+    """Raise `InvalidInput` naming the first field out of range."""
+    if kind is not None and kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}", field="kind")
+    for name, value in (("importance", importance), ("confidence", confidence)):
+        if value is not None and not 0 <= value <= 1:
+            raise InvalidInput(f"{name} must be a number 0..1", field=name)
+    if sensitivity is not None and sensitivity not in SENSITIVITIES:
+        raise InvalidInput(f"sensitivity must be one of {', '.join(SENSITIVITIES)}", field="sensitivity")
+
+
+def provenance_of(source: str, source_type_: str | None, captured_from: str | None,
+                  confidence: float | None) -> dict:
+    """Seed 003's provenance: `source_type` (default: the source's prefix), `captured_from` (default: the source),
+    `confidence` 0..1 (default 1.0: said by the owner or their agent)."""
+    return {"source_type": clean_name(source_type_ or "").strip() or source_type(source),
+            "captured_from": clean_name(captured_from or "").strip() or source,
+            "confidence": 1.0 if confidence is None else float(confidence)}
+
+
+def tell_daemon(ctx: Context, *actions: str) -> None:
+    """Call the `twin.workers.bus.Bus` methods named `actions` on the running daemon's bus, if there is one. A Redis
+    that fails now is logged, never raised: what was written is in SQLite, and the supervisor's nudges (pending
+    vectors, the scrub marker) pick it up (invariant 1)."""
+    bus = ctx.bus()
+    for action in actions if bus is not None else ():
+        try:
+            getattr(bus, action)()
+        except Exception as exc:  # noqa: BLE001 - the write is done; the daemon catches up from SQLite
+            log.warning("operations: the daemon was not told (%s: %s: %s)", action, type(exc).__name__, exc)
+
+
+def _embed_soon(ctx: Context) -> None:
+    """Tell the daemon's embedding worker that text waits for a vector (no daemon: it embeds when it starts)."""
+    tell_daemon(ctx, "notify_embed")
+
+
+def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: float | None = None,
+                   tags: list[str] | None = None, source: str | None = None, sensitivity: str | None = None,
+                   source_type_: str | None = None, captured_from: str | None = None,
+                   confidence: float | None = None, force: bool = False, compare: bool = True,
+                   namespace: str = DEFAULT_NAMESPACE) -> CaptureOut:
+    """Seed 003's `memory_capture` (`compare` False: `memory_remember`): one memory through
+    `twin.learn.capture.capture` (exact duplicate → reinforced; the worthiness gate unless `force`; with
+    `compare`, a near duplicate updated in place and contradicted memories superseded). `sensitivity` given: a
+    new memory gets it unless its content shows a secret (then `sensitive`); a memory it joins keeps the stricter
+    of both. One diary line, never the text. Returns `{id, …flags}` (`CaptureOut`)."""
+    scope(namespace)
+    _checked(kind, importance, sensitivity, confidence)
+    text, source = clean_content(content), clean_source(source)
+    candidate = Candidate(kind, text, DEFAULT_IMPORTANCE if importance is None else float(importance),
+                          tuple(clean_tags(tags)), sensitive=sensitivity == SENSITIVE)
+    now = utc_now()
+    with ctx.store.atomic():
+        result = capture(ctx.store, ctx.being, candidate, source, now,
+                         provenance_of(source, source_type_, captured_from, confidence), force=force, compare=compare)
+        if result.id is not None and sensitivity is not None:
+            fresh = not (result.deduplicated or result.updated or result.superseded)
+            secret = candidate_sensitivity(candidate) == SENSITIVE
+            level = SENSITIVE if secret else sensitivity if fresh else stricter(
+                sensitivity, *ctx.store.sensitivities([result.id]))
+            ctx.store.set_sensitivity(result.id, level)
+    _after_capture(ctx, result, source)
+    return CaptureOut(**result.to_dict())
+
+
+def _after_capture(ctx: Context, result: CaptureResult, source: str) -> None:
+    """The diary line of one capture and what the daemon must do after it."""
+    if result.id is None:
+        return
+    if result.updated:
+        scrub_if_due(ctx.store)  # the old wording leaves the database files now
+        ctx.activity.record("learned", f"Updated memory #{result.id} in place from {source_type(source)}.")
+    elif result.deduplicated:
+        ctx.activity.record("learned", learned_line(0, 1, source_type(source)))
+    else:
+        ctx.activity.record("learned", learned_line(1, 0, source_type(source)))
+    if result.supersessions:
+        ctx.activity.record("learned", supersession_line(result.supersessions))
+    if result.updated or not result.deduplicated:
+        _embed_soon(ctx)
+
+
+def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind: str | None = None,
+                  importance: float | None = None, tags: list[str] | None = None, sensitivity: str | None = None,
+                  source_type_: str | None = None, captured_from: str | None = None,
+                  confidence: float | None = None, max_sensitivity: str | None = None) -> MemoryOut:
+    """Seed 003's `memory_update`: rewrite memory `memory_id` keeping its id, hits and edges; new `content` is
+    re-embedded (its vector dropped; the old wording scrubbed from the files). The sensitivity is the one given,
+    else the stored one, and `sensitive` whenever the resulting text shows a secret. Provenance fields given
+    replace those stored. Raises `NotFound`, `InvalidInput` (nothing to change, a bad field; code `conflict`
+    when another memory already says the new content)."""
+    _checked(kind, importance, sensitivity, confidence)
+    memory = own_memory(ctx, memory_id)
+    text = None if content is None else clean_content(content)
+    if all(v is None for v in (text, kind, importance, tags, sensitivity, source_type_, captured_from, confidence)):
+        raise InvalidInput("give at least one field to change", field="content")
+    provenance = None
+    if source_type_ is not None or captured_from is not None or confidence is not None:
+        given = provenance_of(memory.source, source_type_, captured_from, confidence)
+        provenance = {**memory.provenance, **{k: given[k] for k, v in (("source_type", source_type_),
+                      ("captured_from", captured_from), ("confidence", confidence)) if v is not None}}
+    check = Candidate(kind or memory.kind, text or memory.content, 0.0, ())
+    level = sensitivity or memory.sensitivity
+    if candidate_sensitivity(check) == SENSITIVE:
+        level = SENSITIVE
+    try:
+        with ctx.store.atomic():
+            ctx.store.edit_memory(memory_id, utc_now(), content=text if text != memory.content else None, kind=kind,
+                                  importance=importance, tags=None if tags is None else clean_tags(tags),
+                                  sensitivity=level, provenance=provenance)
+    except sqlite3.IntegrityError as exc:
+        raise InvalidInput("another memory already says this", field="content", code="conflict") from exc
+    changed = [name for name, v in (("content", text), ("kind", kind), ("importance", importance), ("tags", tags),
+                                    ("sensitivity", sensitivity)) if v is not None]
+    ctx.activity.record("learned", f"Updated memory #{memory_id} ({', '.join(changed) or 'provenance'}).")
+    if text is not None and text != memory.content:
+        scrub_if_due(ctx.store)
+        _embed_soon(ctx)
+    from twin.operations.reads import get_memory
+
+    return get_memory(ctx, memory_id, max_sensitivity)
+
+
+def after_forget(ctx: Context, done: ForgetPlan) -> None:
+    """What a running daemon does after memories were forgotten: its index writer scrubs their vectors at a
+    checkpoint now, and Redis rewrites its append-only file (queued job payloads may hold their text)."""
+    if done.vectors:
+        tell_daemon(ctx, "request_checkpoint", "rewrite_append_only_file")
+
+
+def forget_memory(ctx: Context, memory_id: int) -> ForgetOut:
+    """Seed 003's `memory_forget` (seed 000's `DELETE`): hard-forget memory `memory_id` with every copy of its text
+    (`twin.lifecycle.forgetting.forget`: row, FTS entry, vector and index entry, edges, transcript rows; the files
+    scrubbed at once), then `after_forget`. Raises `NotFound`."""
+    from twin.lifecycle.forgetting import forget
+
+    own_memory(ctx, memory_id)
+    done = forget(ctx.store, ctx.activity, ctx.being, [memory_id])
+    after_forget(ctx, done)
+    return ForgetOut(ok=True, id=memory_id, removed=done.counts())
+
+
+def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool = False) -> LearnResult:
+    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_name`), with the configured model or
+    offline; the old wording of memories updated in place scrubbed, the daemon told to embed. Returns the
+    `LearnResult` (`learn_out` shapes it)."""
+    from twin.learn.learning import learn
+    from twin.llm.provider import provider_for
+
+    provider = provider_for(ctx.settings, ctx.store)
+    try:
+        result = learn(ctx.store, ctx.activity, ctx.being, text, clean_name(source or "muse"), provider=provider,
+                       force=force)
+    finally:
+        if provider is not None:
+            provider.close()
+    if result.updated:
+        scrub_if_due(ctx.store)
+    if result.created or result.updated:
+        _embed_soon(ctx)
+    return result
+
+
+def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False) -> LearnOut:
+    """`result` as the answer of `learn` (seed 001: the memories learned), sensitive text masked unless asked."""
+    def shown(ids: list[int]) -> list[MemoryOut]:
+        return [MemoryOut.of(m, reveal_sensitive) for m in as_memories(ctx.store, ids)]
+
+    return LearnOut(created=shown(result.created), reinforced=shown(result.reinforced), updated=shown(result.updated),
+                    update_reasons={str(k): v for k, v in result.update_reasons.items()},
+                    superseded=[s.to_dict() for s in result.supersessions],
+                    rejected=[{"content": c, "reason": r} for c, r in result.rejections]
+                    + [{"content": None, "reason": r} for r in result.skipped],
+                    profile_updated=result.profile_updated)
+
+
+def learn(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+          namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
+    """Seed 001's `POST /learn`: `learn_text`, shaped (`learn_out`)."""
+    scope(namespace)
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("text must hold some text", field="text")
+    return learn_out(ctx, learn_text(ctx, text, source, force))
+
+
+def session_recap(ctx: Context, summary: str, source: str | None = "session",
+                  namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
+    """Seed 003's `memory_session_recap`: a session's summary through `learn()`, whose extractor keeps only what
+    is memorable about the owner (durable facts, preferences, decisions; questions and chatter are skipped, each
+    with its reason in `rejected`)."""
+    if not isinstance(summary, str) or not summary.strip():
+        raise InvalidInput("summary must hold some text", field="summary")
+    return learn(ctx, summary, source or "session", namespace=namespace)
+
+
+def reflect(ctx: Context) -> ReflectOut:
+    """Seed 001's `POST /reflect`: reflect now (forced: no 3-new-memories gate), signals through the Hush gate,
+    each raised one handed to the daemon's outbox when it runs. Returns `{ran, signals, widgets, thought}`."""
+    from twin.llm.provider import provider_for
+    from twin.reflection.hush import HushGate, HushRules
+    from twin.reflection.second_pass import reflect as reflect_now
+
+    bus = ctx.bus()
+    provider = provider_for(ctx.settings, ctx.store)
+    gate = HushGate(ctx.store, ctx.being, HushRules.from_settings(ctx.settings))
+    outbox = None if bus is None else (lambda signal_id: bus.push_signal(signal_id, ctx.being))
+    try:
+        result = reflect_now(ctx.store, ctx.activity, ctx.being, provider, gate, force=True, outbox=outbox)
+    finally:
+        if provider is not None:
+            provider.close()
+    return ReflectOut(**result.to_dict())
+
+
+def dream_cycle(ctx: Context) -> DreamOut:
+    """Seed 003's dream cycle now (`twin.lifecycle.cycle.dream`): vectors from SQLite, top-k from an index reader
+    of this process (never the writer's); every write to SQLite; a running daemon's index writer then scrubs the
+    merged memories' vectors. Returns `{walked, merged, edgesPromoted, durationMs}`."""
+    from twin.lifecycle.cycle import VectorLookup, dream
+    from twin.vectors.embedder import model_id_of
+    from twin.wiring import open_index_reader
+
+    model_id = model_id_of(ctx.settings)
+    dim = ctx.store.embedding_dim(model_id) if model_id else None
+    lookup = None
+    if model_id and dim:
+        reader = open_index_reader(ctx.settings, ctx.store, model_id, dim)
+        lookup = VectorLookup(ctx.store, reader.search, model_id)
+    result = dream(ctx.store, ctx.being, lookup)
+    if result["merged"]:
+        tell_daemon(ctx, "request_checkpoint")
+    return DreamOut(**result)

@@ -1,0 +1,319 @@
+"""One way for an interface (the CLI, `twin mcp`) to reach the twin's operations: over the running daemon's HTTP
+API when it answers, else in this process over the store (DESIGN.md invariant 9: the same functions either way).
+
+`TwinAccess` names the operations once (`twin.operations`, one method each, the same keyword arguments) and
+returns what they return as JSON-ready values (dicts and lists, the shapes of `twin.operations.shapes` dumped as
+the API sends them), so a caller prints the same whichever way the answer came. `DaemonTwin` sends each call to
+the API (one JSON request, the bearer token from the token file); `LocalTwin` runs it here on a
+`twin.operations.Context` (the model and the index loaded here, on the first recall). `open_twin` gives an
+`AutoTwin`: the daemon for every call it answers, this process for a call it cannot (no token file, nothing
+listening), so `twin mcp` started before the daemon goes through it once it is up.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from twin.exceptions import InvalidInput, NotFound, TwinError
+from twin.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DAEMON_CONNECT_S = 0.5
+"""How long a call waits to connect to the daemon's API before it runs in this process instead (a loopback
+connect answers in well under a millisecond, or is refused at once)."""
+DAEMON_ANSWER_S = 120.0
+"""How long a call waits for the daemon's answer once connected (a learn through a remote model can take long)."""
+
+
+class DaemonUnreachable(TwinError):
+    """The daemon's API cannot be reached (no token file, nothing listening on its port): the request was never
+    sent, so running the call in this process instead is safe."""
+
+
+class TwinAccess:
+    """The operations of `twin.operations`, by name (the same keyword arguments; each returns JSON-ready values).
+    Subclasses give `_call(operation, arguments)`. Raises what the operation raises: `InvalidInput` (bad input,
+    naming the field), `NotFound` (no such memory), `TwinError` (anything else, with a message for people)."""
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Which way the calls go, for a log line ("the daemon at http://127.0.0.1:7821")."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the access holds (a client, a store); safe to call twice."""
+
+    answered_here = True
+    """Whether the last call ran in this process (the CLI says what only this process can tell, e.g. how many
+    memories wait for a vector)."""
+
+    def __getattr__(self, operation: str):
+        """`operation(**arguments)`: arguments given as None are left out (the operation's default applies)."""
+        if operation not in OPERATIONS:
+            raise AttributeError(operation)
+        return lambda **arguments: self._call(operation, {k: v for k, v in arguments.items() if v is not None})
+
+    def __enter__(self) -> TwinAccess:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+OPERATIONS = ("search", "context", "list_memories", "recent", "today", "get_memory", "neighbors", "history",
+              "stats", "signals", "profile", "status", "activity", "adoption", "capture_memory", "update_memory",
+              "forget_memory", "learn", "session_recap", "reflect", "dream_cycle")
+"""The operations of `twin.operations` an interface reaches (by their function names; the package's `__all__`
+but `Context`: tests/test_remote.py checks). Named here so that choosing the way costs no import of them."""
+
+
+class LocalTwin(TwinAccess):
+    """The operations run in this process on one `twin.operations.Context` (opened on the first call, over the
+    store of `settings`; the recall, with the model, on the first search). `bus` gives the running daemon's job
+    bus or None (`twin.cli.queues.reachable_bus`): new text is handed to its embedder, a forgotten vector to its
+    index writer. Calls are serialised: the context's store is used by one thread at a time (the MCP SDK runs each
+    tool call in a worker thread)."""
+
+    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None):
+        self.settings = settings
+        self.bus = bus
+        self._context = None
+        self._lock = threading.Lock()
+
+    def describe(self) -> str:
+        return f"the store at {self.settings.db_path}"
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        from pydantic_core import to_jsonable_python
+
+        import twin.operations as operations
+
+        with self._lock:
+            if self._context is None:
+                self._context = operations.Context.open(self.settings, bus=self.bus)
+            return to_jsonable_python(getattr(operations, operation)(self._context, **arguments))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._context is not None:
+                self._context.close()
+                self._context = None
+
+
+
+WRITES = frozenset({"capture_memory", "update_memory", "forget_memory", "learn", "session_recap", "reflect",
+                    "dream_cycle"})
+"""The operations that write (the API runs them on its write lane)."""
+
+
+class LanesTwin(TwinAccess):
+    """The operations on the lanes of the API's process (`twin.api.lanes.Lanes`: reads on the read lane, writes on
+    the write lane, each one thread with its own store and the read lane's recall), for the MCP server it serves
+    at `/mcp`: one model and one index reader per process, not one more."""
+
+    def __init__(self, lanes):
+        self.lanes = lanes
+
+    def describe(self) -> str:
+        return "the API's lanes"
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        from pydantic_core import to_jsonable_python
+
+        import twin.operations as operations
+
+        lane = self.lanes.write if operation in WRITES else self.lanes.read
+        return to_jsonable_python(lane.call(getattr(operations, operation), **arguments))
+
+
+class NotOverHttp(TwinError):
+    """An operation, or an argument of it, that the API has no route for (`ROUTES`): it runs in this process."""
+
+
+ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
+    name: (method, path, frozenset(args.split())) for name, (method, path, args) in {
+        "search": ("POST", "/v1/search", "query limit kind since weights max_sensitivity namespace include_namespaces"),
+        "context": ("POST", "/v1/context", "query limit recent_limit kind weights max_sensitivity namespace "
+                                           "include_namespaces"),
+        "list_memories": ("GET", "/api/twin/memories", "limit kind max_sensitivity"),
+        "recent": ("GET", "/v1/recent", "since limit kind max_sensitivity namespace"),
+        "today": ("GET", "/v1/today", "limit kind max_sensitivity namespace"),
+        "get_memory": ("GET", "/v1/memories/{memory_id}", "memory_id max_sensitivity"),
+        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", "memory_id depth max_sensitivity"),
+        "history": ("GET", "/v1/memories/{memory_id}/history", "memory_id max_sensitivity"),
+        "update_memory": ("PATCH", "/v1/memories/{memory_id}", "memory_id content kind importance tags sensitivity "
+                                                               "source_type_ captured_from confidence max_sensitivity"),
+        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id"),
+        "capture_memory": ("POST", "/v1/capture", "content kind importance tags source sensitivity source_type_ "
+                                                  "captured_from confidence force compare namespace"),
+        "stats": ("GET", "/v1/stats", ""),
+        "signals": ("GET", "/v1/signals", "status limit"),
+        "profile": ("GET", "/v1/profile", ""),
+        "status": ("GET", "/v1/status", ""),
+        "activity": ("GET", "/api/twin/activity", ""),
+        "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
+        "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
+        "reflect": ("POST", "/api/twin/reflect", ""),
+        "dream_cycle": ("POST", "/v1/dream-cycle", ""),
+    }.items()}
+"""Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
+`{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
+missing here (`learn`: the CLI's answer needs more than the route gives), or called with an argument its route
+does not carry (`list_memories(include_superseded=…)`), runs in this process (`NotOverHttp`)."""
+WIRE_NAMES = {"source_type_": "source_type", "observed_tools": "tools",
+              "observed_instructions_hash": "instructions_hash"}
+"""Arguments whose name in the API's bodies differs from the operation's."""
+QUERY_ARGS = frozenset({"max_sensitivity"})
+"""Arguments that go in the query of a route with a body (PATCH's `max_sensitivity`)."""
+
+
+class DaemonTwin(TwinAccess):
+    """The operations over the daemon's HTTP API at `base_url` (`http://host:port`), with the bearer `token`: one
+    JSON request per call on a loopback connection of its own (the standard library's `http.client`: importing
+    an HTTP client library costs `twin recall` more than the call itself; connecting waits `DAEMON_CONNECT_S`,
+    the answer `DAEMON_ANSWER_S`). Raises `DaemonUnreachable` when nothing accepts the connection (the request
+    was not sent), `NotOverHttp` for a call the API has no route for, `InvalidInput`/`NotFound` for the API's
+    422, 409 and 404 (its message and field), `TwinError` for any other failure (401: the token changed; 5xx:
+    the daemon failed)."""
+
+    def __init__(self, base_url: str, token: str):
+        from urllib.parse import urlsplit
+
+        self.base_url = base_url
+        parts = urlsplit(base_url)
+        self._host, self._port = parts.hostname, parts.port
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+
+    def describe(self) -> str:
+        return f"the daemon at {self.base_url}"
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        if operation not in ROUTES or set(arguments) - ROUTES[operation][2]:
+            raise NotOverHttp(f"{operation} with {sorted(arguments)} has no route on the API")
+        method, path, _ = ROUTES[operation]
+        args = dict(arguments)
+        if operation == "capture_memory" and args.pop("compare", True) is False:
+            path = "/v1/remember"
+        path = path.format(**{k: args.pop(k) for k in list(args) if "{" + k + "}" in path})
+        wire = {WIRE_NAMES.get(k, k): v for k, v in args.items()}
+        query = {k: v for k, v in wire.items() if method == "GET" or k in QUERY_ARGS}
+        body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
+        return self._request(method, path, query, body)
+
+    def _request(self, method: str, path: str, query: dict, body: dict | None) -> Any:
+        """One request; the decoded JSON answer, or the error it stands for (`_error_of`)."""
+        import http.client
+        import json
+        import socket
+        from urllib.parse import urlencode
+
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=DAEMON_CONNECT_S)
+        try:
+            try:
+                connection.connect()
+            except OSError as exc:
+                raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
+            connection.sock.settimeout(DAEMON_ANSWER_S)
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            headers = dict(self._headers)
+            data = None if body is None else json.dumps(body).encode("utf-8")
+            if data is not None:
+                headers["Content-Type"] = "application/json"
+            target = path + ("?" + urlencode(query, doseq=True) if query else "")
+            try:
+                connection.request(method, target, body=data, headers=headers)
+                answer = connection.getresponse()
+                status, raw = answer.status, answer.read()
+            except (OSError, http.client.HTTPException) as exc:
+                raise TwinError(f"the daemon's API at {self.base_url} failed: {exc}") from exc
+        finally:
+            connection.close()
+        if 200 <= status < 300:
+            return json.loads(raw)
+        raise _error_of(status, raw)
+
+
+def _error_of(status: int, raw: bytes) -> TwinError:
+    """The error an API answer with a 4xx/5xx `status` and body `raw` stands for (`{error: {code, message,
+    field?}}`)."""
+    import json
+
+    try:
+        error = json.loads(raw)["error"]
+        message, code, field = str(error["message"]), str(error.get("code", "")), error.get("field")
+    except (ValueError, KeyError, TypeError):
+        message, code, field = raw[:200].decode("utf-8", "replace"), "", None
+    if status in (409, 422):
+        return InvalidInput(message, field=field, code=code or "invalid")
+    if status == 404:
+        return NotFound(message)
+    if status == 401:
+        return TwinError("the daemon refused the token (it was rotated?): run the command again")
+    return TwinError(f"the daemon answered {status}: {message}")
+
+
+class AutoTwin(TwinAccess):
+    """The daemon for every call it answers (`DaemonTwin`), this process for a call it cannot take
+    (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need). A call that reached the daemon and
+    failed is not run again here."""
+
+    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None):
+        self.settings, self.bus = settings, bus
+        self._daemon: DaemonTwin | None = None
+        self._local: LocalTwin | None = None
+
+    def describe(self) -> str:
+        return f"the daemon at {daemon_url(self.settings)} when it answers, else {LocalTwin(self.settings).describe()}"
+
+    def daemon(self) -> DaemonTwin | None:
+        """The daemon's access when its token file exists (the API made it at its first start), else None."""
+        if self._daemon is None:
+            token = daemon_token(self.settings)
+            if token is not None:
+                self._daemon = DaemonTwin(daemon_url(self.settings), token)
+        return self._daemon
+
+    def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
+        daemon = self.daemon()
+        if daemon is not None:
+            self.answered_here = False
+            try:
+                return daemon._call(operation, arguments)
+            except (DaemonUnreachable, NotOverHttp) as exc:
+                log.debug("remote: %s; in this process", exc)
+        self.answered_here = True
+        if self._local is None:
+            self._local = LocalTwin(self.settings, self.bus)
+        return self._local._call(operation, arguments)
+
+    def close(self) -> None:
+        for access in (self._daemon, self._local):
+            if access is not None:
+                access.close()
+
+
+def daemon_url(settings: Settings) -> str:
+    """The base URL of the daemon's API: `http://<api_host>:<api_port>` (a wildcard host is reached on loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.api_host, settings.api_host)
+    return f"http://[{host.strip('[]')}]:{settings.api_port}" if ":" in host else f"http://{host}:{settings.api_port}"
+
+
+def daemon_token(settings: Settings) -> str | None:
+    """The API's bearer token from its file (`settings.api_token_path`, made by the API at its first start), or
+    None when there is none (no daemon has served the API yet) or it cannot be read."""
+    try:
+        return settings.api_token_path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None) -> TwinAccess:
+    """The access an interface uses: an `AutoTwin` (the daemon when it answers, else this process, with `bus`);
+    `api_enabled` false: this process alone."""
+    return AutoTwin(settings, bus) if settings.api_enabled else LocalTwin(settings, bus)
