@@ -19,9 +19,13 @@ from mcp_clients import ROOT, free_socket, run_async, serving
 
 from twin.settings import load_settings
 
-QUERIES = ("where does my sister live", "coffee", "which antibiotic must doctors avoid?")
+QUERIES = ("where does my sister live", "coffee", "which antibiotic must doctors avoid?", "when is the standup")
 TEXT = ("My sister Ana lives in Coimbra. I drink my coffee black. I'm allergic to penicillin. "
         "My bank PIN is 4921.")
+WORK = "My standup with the platform team is at 9:15. I drink my coffee with oat milk at the office."
+SCOPES = ((), ("--namespace", "work"), ("--include-namespace", "work"),
+          ("--namespace", "work", "--include-namespace", "default"))
+"""The namespace flags every read is run with (seed 003: one namespace, or a union)."""
 
 
 @pytest.fixture
@@ -53,14 +57,16 @@ def _reads() -> dict[str, object]:
         return [{k: v for k, v in r.items() if k not in ("hits", "last_accessed")} for r in json.loads(rows)]
 
     out: dict[str, object] = {}
-    for q in QUERIES:
-        out[f"recall {q}"] = _cli("recall", q)
-        out[f"recall {q} --json"] = untouched(_cli("recall", q, "--json"))
-        out[f"recall {q} --sensitive"] = _cli("recall", q, "--sensitive", "--limit", "3")
-    for command in (("memories",), ("memories", "--kind", "fact"), ("today",), ("recent", "--since", "2000-01-01"),
-                    ("memories", "--sensitive", "--limit", "2"), ("memories", "--all")):
-        out[" ".join(command)] = _cli(*command)
-        out[" ".join(command) + " --json"] = untouched(_cli(*command, "--json"))
+    for scope in SCOPES:
+        for q in QUERIES:
+            out[f"recall {q} {scope}"] = _cli("recall", q, *scope)
+            out[f"recall {q} {scope} --json"] = untouched(_cli("recall", q, *scope, "--json"))
+            out[f"recall {q} {scope} --sensitive"] = _cli("recall", q, *scope, "--sensitive", "--limit", "3")
+        for command in (("memories",), ("memories", "--kind", "fact"), ("today",),
+                        ("recent", "--since", "2000-01-01"), ("memories", "--sensitive", "--limit", "2"),
+                        ("memories", "--all")):
+            out[f"{' '.join(command)} {scope}"] = _cli(*command, *scope)
+            out[f"{' '.join(command)} {scope} --json"] = untouched(_cli(*command, *scope, "--json"))
     return out
 
 
@@ -68,6 +74,7 @@ def test_cli_reads_answer_the_same_with_and_without_the_daemon(twin_paths, monke
     _cli("learn", TEXT)
     _cli("learn", "I live in Lisbon.")
     _cli("learn", "I live in Porto.")  # one superseded: `memories --all` runs here either way
+    _cli("learn", "--namespace", "work", WORK)
     here = _reads()
     from twin.api.app import create_app
     from twin.api.lanes import Lanes
@@ -81,8 +88,14 @@ def test_cli_reads_answer_the_same_with_and_without_the_daemon(twin_paths, monke
         through = _reads()
         loaded = _model_loaded_by("recall", "coffee")
     assert through == here
-    assert "Ana lives in Coimbra" in here["recall where does my sister live"]
-    assert "4921" not in here["recall coffee"] and "4921" in here["memories --sensitive --limit 2"]
+    assert "Ana lives in Coimbra" in here["recall where does my sister live ()"]
+    assert "4921" not in here["recall coffee ()"] and "4921" in here["memories --sensitive --limit 2 ()"]
+    work, union = "('--namespace', 'work')", "('--include-namespace', 'work')"
+    assert "platform team" not in here["recall when is the standup ()"] + here["memories ()"]
+    assert "platform team" in here[f"recall when is the standup {work}"]
+    assert "Coimbra" not in here[f"memories {work}"] and "platform team" in here[f"memories {work}"]
+    assert "Coimbra" in here[f"memories {union}"] and "platform team" in here[f"memories {union}"]
+    assert {m["namespace"] for m in here[f"recall coffee {union} --json"]} == {"default", "work"}
     assert loaded is False  # the daemon answered: no model in the CLI's process
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from twin.exceptions import TwinError
+from twin.exceptions import InvalidInput
 
 DEFAULT_NAMESPACE = "default"
 """Where a memory goes when nothing names a namespace (seed 003), and where every memory of a store made before
@@ -24,13 +24,13 @@ INCLUDE_MAX = 16
 """At most this many namespaces in `include_namespaces` (seed 003: "capped at 16")."""
 
 
-class NamespaceError(TwinError, ValueError):
+class NamespaceError(InvalidInput):
     """A namespace name or an `include_namespaces` list that cannot be used; `field` names the argument
-    (`namespace` or `include_namespaces`), so an HTTP API can answer 422 naming it."""
+    (`namespace` or `include_namespaces`). An `InvalidInput` (code `invalid`), so every interface shows it as the
+    caller's error: the HTTP API and MCP a 422 / tool error naming the field, the CLI exit 2."""
 
     def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 def checked(name: object, field: str = "namespace") -> str:

@@ -141,15 +141,18 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "search": ("POST", "/v1/search", "query limit kind since weights max_sensitivity namespace include_namespaces"),
         "context": ("POST", "/v1/context", "query limit recent_limit kind weights max_sensitivity namespace "
                                            "include_namespaces"),
-        "list_memories": ("GET", "/api/twin/memories", "limit kind max_sensitivity"),
-        "recent": ("GET", "/v1/recent", "since limit kind max_sensitivity namespace"),
-        "today": ("GET", "/v1/today", "limit kind max_sensitivity namespace"),
-        "get_memory": ("GET", "/v1/memories/{memory_id}", "memory_id max_sensitivity"),
-        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", "memory_id depth max_sensitivity"),
-        "history": ("GET", "/v1/memories/{memory_id}/history", "memory_id max_sensitivity"),
+        "list_memories": ("GET", "/api/twin/memories", "limit kind max_sensitivity namespace include_namespaces"),
+        "recent": ("GET", "/v1/recent", "since limit kind max_sensitivity namespace include_namespaces"),
+        "today": ("GET", "/v1/today", "limit kind max_sensitivity namespace include_namespaces"),
+        "get_memory": ("GET", "/v1/memories/{memory_id}", "memory_id max_sensitivity namespace include_namespaces"),
+        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", "memory_id depth max_sensitivity namespace "
+                                                                   "include_namespaces"),
+        "history": ("GET", "/v1/memories/{memory_id}/history", "memory_id max_sensitivity namespace "
+                                                               "include_namespaces"),
         "update_memory": ("PATCH", "/v1/memories/{memory_id}", "memory_id content kind importance tags sensitivity "
-                                                               "source_type_ captured_from confidence max_sensitivity"),
-        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id"),
+                                                               "source_type_ captured_from confidence max_sensitivity "
+                                                               "namespace"),
+        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id namespace"),
         "capture_memory": ("POST", "/v1/capture", "content kind importance tags source sensitivity source_type_ "
                                                   "captured_from confidence force compare namespace"),
         "stats": ("GET", "/v1/stats", ""),
@@ -169,8 +172,9 @@ does not carry (`list_memories(include_superseded=…)`), runs in this process (
 WIRE_NAMES = {"source_type_": "source_type", "observed_tools": "tools",
               "observed_instructions_hash": "instructions_hash"}
 """Arguments whose name in the API's bodies differs from the operation's."""
-QUERY_ARGS = frozenset({"max_sensitivity"})
-"""Arguments that go in the query of a route with a body (PATCH's `max_sensitivity`)."""
+QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace"})}
+"""Arguments that go in the query of a route with a body (PATCH's `max_sensitivity` and `namespace`: the memory's
+namespace, not a field to change). A GET's and a DELETE's arguments all go in the query."""
 
 
 class DaemonTwin(TwinAccess):
@@ -202,7 +206,8 @@ class DaemonTwin(TwinAccess):
             path = "/v1/remember"
         path = path.format(**{k: args.pop(k) for k in list(args) if "{" + k + "}" in path})
         wire = {WIRE_NAMES.get(k, k): v for k, v in args.items()}
-        query = {k: v for k, v in wire.items() if method == "GET" or k in QUERY_ARGS}
+        in_query = QUERY_ARGS.get(operation, frozenset())
+        query = {k: v for k, v in wire.items() if method in ("GET", "DELETE") or k in in_query}
         body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
         return self._request(method, path, query, body)
 

@@ -1,6 +1,7 @@
 """The request bodies of the API's routes (pydantic): a field out of shape is a 422 naming it, an unknown field
 too (a typo must not be ignored). Seed 003's camelCase names (`maxSensitivity`, `includeNamespaces`, `sourceType`,
-`capturedFrom`) are accepted beside ours; the rules of each value live in `twin.operations`."""
+`capturedFrom`) are accepted beside ours; the rules of each value live in `twin.operations` (a namespace's in
+`twin.namespaces`: a bad name or more than 16 `include_namespaces` is the operation's 422 naming the field)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ def either(name: str, camel: str | None = None, **kw):
     return Field(validation_alias=AliasChoices(name, camel) if camel else name, **kw)
 
 
+NAMESPACE_HELP = "The namespace (1-64 letters, digits, '_', '.', '-'; default `default`)"
+INCLUDE_HELP = "More namespaces a read looks in too (a union; at most 16)"
+
+
+def namespace_field():
+    """A body's `namespace` (seed 003: every read and write takes one, default `default`)."""
+    return Field("default", description=NAMESPACE_HELP)
+
+
 class Body(BaseModel):
     """Every body: unknown fields refused."""
 
@@ -30,8 +40,9 @@ class Body(BaseModel):
 class Scoped(Body):
     """A read's scope and sensitivity (seed 003): one namespace, maybe a union, levels up to `max_sensitivity`."""
 
-    namespace: str = either("namespace", default="default", max_length=64)
-    include_namespaces: list[str] | None = either("include_namespaces", "includeNamespaces", default=None)
+    namespace: str = namespace_field()
+    include_namespaces: list[str] | None = either("include_namespaces", "includeNamespaces", default=None,
+                                                  description=INCLUDE_HELP)
     max_sensitivity: Sensitivity = either("max_sensitivity", "maxSensitivity", default="private")
 
 
@@ -60,6 +71,7 @@ class MemoryBody(Body):
     source: str | None = Field(None, max_length=1000)
     importance: float | None = Field(None, ge=0, le=1)
     tags: list[str] = Field(default_factory=list)
+    namespace: str = namespace_field()
 
 
 class CaptureBody(MemoryBody):
@@ -70,7 +82,6 @@ class CaptureBody(MemoryBody):
     captured_from: str | None = either("captured_from", "capturedFrom", default=None, max_length=1000)
     confidence: float | None = Field(None, ge=0, le=1)
     force: bool = False
-    namespace: str = Field("default", max_length=64)
 
 
 class UpdateBody(Body):
@@ -92,6 +103,7 @@ class LearnBody(Body):
     text: str = Field(min_length=1, max_length=TEXT_MAX)
     source: str | None = Field("muse", max_length=1000)
     force: bool = False
+    namespace: str = namespace_field()
 
 
 class RecapBody(Body):
@@ -99,7 +111,7 @@ class RecapBody(Body):
 
     summary: str = Field(min_length=1, max_length=TEXT_MAX)
     source: str | None = Field("session", max_length=1000)
-    namespace: str = Field("default", max_length=64)
+    namespace: str = namespace_field()
 
 
 class AdoptionBody(Body):

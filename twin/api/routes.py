@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from twin import operations as ops
 from twin.api.bodies import (
+    INCLUDE_HELP,
+    NAMESPACE_HELP,
     AdoptionBody,
     CaptureBody,
     ContextBody,
@@ -65,6 +67,8 @@ ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
 MemoryId = Annotated[int, Path(ge=1, description="A memory's id")]
 Limit = Annotated[int, Query(ge=1, description="At most this many (capped at 200)")]
 MaxSensitivity = Annotated[Sensitivity, Query(description="Show levels up to this; sensitive ones only when asked")]
+Namespace = Annotated[str, Query(description=NAMESPACE_HELP)]
+IncludeNamespaces = Annotated[list[str] | None, Query(description=INCLUDE_HELP + " (repeat the parameter)")]
 
 legacy = APIRouter(prefix="/api/twin", tags=["twin (seeds 000, 001)"])
 v1 = APIRouter(prefix="/v1", tags=["memory (seed 003)"])
@@ -78,13 +82,18 @@ def lanes(request: Request):
 # -- seed 000 and 001 -------------------------------------------------------------------------------------------
 @legacy.get("/memories", response_model=list[Hit | MemoryOut])
 async def memories(request: Request, q: str | None = Query(None, max_length=1 << 20), kind: Kind | None = None,
-                   limit: Limit = 50, max_sensitivity: MaxSensitivity = "private"):
+                   limit: Limit = 50, max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
+                   include_namespaces: IncludeNamespaces = None):
     """Seed 000: `q` given → hybrid recall, best first; else every memory newest first (nothing older hidden). At
-    most `limit`, capped at 200. Sensitive memories only with `max_sensitivity=sensitive`."""
+    most `limit`, capped at 200. Sensitive memories only with `max_sensitivity=sensitive`. In `namespace` and
+    `include_namespaces` (seed 003)."""
+    scoped = {"namespace": namespace, "include_namespaces": include_namespaces}
     if q is not None and q.strip():
-        found = await lanes(request).read.run(ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity)
+        found = await lanes(request).read.run(ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
+                                              **scoped)
         return found.results
-    return await lanes(request).read.run(ops.list_memories, limit=limit, kind=kind, max_sensitivity=max_sensitivity)
+    return await lanes(request).read.run(ops.list_memories, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
+                                         **scoped)
 
 
 @legacy.post("/memories", response_model=MemoryOut)
@@ -93,16 +102,17 @@ async def add_memory(request: Request, body: MemoryBody):
     updates it; a contradicted one is superseded). Answers the memory as stored; 422 (`code: rejected`) when the
     worthiness gate refuses it (shorter than 12 characters, filler)."""
     done = await lanes(request).write.run(ops.capture_memory, body.content, kind=body.kind,
-                                          importance=body.importance, tags=body.tags, source=body.source)
+                                          importance=body.importance, tags=body.tags, source=body.source,
+                                          namespace=body.namespace)
     if done.id is None:
         raise InvalidInput(f"not stored: {done.rejected}", field="content", code="rejected")
-    return await lanes(request).read.run(ops.get_memory, done.id)
+    return await lanes(request).read.run(ops.get_memory, done.id, namespace=body.namespace)
 
 
 @legacy.delete("/memories/{memory_id}", response_model=OkOut)
-async def delete_memory(request: Request, memory_id: MemoryId):
-    """Seed 000: forget the memory: row, FTS entry, embedding, index entry and edges, in one call."""
-    await lanes(request).write.run(ops.forget_memory, memory_id)
+async def delete_memory(request: Request, memory_id: MemoryId, namespace: Namespace = "default"):
+    """Seed 000: forget the memory (of `namespace`): row, FTS entry, embedding, index entry and edges, in one call."""
+    await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace)
     return OkOut(ok=True)
 
 
@@ -110,7 +120,8 @@ async def delete_memory(request: Request, memory_id: MemoryId):
 async def learn(request: Request, body: LearnBody):
     """Seed 001: learn from `text` (the one `learn()` every source uses); answers the memories it created,
     reinforced or updated."""
-    done = await lanes(request).write.run(ops.learn, body.text, body.source, force=body.force)
+    done = await lanes(request).write.run(ops.learn, body.text, body.source, force=body.force,
+                                          namespace=body.namespace)
     return done.created + done.reinforced + done.updated
 
 
@@ -165,60 +176,71 @@ async def remember(request: Request, body: CaptureBody):
 
 
 @v1.get("/memories/{memory_id}", response_model=MemoryOut)
-async def get_memory(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private"):
-    """One memory by id, whatever its status; a sensitive one's text only with `max_sensitivity=sensitive`."""
-    return await lanes(request).read.run(ops.get_memory, memory_id, max_sensitivity)
+async def get_memory(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private",
+                     namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
+    """One memory by id, whatever its status; a sensitive one's text only with `max_sensitivity=sensitive`; 404
+    when it is in none of `namespace` and `include_namespaces`."""
+    return await lanes(request).read.run(ops.get_memory, memory_id, max_sensitivity, namespace=namespace,
+                                         include_namespaces=include_namespaces)
 
 
 @v1.patch("/memories/{memory_id}", response_model=MemoryOut)
 async def update(request: Request, memory_id: MemoryId, body: UpdateBody,
-                 max_sensitivity: MaxSensitivity = "private"):
-    """Rewrite a memory keeping its id, hits and edges; new content is embedded again."""
+                 max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default"):
+    """Rewrite a memory (of `namespace`) keeping its id, hits and edges; new content is embedded again."""
     return await lanes(request).write.run(
         ops.update_memory, memory_id, content=body.content, kind=body.kind, importance=body.importance,
         tags=body.tags, sensitivity=body.sensitivity, source_type_=body.source_type, captured_from=body.captured_from,
-        confidence=body.confidence, max_sensitivity=max_sensitivity)
+        confidence=body.confidence, max_sensitivity=max_sensitivity, namespace=namespace)
 
 
 @v1.delete("/memories/{memory_id}", response_model=ForgetOut)
-async def forget(request: Request, memory_id: MemoryId):
-    """Hard delete: row, FTS entry, vector, index entry, edges, and every copy of its text. No undo."""
-    return await lanes(request).write.run(ops.forget_memory, memory_id)
+async def forget(request: Request, memory_id: MemoryId, namespace: Namespace = "default"):
+    """Hard delete (a memory of `namespace`): row, FTS entry, vector, index entry, edges, and every copy of its
+    text. No undo."""
+    return await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace)
 
 
 @v1.get("/memories/{memory_id}/neighbors", response_model=NeighborsOut)
 async def neighbors(request: Request, memory_id: MemoryId, depth: Annotated[int, Query(ge=1, le=3)] = 1,
-                    max_sensitivity: MaxSensitivity = "private"):
+                    max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
+                    include_namespaces: IncludeNamespaces = None):
     """The memories linked to this one in the graph, up to `depth` edges; `degraded` when the graph failed."""
-    return await lanes(request).read.run(ops.neighbors, memory_id, depth, max_sensitivity)
+    return await lanes(request).read.run(ops.neighbors, memory_id, depth, max_sensitivity, namespace=namespace,
+                                         include_namespaces=include_namespaces)
 
 
 @v1.get("/memories/{memory_id}/history", response_model=HistoryOut)
-async def history(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private"):
+async def history(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private",
+                  namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
     """The memory's supersession chain, oldest first, and which one is current."""
-    return await lanes(request).read.run(ops.history, memory_id, max_sensitivity)
+    return await lanes(request).read.run(ops.history, memory_id, max_sensitivity, namespace=namespace,
+                                         include_namespaces=include_namespaces)
 
 
 @v1.get("/recent", response_model=list[MemoryOut])
 async def recent(request: Request, since: str | None = Query(None, max_length=64), limit: Limit = 50,
                  kind: Kind | None = None, max_sensitivity: MaxSensitivity = "private",
-                 namespace: str = Query("default", max_length=64)):
+                 namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
     """Newest first, made since `since` (ISO-8601); never re-promotes a cold memory."""
     return await lanes(request).read.run(ops.recent, since=since, limit=limit, kind=kind,
-                                         max_sensitivity=max_sensitivity, namespace=namespace)
+                                         max_sensitivity=max_sensitivity, namespace=namespace,
+                                         include_namespaces=include_namespaces)
 
 
 @v1.get("/today", response_model=list[MemoryOut])
 async def today(request: Request, limit: Limit = 50, kind: Kind | None = None,
-                max_sensitivity: MaxSensitivity = "private", namespace: str = Query("default", max_length=64)):
+                max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
+                include_namespaces: IncludeNamespaces = None):
     """The memories made today (since local midnight), newest first."""
     return await lanes(request).read.run(ops.today, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
-                                         namespace=namespace)
+                                         namespace=namespace, include_namespaces=include_namespaces)
 
 
 @v1.get("/stats", response_model=dict)
 async def stats(request: Request):
-    """Counts by kind, tier and namespace, superseded, edges, last decay and dream."""
+    """Counts by kind, tier and namespace (`by_namespace`, every namespace), superseded, edges, last decay and
+    dream."""
     return await lanes(request).read.run(ops.stats)
 
 

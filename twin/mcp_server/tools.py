@@ -36,8 +36,9 @@ Limit = Annotated[int, Field(ge=1, description="At most this many (the twin caps
 MemoryId = Annotated[int, Field(ge=1, description="A memory's id, as results give it.")]
 MaxSensitivity = Annotated[Sensitivity, Field(
     description="Show memories up to this level; 'sensitive' (secrets) only when the task truly needs one.")]
-Namespace = Annotated[str, Field(description="The namespace to read or write.")]
-IncludeNamespaces = Annotated[list[str] | None, Field(description="More namespaces to read too (at most 16).")]
+Namespace = Annotated[str, Field(description="The namespace to read or write (1-64 letters, digits, '_', '.', '-').")]
+IncludeNamespaces = Annotated[list[str] | None, Field(
+    description="More namespaces to read too, a union with `namespace` (at most 16).")]
 Content = Annotated[str, Field(description="One self-contained durable fact, decision or preference.")]
 Share = Annotated[float | None, Field(ge=0, le=1)]
 CapturedFrom = Annotated[str | None, Field(description="Who or what captured it: your name, a conversation id.")]
@@ -148,18 +149,18 @@ class TwinTools:
                       importance: Share = None, tags: list[str] | None = None,
                       sensitivity: Sensitivity | None = None, source_type: SourceType | None = None,
                       captured_from: CapturedFrom = None, confidence: Share = None,
-                      ) -> Annotated[CallToolResult, out.QuotedMemory]:
-        """Rewrite memory `id` in place: it keeps its id, hits and links; new content is embedded again. Leave
-        `content` out to change only its metadata. For a changed fact memory_capture is enough."""
+                      namespace: Namespace = "default") -> Annotated[CallToolResult, out.QuotedMemory]:
+        """Rewrite memory `id` (of `namespace`) in place: it keeps its id, hits and links; new content is embedded
+        again. Leave `content` out to change only its metadata. For a changed fact memory_capture is enough."""
         memory = self._call("update_memory", memory_id=id, content=content, kind=kind, importance=importance,
                             tags=tags, sensitivity=sensitivity, source_type_=source_type,
-                            captured_from=captured_from, confidence=confidence)
+                            captured_from=captured_from, confidence=confidence, namespace=namespace)
         return _result(out.QuotedMemory(memory=memory))
 
-    def memory_forget(self, id: MemoryId) -> Annotated[CallToolResult, ForgetOut]:
-        """Delete memory `id` for good: its text, vector, index entry and links; there is no undo. Only when the
-        owner asks to forget, or the memory is wrong (an outdated fact: memory_capture the new one)."""
-        return _result(ForgetOut.model_validate(self._call("forget_memory", memory_id=id)))
+    def memory_forget(self, id: MemoryId, namespace: Namespace = "default") -> Annotated[CallToolResult, ForgetOut]:
+        """Delete memory `id` (of `namespace`) for good: its text, vector, index entry and links; there is no undo.
+        Only when the owner asks to forget, or the memory is wrong (an outdated fact: memory_capture the new one)."""
+        return _result(ForgetOut.model_validate(self._call("forget_memory", memory_id=id, namespace=namespace)))
 
     def memory_recent(self, since: Annotated[str | None, Field(description="UTC ISO-8601 lower bound.")] = None,
                       limit: Limit = 50, kind: Kind | None = None, max_sensitivity: MaxSensitivity = "private",
@@ -179,11 +180,13 @@ class TwinTools:
         return _result(out.QuotedList(memories=found))
 
     def memory_neighbors(self, id: MemoryId, depth: Annotated[int, Field(ge=1, le=3)] = 1,
-                         max_sensitivity: MaxSensitivity = "private",
+                         max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
+                         include_namespaces: IncludeNamespaces = None,
                          ) -> Annotated[CallToolResult, out.QuotedNeighbors]:
         """Memories linked to memory `id` in the twin's graph, up to `depth` links away, best first. Empty and
         `degraded` when the graph could not be read: tell the owner."""
-        found = self._call("neighbors", memory_id=id, depth=depth, max_sensitivity=max_sensitivity)
+        found = self._call("neighbors", memory_id=id, depth=depth, max_sensitivity=max_sensitivity,
+                           namespace=namespace, include_namespaces=include_namespaces)
         return _result(out.QuotedNeighbors.model_validate(found))
 
     def memory_stats(self) -> Annotated[CallToolResult, out.StatsOut]:

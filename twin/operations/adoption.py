@@ -44,7 +44,7 @@ def adoption(ctx: Context, observed_tools: list[str] | None = None,
     excess, stale instructions) and `refresh` (what a host does to pick up the current surface). Read-only."""
     settings = ctx.settings
     features = {"vector_recall": settings.embed_backend != "none", "model_extraction": settings.has_provider,
-                "reflection": settings.has_provider, "graph": True, "namespaces": False, "projects": False,
+                "reflection": settings.has_provider, "graph": True, "namespaces": True, "projects": False,
                 "sensitivity": True, "supersession": True}
     diagnostics = []
     if observed_tools is not None:

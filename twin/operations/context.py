@@ -1,11 +1,11 @@
 """What every operation is given: the settings, an open store, the diary, a lazily opened recall, and a way to
 tell a running daemon about new work (`Context`); and the checks of the inputs every operation shares (limits,
-sensitivity, namespaces), written once here (DESIGN.md invariant 9).
+sensitivity), written once here (DESIGN.md invariant 9). Namespaces have theirs in `twin.namespaces` (`checked`,
+`scope`), which the operations call.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,20 +16,13 @@ from twin.recall.hybrid import LIMIT_MAX, Recall
 from twin.settings import Settings
 from twin.store import Store
 
-DEFAULT_NAMESPACE = "default"
-"""The namespace of every memory until namespaces are chosen (seed 003: default "default")."""
-NAMESPACE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-"""A namespace's name: like the being's (letters, digits, `_ . -`, 1-64 characters)."""
-INCLUDE_NAMESPACES_MAX = 16
-"""A read unions at most this many namespaces (seed 003: "capped at 16")."""
-
 
 @dataclass
 class Context:
     """What an operation runs with. `store` is open (the caller's; one thread uses it at a time); `activity` the
-    diary of `settings.being`; `bus()` a `twin.workers.bus.Bus` of the running daemon or None (then the daemon picks the
-    work up when it runs, as after the CLI); the recall is opened on first use (`recall()`: the model and an index
-    reader of this process's own, invariant 4) and closed by `close()`."""
+    diary of `settings.being`; `bus()` a `twin.workers.bus.Bus` of the running daemon or None (then the daemon
+    picks the work up when it runs, as after the CLI); the recall is opened on first use (`recall()`: the model and
+    an index reader of this process's own, invariant 4) and closed by `close()`."""
 
     settings: Settings
     store: Store
@@ -81,20 +74,3 @@ def sensitivity_levels(max_sensitivity: str | None) -> tuple[str, ...]:
     except ValueError as exc:
         raise InvalidInput(f"max_sensitivity must be one of {', '.join(SENSITIVITIES)}",
                            field="max_sensitivity") from exc
-
-
-def scope(namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[str]:
-    """The namespaces a call reads or writes: `namespace` first, then `include_namespaces` (a read's union, at most
-    `INCLUDE_NAMESPACES_MAX`), each a `NAMESPACE_PATTERN` name, duplicates dropped. Raises `InvalidInput` naming
-    the field for a bad name or too many, and for any namespace but `default` while the store has none."""
-    names = [namespace, *(include_namespaces or [])]
-    if include_namespaces is not None and len(include_namespaces) > INCLUDE_NAMESPACES_MAX:
-        raise InvalidInput(f"include_namespaces holds at most {INCLUDE_NAMESPACES_MAX} names",
-                           field="include_namespaces")
-    for n, name in enumerate(names):
-        where = "namespace" if n == 0 else "include_namespaces"
-        if not isinstance(name, str) or not NAMESPACE_PATTERN.fullmatch(name):
-            raise InvalidInput("a namespace is 1-64 letters, digits, '_', '.' or '-'", field=where)
-        if name != DEFAULT_NAMESPACE:
-            raise InvalidInput(f"this twin has one namespace, {DEFAULT_NAMESPACE!r}", field=where)
-    return list(dict.fromkeys(names))

@@ -4,7 +4,10 @@ records the use of the results it found (`Recall.recall(touch=True)`: seed 000's
 
 Each takes a `Context` and returns a shape of `twin.operations.shapes`; bad input raises `InvalidInput` naming
 the field, an unknown memory `NotFound`. Sensitive memories are hidden unless `max_sensitivity` is
-`"sensitive"` (seed 003; `context.sensitivity_levels`), on every path.
+`"sensitive"` (seed 003; `context.sensitivity_levels`), on every path. Every read looks in one `namespace`
+(default `default`) and, widened by `include_namespaces` (at most 16), in their union (seed 003;
+`twin.namespaces.scope` checks both and raises `NamespaceError`, an `InvalidInput` naming the argument); a memory
+read by id outside them is `NotFound`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from datetime import UTC, datetime
 
 from twin.exceptions import InvalidInput, NotFound
 from twin.memory import KINDS, SENSITIVE, Memory, format_time, parse_time
-from twin.operations.context import DEFAULT_NAMESPACE, Context, capped, scope, sensitivity_levels
+from twin.namespaces import DEFAULT_NAMESPACE, scope
+from twin.operations.context import Context, capped, sensitivity_levels
 from twin.operations.shapes import (
     ActivityLineOut,
     ContextOut,
@@ -92,8 +96,8 @@ def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, s
            namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> SearchOut:
     """Seed 003's `memory_search` (and seed 000's `GET /memories?q=`): hybrid recall of `query`, best first, at most
     `limit` (capped at 200), of one `kind`, made since `since` (ISO-8601), with per-query `weights` (`weighted`);
-    levels above `max_sensitivity` (default private) hidden. `degraded` when recall is keyword-only. Records the
-    use of the results used (`Recall.touch_bar`), never of hidden ones."""
+    levels above `max_sensitivity` (default private) hidden; in `namespace` and `include_namespaces`. `degraded`
+    when recall is keyword-only. Records the use of the results used (`Recall.touch_bar`), never of hidden ones."""
     scope(namespace, include_namespaces)
     limit, kind, since = capped(limit), check_kind(kind), check_time(since, "since")
     levels = sensitivity_levels(max_sensitivity)
@@ -102,7 +106,8 @@ def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, s
     narrow = len(levels) < 3  # public or internal: more hidden than recall itself hides
     try:
         hits = recall.recall(ctx.being, query, limit=LIMIT_MAX if narrow else limit, kind=kind, since=since,
-                             touch=not narrow, include_sensitive=SENSITIVE in levels)
+                             touch=not narrow, include_sensitive=SENSITIVE in levels, namespace=namespace,
+                             include_namespaces=include_namespaces)
         if narrow:
             hits = [h for h in hits if h.memory.sensitivity in levels][:limit]
             recall.record_use(recall.touch_bar.used(hits))
@@ -120,12 +125,12 @@ def list_memories(ctx: Context, limit: int = 50, kind: str | None = None, since:
     """Memories newest first, at most `limit` (capped at 200), nothing older hidden by a trick (seed 000: "read
     all of it"): of one `kind`, made since `since`, superseded ones with `include_superseded`, levels above
     `max_sensitivity` left out in the query itself (so `limit` counts what is shown). Listing never re-promotes a
-    cold memory (seed 003)."""
-    scope(namespace, include_namespaces)
+    cold memory (seed 003). In `namespace` and `include_namespaces`."""
+    names = scope(namespace, include_namespaces)
     limit, kind, since = capped(limit), check_kind(kind), check_time(since, "since")
     levels = sensitivity_levels(max_sensitivity)
     rows = ctx.store.list_memories(ctx.being, kind=kind, limit=limit, since=since,
-                                   include_superseded=include_superseded, levels=levels)
+                                   include_superseded=include_superseded, levels=levels, namespaces=names)
     return [MemoryOut.of(m, SENSITIVE in levels) for m in rows]
 
 
@@ -167,48 +172,58 @@ def context(ctx: Context, query: str, limit: int = 10, recent_limit: int = 10, k
     return ContextOut(**found.model_dump(), recent=grouped)
 
 
-def own_memory(ctx: Context, memory_id: int) -> Memory:
-    """The memory `memory_id` of the context's being (any status). Raises `NotFound` otherwise."""
+def own_memory(ctx: Context, memory_id: int, namespaces: tuple[str, ...] = (DEFAULT_NAMESPACE,)) -> Memory:
+    """The memory `memory_id` of the context's being (any status) in one of `namespaces` (checked names,
+    `twin.namespaces.scope`). Raises `NotFound` otherwise (a memory of another namespace is not there for the
+    caller, as in a listing)."""
     memory = ctx.store.get(memory_id) if 0 < memory_id < 2**63 else None
-    if memory is None or memory.being_id != ctx.being:
+    if memory is None or memory.being_id != ctx.being or memory.namespace not in namespaces:
         raise NotFound(f"no memory #{memory_id}")
     return memory
 
 
-def get_memory(ctx: Context, memory_id: int, max_sensitivity: str | None = None) -> MemoryOut:
-    """One memory by id, whatever its status (seed 003: superseded ones stay readable by id); a sensitive one's
-    text only with `max_sensitivity="sensitive"`. Raises `NotFound`."""
+def get_memory(ctx: Context, memory_id: int, max_sensitivity: str | None = None,
+               namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> MemoryOut:
+    """One memory by id, whatever its status (seed 003: superseded ones stay readable by id), in `namespace` or
+    `include_namespaces`; a sensitive one's text only with `max_sensitivity="sensitive"`. Raises `NotFound`."""
+    names = scope(namespace, include_namespaces)
     levels = sensitivity_levels(max_sensitivity)
-    return MemoryOut.of(own_memory(ctx, memory_id), SENSITIVE in levels)
+    return MemoryOut.of(own_memory(ctx, memory_id, names), SENSITIVE in levels)
 
 
-def neighbors(ctx: Context, memory_id: int, depth: int = 1, max_sensitivity: str | None = None) -> NeighborsOut:
-    """Seed 003's `memory_neighbors`: the memories within `depth` (1-3) graph edges (`twin.lifecycle.cycle.neighbors`),
-    best first; levels above `max_sensitivity` left out. When the graph cannot be read the set is empty and
-    `degraded` says why. Raises `NotFound`, `InvalidInput` (field `depth`)."""
+def neighbors(ctx: Context, memory_id: int, depth: int = 1, max_sensitivity: str | None = None,
+              namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> NeighborsOut:
+    """Seed 003's `memory_neighbors`: the memories within `depth` (1-3) graph edges
+    (`twin.lifecycle.cycle.neighbors`; edges never cross namespaces), best first, of a memory in `namespace` or
+    `include_namespaces`; levels above `max_sensitivity` left out. When the graph cannot be read the set is empty
+    and `degraded` says why. Raises `NotFound`, `InvalidInput` (field `depth`, `namespace`...)."""
     from twin.lifecycle.cycle import MAX_DEPTH
     from twin.lifecycle.cycle import neighbors as walk
 
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInput(f"depth must be 1-{MAX_DEPTH}", field="depth")
+    names = scope(namespace, include_namespaces)
     levels = sensitivity_levels(max_sensitivity)
-    own_memory(ctx, memory_id)
+    own_memory(ctx, memory_id, names)
     try:
         found = walk(ctx.store, memory_id, depth=depth, include_sensitive=SENSITIVE in levels)
     except sqlite3.Error as exc:  # seed 003: a failed relations query is "degraded", the set empty
         return NeighborsOut(id=memory_id, depth=depth, neighbors=[], degraded=True,
                             reason=f"the graph could not be read ({exc})")
     shown = [Neighbor(**MemoryOut.of(m, SENSITIVE in levels).model_dump(), score=round(s, 4))
-             for m, s in found if m.sensitivity in levels]
+             for m, s in found if m.sensitivity in levels and m.namespace in names]
     return NeighborsOut(id=memory_id, depth=depth, neighbors=shown)
 
 
-def history(ctx: Context, memory_id: int, max_sensitivity: str | None = None) -> HistoryOut:
+def history(ctx: Context, memory_id: int, max_sensitivity: str | None = None, namespace: str = DEFAULT_NAMESPACE,
+            include_namespaces: list[str] | None = None) -> HistoryOut:
     """A memory's supersession chain (seed 003's provenance "by id"): every memory it replaced, directly or
     through others, itself, and what replaced it up to the current one; oldest first, sensitive text masked
-    unless `max_sensitivity="sensitive"`. Raises `NotFound`."""
+    unless `max_sensitivity="sensitive"`. The memory is one of `namespace` or `include_namespaces` (supersession
+    stays inside a namespace). Raises `NotFound`."""
+    names = scope(namespace, include_namespaces)
     levels = sensitivity_levels(max_sensitivity)
-    start = own_memory(ctx, memory_id)
+    start = own_memory(ctx, memory_id, names)
     seen: dict[int, Memory] = {start.id: start}
     todo = [start.id]
     while todo:  # back: what each replaced
@@ -229,12 +244,11 @@ def history(ctx: Context, memory_id: int, max_sensitivity: str | None = None) ->
 
 def stats(ctx: Context) -> dict:
     """Seed 003's `memory_stats` (`twin.lifecycle.cycle.stats`): counts by kind and tier, superseded, edges, last
-    decay and dream, and `by_namespace` `{name: {warm, cold}}`."""
+    decay and dream, and `by_namespace` `{name: {warm, cold}}` over active memories (seed 003's `byNamespace`),
+    over every namespace."""
     from twin.lifecycle.cycle import stats as lifecycle_stats
 
-    report = lifecycle_stats(ctx.store, ctx.being)
-    report["by_namespace"] = {DEFAULT_NAMESPACE: {"warm": report["total_warm"], "cold": report["total_cold"]}}
-    return report
+    return lifecycle_stats(ctx.store, ctx.being)
 
 
 def signals(ctx: Context, status: str | None = None, limit: int = 20) -> list[SignalOut]:

@@ -12,7 +12,8 @@ from twin.memory import Memory, Recalled
 
 class MemoryOut(BaseModel):
     """One memory as a read shows it: a `sensitive` one's text only when the caller asked for that level
-    (`Memory.shown`, the one rule). Times UTC ISO-8601; `importance` and `provenance.confidence` 0..1."""
+    (`Memory.shown`, the one rule). Times UTC ISO-8601; `importance` and `provenance.confidence` 0..1; `namespace`
+    the one it belongs to (seed 003)."""
 
     id: int
     being_id: str
@@ -32,6 +33,7 @@ class MemoryOut(BaseModel):
     tier: str
     supersede_reason: str | None
     updated_at: str | None
+    namespace: str
 
     @classmethod
     def of(cls, memory: Memory, reveal_sensitive: bool) -> MemoryOut:

@@ -3,6 +3,10 @@ session recap, reflect, the dream cycle. Each writes SQLite only (invariant 1), 
 (`Context.bus`) what it has to do: embed new text, scrub a forgotten vector from its index (the embedding worker is
 the one index writer, invariant 4). Without a daemon the work waits for it, as after the CLI.
 
+Every write goes to one `namespace` (default `default`; `twin.namespaces.checked`, a bad name raises
+`NamespaceError`, an `InvalidInput` naming it): a capture's dedup, update and supersession stay inside it, and a
+memory named by id outside it is `NotFound` (seed 003).
+
 Bad input raises `InvalidInput` naming the field (nothing is written), an unknown memory `NotFound`.
 """
 
@@ -17,7 +21,8 @@ from twin.learn.import_lines import MAX_CONTENT_CHARS
 from twin.learn.learning import LearnResult, as_memories, learned_line, source_type
 from twin.lifecycle.forgetting import ForgetPlan, scrub_if_due
 from twin.memory import KINDS, SENSITIVE, SENSITIVITIES, stricter, strip_controls, utc_now
-from twin.operations.context import DEFAULT_NAMESPACE, Context, scope
+from twin.namespaces import DEFAULT_NAMESPACE, checked, scope
+from twin.operations.context import Context
 from twin.operations.reads import own_memory
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
@@ -106,8 +111,8 @@ def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: f
     `twin.learn.capture.capture` (exact duplicate → reinforced; the worthiness gate unless `force`; with
     `compare`, a near duplicate updated in place and contradicted memories superseded). `sensitivity` given: a
     new memory gets it unless its content shows a secret (then `sensitive`); a memory it joins keeps the stricter
-    of both. One diary line, never the text. Returns `{id, …flags}` (`CaptureOut`)."""
-    scope(namespace)
+    of both; in `namespace`. One diary line, never the text. Returns `{id, …flags}` (`CaptureOut`)."""
+    namespace = checked(namespace)
     _checked(kind, importance, sensitivity, confidence)
     text, source = clean_content(content), clean_source(source)
     candidate = Candidate(kind, text, DEFAULT_IMPORTANCE if importance is None else float(importance),
@@ -115,7 +120,8 @@ def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: f
     now = utc_now()
     with ctx.store.atomic():
         result = capture(ctx.store, ctx.being, candidate, source, now,
-                         provenance_of(source, source_type_, captured_from, confidence), force=force, compare=compare)
+                         provenance_of(source, source_type_, captured_from, confidence), force=force, compare=compare,
+                         namespace=namespace)
         if result.id is not None and sensitivity is not None:
             fresh = not (result.deduplicated or result.updated or result.superseded)
             secret = candidate_sensitivity(candidate) == SENSITIVE
@@ -146,14 +152,17 @@ def _after_capture(ctx: Context, result: CaptureResult, source: str) -> None:
 def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind: str | None = None,
                   importance: float | None = None, tags: list[str] | None = None, sensitivity: str | None = None,
                   source_type_: str | None = None, captured_from: str | None = None,
-                  confidence: float | None = None, max_sensitivity: str | None = None) -> MemoryOut:
+                  confidence: float | None = None, max_sensitivity: str | None = None,
+                  namespace: str = DEFAULT_NAMESPACE) -> MemoryOut:
     """Seed 003's `memory_update`: rewrite memory `memory_id` keeping its id, hits and edges; new `content` is
     re-embedded (its vector dropped; the old wording scrubbed from the files). The sensitivity is the one given,
     else the stored one, and `sensitive` whenever the resulting text shows a secret. Provenance fields given
-    replace those stored. Raises `NotFound`, `InvalidInput` (nothing to change, a bad field; code `conflict`
-    when another memory already says the new content)."""
+    replace those stored. The memory is one of `namespace` (it stays there). Raises `NotFound`, `InvalidInput`
+    (nothing to change, a bad field; code `conflict` when another memory of its namespace already says the new
+    content)."""
+    names = scope(namespace)
     _checked(kind, importance, sensitivity, confidence)
-    memory = own_memory(ctx, memory_id)
+    memory = own_memory(ctx, memory_id, names)
     text = None if content is None else clean_content(content)
     if all(v is None for v in (text, kind, importance, tags, sensitivity, source_type_, captured_from, confidence)):
         raise InvalidInput("give at least one field to change", field="content")
@@ -181,7 +190,7 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
         _embed_soon(ctx)
     from twin.operations.reads import get_memory
 
-    return get_memory(ctx, memory_id, max_sensitivity)
+    return get_memory(ctx, memory_id, max_sensitivity, namespace=namespace)
 
 
 def after_forget(ctx: Context, done: ForgetPlan) -> None:
@@ -191,29 +200,33 @@ def after_forget(ctx: Context, done: ForgetPlan) -> None:
         tell_daemon(ctx, "request_checkpoint", "rewrite_append_only_file")
 
 
-def forget_memory(ctx: Context, memory_id: int) -> ForgetOut:
-    """Seed 003's `memory_forget` (seed 000's `DELETE`): hard-forget memory `memory_id` with every copy of its text
-    (`twin.lifecycle.forgetting.forget`: row, FTS entry, vector and index entry, edges, transcript rows; the files
-    scrubbed at once), then `after_forget`. Raises `NotFound`."""
+def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPACE) -> ForgetOut:
+    """Seed 003's `memory_forget` (seed 000's `DELETE`): hard-forget memory `memory_id` of `namespace` with every
+    copy of its text (`twin.lifecycle.forgetting.forget`: row, FTS entry, vector and index entry, edges,
+    transcript rows; the files scrubbed at once), then `after_forget`. Raises `NotFound` (also for a memory of
+    another namespace)."""
     from twin.lifecycle.forgetting import forget
 
-    own_memory(ctx, memory_id)
-    done = forget(ctx.store, ctx.activity, ctx.being, [memory_id])
+    names = scope(namespace)
+    own_memory(ctx, memory_id, names)
+    done = forget(ctx.store, ctx.activity, ctx.being, [memory_id], namespaces=names)
     after_forget(ctx, done)
     return ForgetOut(ok=True, id=memory_id, removed=done.counts())
 
 
-def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool = False) -> LearnResult:
-    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_name`), with the configured model or
-    offline; the old wording of memories updated in place scrubbed, the daemon told to embed. Returns the
-    `LearnResult` (`learn_out` shapes it)."""
+def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+               namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
+    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_name`) into `namespace`, with the
+    configured model or offline; the old wording of memories updated in place scrubbed, the daemon told to embed.
+    Returns the `LearnResult` (`learn_out` shapes it)."""
     from twin.learn.learning import learn
     from twin.llm.provider import provider_for
 
+    namespace = checked(namespace)
     provider = provider_for(ctx.settings, ctx.store)
     try:
         result = learn(ctx.store, ctx.activity, ctx.being, text, clean_name(source or "muse"), provider=provider,
-                       force=force)
+                       force=force, namespace=namespace)
     finally:
         if provider is not None:
             provider.close()
@@ -239,18 +252,18 @@ def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False)
 
 def learn(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
           namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
-    """Seed 001's `POST /learn`: `learn_text`, shaped (`learn_out`)."""
-    scope(namespace)
+    """Seed 001's `POST /learn`: `learn_text` into `namespace`, shaped (`learn_out`)."""
+    namespace = checked(namespace)
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text must hold some text", field="text")
-    return learn_out(ctx, learn_text(ctx, text, source, force))
+    return learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace))
 
 
 def session_recap(ctx: Context, summary: str, source: str | None = "session",
                   namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
     """Seed 003's `memory_session_recap`: a session's summary through `learn()`, whose extractor keeps only what
     is memorable about the owner (durable facts, preferences, decisions; questions and chatter are skipped, each
-    with its reason in `rejected`)."""
+    with its reason in `rejected`), into `namespace`."""
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidInput("summary must hold some text", field="summary")
     return learn(ctx, summary, source or "session", namespace=namespace)
