@@ -1,7 +1,9 @@
 """The API's door (DESIGN.md invariant 8), as one ASGI middleware in front of the app: a `Host` that is not the
 API's own is refused (DNS rebinding), and so is a browser `Origin` that is not the API's own (no CORS is served); a
 body over `MAX_BODY_BYTES` is refused by its `Content-Length` and by counting the bytes that arrive (the body is
-read whole, bounded, before the app sees it); a request without the bearer token is refused. Every refusal is `{error: {code, message}}` JSON, never a page."""
+read whole, bounded, before the app sees it); a request without the bearer token is refused. Every refusal is
+`{error: {code, message}}` JSON, never a page; an exception the app lets out (after its handler answered 500) ends
+here, so the server never drops the connection under the client."""
 
 from __future__ import annotations
 
@@ -85,7 +87,19 @@ class Guard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        started = False
+
+        async def watched(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, replay, watched)
+        except Exception:  # noqa: BLE001 - logged with its traceback by the app's handler, which answered 500
+            if not started:
+                await JSONResponse(error_body("internal", "an internal error; the daemon's journal has the "
+                                              "details"), status_code=500)(scope, receive, send)
 
     async def read_body(self, receive: Callable[[], Awaitable[dict]]) -> tuple[bytes, bool]:
         """The request body, read whole before the app sees it (at most `max_body` + one chunk in memory), and

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel
 
 from twin import operations as ops
@@ -79,6 +79,12 @@ def lanes(request: Request):
     return request.app.state.lanes
 
 
+def answer(shape: BaseModel) -> Response:
+    """`shape` as the JSON response, serialized once (the hot paths: FastAPI would validate the model it was
+    just given again; its `response_model` still documents it)."""
+    return Response(shape.model_dump_json(), media_type="application/json")
+
+
 # -- seed 000 and 001 -------------------------------------------------------------------------------------------
 @legacy.get("/memories", response_model=list[Hit | MemoryOut])
 async def memories(request: Request, q: str | None = Query(None, max_length=1 << 20), kind: Kind | None = None,
@@ -141,17 +147,18 @@ async def activity(request: Request):
 @v1.post("/search", response_model=SearchOut)
 async def search(request: Request, body: SearchBody):
     """Hybrid search with per-query weights; sensitive hidden unless `max_sensitivity` is `sensitive`."""
-    return await lanes(request).read.run(ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since,
-                                         weights=body.weights, max_sensitivity=body.max_sensitivity,
-                                         namespace=body.namespace, include_namespaces=body.include_namespaces)
+    return answer(await lanes(request).read.run(
+        ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since, weights=body.weights,
+        max_sensitivity=body.max_sensitivity, namespace=body.namespace, include_namespaces=body.include_namespaces))
 
 
 @v1.post("/context", response_model=ContextOut)
 async def context(request: Request, body: ContextBody):
     """A search and the newest memories grouped by kind, in one answer (an agent's first call)."""
-    return await lanes(request).read.run(ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit,
-                                         kind=body.kind, weights=body.weights, max_sensitivity=body.max_sensitivity,
-                                         namespace=body.namespace, include_namespaces=body.include_namespaces)
+    return answer(await lanes(request).read.run(
+        ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit, kind=body.kind,
+        weights=body.weights, max_sensitivity=body.max_sensitivity, namespace=body.namespace,
+        include_namespaces=body.include_namespaces))
 
 
 async def _capture(request: Request, body: CaptureBody, compare: bool) -> CaptureOut:
