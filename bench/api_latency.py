@@ -110,8 +110,8 @@ def mixed_load(url: str, token: str, clients: int, requests: int, questions: lis
                     if kind == "search":
                         answer = http.post("/v1/search", json={"query": r.choice(questions), "limit": 10})
                     elif kind == "capture":
-                        content = f"Owner noted that load client {n} finished step {i} of the drill {r.random()}."
-                        answer = http.post("/v1/capture", json={"content": content})
+                        text = f"Owner noted that load client {n} finished step {i} of the drill {r.random()}."
+                        answer = http.post("/v1/capture", json={"content": text})
                         if answer.status_code == 200 and answer.json().get("id"):
                             mine.append(answer.json()["id"])
                     else:
@@ -176,18 +176,16 @@ def main(argv: list[str] | None = None) -> int:
             stop_process(proc)
         shutil.rmtree(work, ignore_errors=True)
     overhead = lat["api"]["p50_ms"] - lat["in_process"]["p50_ms"]
+    local, api = lat["in_process"], lat["api"]
     print(table(["", "p50 ms", "p99 ms", "mean ms"],
-                [["in-process Recall.recall", lat["in_process"]["p50_ms"], lat["in_process"]["p99_ms"],
-                  lat["in_process"]["mean_ms"]],
-                 ["POST /v1/search (HTTP)", lat["api"]["p50_ms"], lat["api"]["p99_ms"], lat["api"]["mean_ms"]]],
+                [["in-process Recall.recall", local["p50_ms"], local["p99_ms"], local["mean_ms"]],
+                 ["POST /v1/search (HTTP)", api["p50_ms"], api["p99_ms"], api["mean_ms"]]],
                 title=f"recall at {args.n} memories, {args.queries} queries: p50 overhead {overhead:.2f} ms "
-                      f"(target <= {OVERHEAD_TARGET_MS}), "
-                      f"ratio {lat['api']['p50_ms'] / lat['in_process']['p50_ms']:.2f}, "
+                      f"(target <= {OVERHEAD_TARGET_MS}), ratio {api['p50_ms'] / local['p50_ms']:.2f}, "
                       f"same first result {lat['same_first_result']:.0%}"))
+    kinds = [k for k in ("search", "capture", "forget", "all") if k in load]
     print(table(["kind", "count", "p50 ms", "p99 ms", "max ms"],
-                [[k, load[k]["n"], load[k]["p50_ms"], load[k]["p99_ms"], load[k]["max_ms"]]
-                 for k in ("search", "capture", "forget", "all")
-                 if k in load],
+                [[k, load[k]["n"], load[k]["p50_ms"], load[k]["p99_ms"], load[k]["max_ms"]] for k in kinds],
                 title=f"{load['clients']} clients x {args.requests} mixed requests: {load['errors']} errors, "
                       f"{load['locked'] + load['locked_in_log']} 'database is locked', {load['throughput_per_s']}"
                       f" req/s, wall {load['wall_s']} s"))

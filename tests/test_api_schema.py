@@ -25,7 +25,7 @@ EXAMPLES = 25
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
-def AUTH(api) -> dict:  # noqa: N802 - reads as the header it is
+def AUTH(api) -> dict:
     return {"Authorization": f"Bearer {api.token}"}
 
 
