@@ -153,6 +153,18 @@ def free_port() -> int:
 
 
 @pytest.fixture
+def keyword_api(twin_paths, monkeypatch):
+    """A running API (tests/api_server.py) over an empty store, keyword-only (no model load), no daemon; yields
+    its `Api` (url, token, settings, client)."""
+    from api_server import running_api
+
+    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
+    monkeypatch.setenv("TWIN_API_PORT", str(free_port()))
+    with running_api(load_settings()) as running:
+        yield running
+
+
+@pytest.fixture
 def daemon_env(tmp_path, monkeypatch) -> dict:
     """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}

@@ -9,12 +9,9 @@ import sqlite3
 
 import numpy as np
 import pytest
-from api_server import running_api
-from conftest import free_port
 from erasure import traces
 
 from twin.api.token import rotate_token
-from twin.settings import load_settings
 from twin.store import Store, edges
 
 PIN = "Owner's bank card PIN is 8264."
@@ -22,12 +19,9 @@ COFFEE = "Owner prefers dark roast over espresso."
 
 
 @pytest.fixture
-def api(twin_paths, monkeypatch):
-    """A running API over an empty store, keyword-only (no model load), no daemon."""
-    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
-    monkeypatch.setenv("TWIN_API_PORT", str(free_port()))
-    with running_api(load_settings()) as running:
-        yield running
+def api(keyword_api):
+    """A running API over an empty store, keyword-only (no model load), no daemon (conftest's `keyword_api`)."""
+    return keyword_api
 
 
 def post(api, path: str, body: dict) -> dict:

@@ -7,8 +7,6 @@ a bad name or 17 names is the caller's error naming the field."""
 from __future__ import annotations
 
 import pytest
-from api_server import running_api
-from conftest import free_port
 from mcp import Client
 from mcp_clients import checked, run, serving, stdio_server
 
@@ -20,12 +18,9 @@ SEVENTEEN = [f"team-{n}" for n in range(17)]
 
 
 @pytest.fixture
-def api(twin_paths, monkeypatch):
-    """A running API over an empty store, keyword-only (no model load), no daemon."""
-    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
-    monkeypatch.setenv("TWIN_API_PORT", str(free_port()))
-    with running_api(load_settings()) as running:
-        yield running
+def api(keyword_api):
+    """A running API over an empty store, keyword-only (no model load), no daemon (conftest's `keyword_api`)."""
+    return keyword_api
 
 
 def ok(response) -> object:

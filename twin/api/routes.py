@@ -25,6 +25,7 @@ from twin.api.bodies import (
     UpdateBody,
 )
 from twin.exceptions import InvalidInput
+from twin.store.signals import Signal
 from twin.operations.shapes import (
     ActivityLineOut,
     AdoptionOut,
@@ -40,7 +41,6 @@ from twin.operations.shapes import (
     OkOut,
     ReflectOut,
     SearchOut,
-    SignalOut,
 )
 
 
@@ -276,7 +276,7 @@ async def adoption(request: Request):
     return await lanes(request).read.run(ops.adoption)
 
 
-@v1.get("/signals", response_model=list[SignalOut])
+@v1.get("/signals", response_model=list[Signal])
 async def signals(request: Request, status: str | None = Query(None, pattern="^(raised|held_back)$"),
                   limit: Limit = 20):
     """Raised and held-back signals, newest first, with their evidence ids."""

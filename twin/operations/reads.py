@@ -29,9 +29,9 @@ from twin.operations.shapes import (
     Neighbor,
     NeighborsOut,
     SearchOut,
-    SignalOut,
 )
 from twin.recall.hybrid import LIMIT_MAX, Recall
+from twin.store.signals import Signal, list_signals
 
 WEIGHT_NAMES = ("keyword", "vector", "importance", "recency", "half_life_days", "graph", "entity")
 """Seed 003's per-query weights (and our half-life); `graph` and `entity` are signals twin does not fuse: they are
@@ -251,16 +251,14 @@ def stats(ctx: Context) -> dict:
     return lifecycle_stats(ctx.store, ctx.being)
 
 
-def signals(ctx: Context, status: str | None = None, limit: int = 20) -> list[SignalOut]:
+def signals(ctx: Context, status: str | None = None, limit: int = 20) -> list[Signal]:
     """Raised and held-back signals, newest first, with their evidence ids; `status` `raised` or `held_back`.
-    Raises `InvalidInput` for another status."""
-    from dataclasses import asdict
-
-    from twin.store.signals import list_signals
+    Raises `InvalidInput` for another status. The rows are the store's own `Signal` (pydantic serialises the
+    dataclass as it is, so the API's shape is the table's)."""
 
     if status not in (None, "raised", "held_back"):
         raise InvalidInput("status must be raised or held_back", field="status")
-    return [SignalOut(**asdict(s)) for s in list_signals(ctx.store, ctx.being, status=status, limit=capped(limit))]
+    return list_signals(ctx.store, ctx.being, status=status, limit=capped(limit))
 
 
 def profile(ctx: Context) -> dict:

@@ -184,22 +184,6 @@ class DreamOut(BaseModel):
     durationMs: int  # seed 003 names it so
 
 
-class SignalOut(BaseModel):
-    """A raised or held-back signal with its evidence ids (`twin.store.signals.Signal`)."""
-
-    id: int
-    being_id: str
-    kind: str
-    title: str
-    body: str
-    priority: float
-    status: str
-    reason: str | None
-    evidence: list[int]
-    created_at: str
-    delivered_at: str | None
-
-
 class AdoptionOut(BaseModel):
     """Seed 003's adoption report: the tool surface agents should see, the hash of the instructions they should
     have, feature flags, what looks stale in what the client reported, and how to refresh."""
