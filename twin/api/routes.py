@@ -25,7 +25,6 @@ from twin.api.bodies import (
     UpdateBody,
 )
 from twin.exceptions import InvalidInput
-from twin.store.signals import Signal
 from twin.operations.shapes import (
     ActivityLineOut,
     AdoptionOut,
@@ -42,6 +41,7 @@ from twin.operations.shapes import (
     ReflectOut,
     SearchOut,
 )
+from twin.store.signals import Signal
 
 
 class ErrorDetail(BaseModel):
