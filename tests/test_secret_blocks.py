@@ -4,6 +4,8 @@ spelled out with its labels (`twin.text.structured_lines`). Pure functions on te
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 from secret_corpus import seed
 
@@ -42,6 +44,25 @@ def test_spell_out_names_columns_and_keys_and_leaves_prose():
     prose = "Owner bought milk, bread, cheese\nand eggs, ham, jam at the market.\n"
     assert spell_out(prose) == prose
     assert spell_out("password: required\nmax_tokens: 4096\n") == "password: required\nmax_tokens: 4096\n"
+
+
+UNREADABLE_ROWS = {"a field over the csv field size limit": 'mail,"' + "x" * (csv.field_size_limit() + 1) + '"',
+                   "a line break in an unquoted field": 'mail\r,"x9-Birch-Owl"'}
+
+
+@pytest.mark.parametrize("bad", UNREADABLE_ROWS.values(), ids=UNREADABLE_ROWS)
+def test_a_table_row_the_csv_module_cannot_read_ends_its_table_and_raises_nothing(bad):
+    text = f"site,password\nbank,Tr0ub4dor&3x\n{bad}\nshop,Qu1et-Falcon-77\n\nsite;pin\ngym;4827\n"
+    assert [(s.kind, text[s.start:s.end]) for s in find_secrets(text)] == [("password", "Tr0ub4dor&3x"),
+                                                                           ("pin", "4827")]
+    assert spell_out(text) == (f"site: bank, password: Tr0ub4dor&3x.\n\n{bad}\nshop,Qu1et-Falcon-77\n\n"
+                               "site: gym, pin: 4827.\n\n")
+
+
+def test_an_indented_row_whose_first_cell_is_quoted_is_read_as_cells():
+    text = 'site,password\n  "bank, main",Tr0ub4dor&3x\n'
+    assert [(s.kind, text[s.start:s.end]) for s in find_secrets(text)] == [("password", "Tr0ub4dor&3x")]
+    assert spell_out(text) == "site: bank, main, password: Tr0ub4dor&3x.\n\n"
 
 
 VALUE_FACTS = ["My order number is 303-7719024-5581123.",

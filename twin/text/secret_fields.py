@@ -56,6 +56,8 @@ MAX_KEY_WORDS = 4
 _TABLE_HINT = re.compile(r"(?i)pass|pw|pin|secret|token|key|code|kennwort|contrase|senha|wachtwoord|mnemonic|seed")
 _DELIMITERS = (",", ";", "\t", "|")
 _RULE_ROW = re.compile(r"[\s|:+-]+")  # a Markdown table's |---|---| line
+Cells = list[tuple[int, str]]
+"""One table row's cells: `[(offset in the line, stripped cell text)]` (`table_cells`)."""
 
 
 def key_words(key: str) -> str:
@@ -151,23 +153,35 @@ def _tables(text: str) -> Iterator[Found]:
             i += 1
             continue
         delimiter, width, columns = header
-        i += 1
-        while i < len(lines) and lines[i].strip():
-            if delimiter == "|" and _RULE_ROW.fullmatch(lines[i]):
-                i += 1
-                continue
-            cells = _cells(lines[i], delimiter)
-            if cells is None or len(cells) != width:
-                break
+        rows, i = table_rows(lines, i + 1, delimiter, width)
+        for row, cells in rows:
             for column, kind in columns:
                 cell_start, cell = cells[column]
                 if not value_counts(cell, kind):
                     continue
                 if cell_start < 0:  # a quoted cell the csv module unescaped: the whole row is the secret
-                    yield Found(_reported(kind), starts[i], starts[i] + len(lines[i]))
+                    yield Found(_reported(kind), starts[row], starts[row] + len(lines[row]))
                 else:
-                    yield Found(_reported(kind), starts[i] + cell_start, starts[i] + cell_start + len(cell))
+                    yield Found(_reported(kind), starts[row] + cell_start, starts[row] + cell_start + len(cell))
+
+
+def table_rows(lines: list[str], start: int, delimiter: str, width: int) -> tuple[list[tuple[int, Cells]], int]:
+    """The rows of a table whose first row is `lines[start]` (the line after its header): `([(line index,
+    cells)], end)`, cells as `table_cells` gives them, `end` the index of the first line after the table (a blank
+    line, a row that is not `width` cells of `delimiter`, or `len(lines)`). A Markdown table's rule rows
+    (`|---|:--:|`) are skipped. Never raises; linear in the table's length."""
+    rows: list[tuple[int, Cells]] = []
+    i = start
+    while i < len(lines) and lines[i].strip():
+        if delimiter == "|" and _RULE_ROW.fullmatch(lines[i]):
             i += 1
+            continue
+        cells = table_cells(lines[i], delimiter)
+        if cells is None or len(cells) != width:
+            break
+        rows.append((i, cells))
+        i += 1
+    return rows, i
 
 
 def _header(line: str) -> tuple[str, int, list[tuple[int, str]]] | None:
@@ -175,27 +189,35 @@ def _header(line: str) -> tuple[str, int, list[tuple[int, str]]] | None:
     if len(line) > 1000 or not _TABLE_HINT.search(line):
         return None
     delimiter = max(_DELIMITERS, key=line.count)
-    cells = _cells(line, delimiter)
+    cells = table_cells(line, delimiter)
     if cells is None or len(cells) < 2 or not all(0 < len(c) <= 40 and not c[0].isdigit() for _, c in cells):
         return None
     columns = [(n, kind) for n, (_, cell) in enumerate(cells) if (kind := names_secret(cell))]
     return (delimiter, len(cells), columns) if columns else None
 
 
-def _cells(line: str, delimiter: str) -> list[tuple[int, str]] | None:
-    """`[(offset in line, cell text)]`, cells stripped; offset -1 for a quoted cell whose text differs from the
-    line's; None when `line` holds no `delimiter`. A Markdown row's outer pipes are no cells."""
+def table_cells(line: str, delimiter: str) -> Cells | None:
+    """The cells of one table row `line` split at `delimiter` (",", ";", "\\t", "|"): `[(offset in line, cell
+    text)]`, cells stripped of white space; offset -1 for a quoted cell whose text differs from the line's (the
+    `csv` module reads quoted cells). None when `line` holds no `delimiter` or is no row the `csv` module can read
+    (a field over `csv.field_size_limit()`, a line break inside an unquoted field): never raises. A Markdown
+    row's outer pipes are no cells."""
     if delimiter not in line:
         return None
     if delimiter == "|":
         inner = line.strip()
         lead = len(line) - len(line.lstrip()) + (1 if inner.startswith("|") else 0)
         body = line[lead:len(line.rstrip()) - (1 if inner.endswith("|") and len(inner) > 1 else 0)]
-    else:
-        lead, body = 0, line
+    else:  # leading white space is no part of the first cell, so an indented row's quoted cell is still read
+        lead = len(line) - len(line.lstrip())
+        body = line[lead:]
     if '"' in body:
         out, pos = [], 0
-        for cell in next(csv.reader([body], delimiter=delimiter)):
+        try:
+            quoted = next(csv.reader([body], delimiter=delimiter), [])
+        except csv.Error:
+            return None
+        for cell in quoted:
             found = body.find(cell, pos) if cell else pos
             out.append((lead + found if found >= 0 else -1, cell.strip()))
             pos = found + len(cell) if found >= 0 else pos

@@ -15,17 +15,15 @@ Everything else is left as it was. Pure; linear in the text length.
 
 from __future__ import annotations
 
-import csv
 import re
 
-from twin.text.secret_fields import key_words, names_secret, value_counts
+from twin.text.secret_fields import Cells, key_words, names_secret, table_cells, table_rows, value_counts
 
 MAX_CELL_CHARS = 40
 """Longest header cell (characters); a longer one is prose, not a column name."""
 MAX_HEADER_WORDS = 4
 """Most words of a header cell ("mot de passe")."""
 _DELIMITERS = ("\t", ";", "|", ",")
-_RULE_ROW = re.compile(r"[\s|:+-]+")
 _PAIR_LINE = re.compile(  # "password": "…", | 'pin': 4827 | "token": "…"}  (one pair on its line)
     r"^(?P<indent>[ \t]*)[{\[]?[ \t]*(?P<q>[\"'])(?P<key>[^\"'\\\n]{1,64})(?P=q)[ \t]*:[ \t]*"
     r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.){1,512})\"|'(?P<sq>[^'\\\n]{1,512})'|(?P<num>\d{3,20}))[ \t]*[,}\]]*[ \t]*$")
@@ -43,20 +41,12 @@ def spell_out(text: str) -> str:
     out: list[str] = []
     i, changed = 0, False
     while i < len(lines):
-        header = _header(lines, i)
-        if header is not None:
-            delimiter, names = header
-            i += 1
-            while i < len(lines) and lines[i].strip():
-                if delimiter == "|" and _RULE_ROW.fullmatch(lines[i]):
-                    i += 1
-                    continue
-                cells = _cells(lines[i], delimiter)
-                if len(cells) != len(names):
-                    break
-                pairs = [f"{name}: {cell}" for name, cell in zip(names, cells, strict=True) if cell]
+        table = _table(lines, i)
+        if table is not None:
+            names, rows, i = table
+            for _, cells in rows:
+                pairs = [f"{name}: {cell}" for name, (_, cell) in zip(names, cells, strict=True) if cell]
                 out += [", ".join(pairs) + ".", ""]
-                i += 1
             changed = True
             continue
         spelled = _secret_pair(lines[i])
@@ -85,36 +75,19 @@ def _secret_pair(line: str) -> str | None:
     return f"{match.group('indent')}{words}: {value}"
 
 
-def _header(lines: list[str], i: int) -> tuple[str, list[str]] | None:
-    """`(delimiter, column names)` when `lines[i]` is a table header: 2+ short names, and the next line (after
-    a Markdown rule row) a row of the same width."""
+def _table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, Cells]], int] | None:
+    """`(column names, rows, end)` when `lines[i]` is a table header: 2+ short names, and at least one row of
+    the same width after it (`twin.text.secret_fields.table_rows`, which gives `rows` and `end`)."""
     line = lines[i]
     if len(line) > 1000 or i + 1 >= len(lines):
         return None
     delimiter = next((d for d in _DELIMITERS if d in line), None)
     if delimiter is None or (delimiter == "," and ", " in line):
         return None
-    names = _cells(line, delimiter)
+    names = [name for _, name in table_cells(line, delimiter) or []]
     if len(names) < 2 or not all(0 < len(n) <= MAX_CELL_CHARS and not n[0].isdigit()
                                  and n.count(" ") < MAX_HEADER_WORDS and not n.endswith((".", "!", "?"))
                                  for n in names):
         return None
-    following = i + 1
-    if delimiter == "|" and following < len(lines) and _RULE_ROW.fullmatch(lines[following]):
-        following += 1
-    if following >= len(lines) or not lines[following].strip():
-        return None
-    return (delimiter, names) if len(_cells(lines[following], delimiter)) == len(names) else None
-
-
-def _cells(line: str, delimiter: str) -> list[str]:
-    """The stripped cells of one row (quoted cells read by the `csv` module); a Markdown row's outer pipes are no
-    cells."""
-    body = line.strip()
-    if delimiter == "|":
-        body = body[1:] if body.startswith("|") else body
-        body = body[:-1] if body.endswith("|") else body
-    try:
-        return [cell.strip() for cell in next(csv.reader([body], delimiter=delimiter))]
-    except (csv.Error, StopIteration):
-        return []
+    rows, end = table_rows(lines, i + 1, delimiter, len(names))
+    return (names, rows, end) if rows else None
