@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pwd
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import run_worker
-from test_files_connector import _scan_as, lines, make, memories, root, wait_for  # noqa: F401 (fixture)
+from test_files_connector import lines, make, memories, root, scan_as_nobody, wait_for  # noqa: F401 (fixture)
 
 from twin.connectors.file_text import to_text
 from twin.connectors.files_tally import Tally, batch_line, is_failure, scan_line
@@ -45,22 +42,16 @@ def fill(folder: Path) -> dict[str, str]:
             "huge.txt": "too large", "secret.txt": "unreadable: permission denied"}
 
 
+def fill_and_lock(folder: Path) -> dict[str, str]:
+    """`fill(folder)`, then secret.txt made unreadable (chmod 000)."""
+    expected = fill(folder)
+    os.chmod(folder / "secret.txt", 0)
+    return expected
+
+
 def test_a_folder_of_every_kind_is_accounted_for():
     """As `nobody` (chmod 000 binds only a non-root user), in a forked child like the permission test."""
-    base = Path(tempfile.mkdtemp(prefix="twin-accounting-")).resolve()
-    folder, data = base / "folder", base / "data"
-    try:
-        os.chmod(base, 0o755)
-        folder.mkdir(mode=0o755)
-        expected = fill(folder)
-        os.chmod(folder / "secret.txt", 0)
-        data.mkdir()
-        nobody = pwd.getpwnam("nobody")
-        if os.geteuid() == 0:
-            os.chown(data, nobody.pw_uid, nobody.pw_gid)
-        texts = _scan_as(nobody.pw_uid, nobody.pw_gid, folder, data)
-    finally:
-        shutil.rmtree(base)
+    folder, expected, texts = scan_as_nobody("twin-accounting-", fill_and_lock)
     learned = sum(v == "learn" for v in expected.values())
     assert learned == 4 and len(expected) == 13
     assert texts[-1] == ("Files: found 13 files: 4 to learn (4 new, 0 changed, 0 unchanged), 8 skipped (2 ignored"

@@ -15,7 +15,9 @@ import tempfile
 import time
 import traceback
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from conftest import drain
@@ -33,6 +35,8 @@ from twin.settings import Settings
 from twin.store import Store, manifest
 from twin.store.manifest import ManifestEntry
 from twin.workers.bus import LEARN_QUEUE, Bus
+
+T = TypeVar("T")
 
 NOTES = ("# Garden notes\n\nThe garden shed holds the blue bicycle and two red kayaks.\n"
          "Tomatoes go into the north bed every April after the last frost.\n")
@@ -392,31 +396,43 @@ def _scan_as(uid: int, gid: int, root: Path, data: Path) -> list[str]:
     return json.loads(out)
 
 
-def test_permission_denied_file_and_directory():
-    """chmod 000 binds only a non-root user: as root, the scan runs in a forked child as `nobody`."""
-    base = Path(tempfile.mkdtemp(prefix="twin-perm-")).resolve()
-    root, data = base / "root", base / "data"
+def scan_as_nobody(prefix: str, fill: Callable[[Path], T]) -> tuple[Path, T, list[str]]:
+    """One scan of a fresh folder as `nobody` (chmod 000 binds only a non-root user), in a forked child
+    (`_scan_as`): `fill(folder)` writes and locks the folder's files; returns `(folder, fill's result, the child's
+    activity lines)`. The temp base (mode 0755, so `nobody` may enter it) is removed, locked directories too."""
+    base = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    folder, data = base / "folder", base / "data"
     try:
         os.chmod(base, 0o755)
-        root.mkdir(mode=0o755)
-        (root / "secret.txt").write_text("nobody may read this")
-        os.chmod(root / "secret.txt", 0)
-        (root / "locked").mkdir()
-        (root / "locked" / "inner.md").write_text("inside a locked directory")
-        os.chmod(root / "locked", 0)
+        folder.mkdir(mode=0o755)
+        made = fill(folder)
         data.mkdir()
         nobody = pwd.getpwnam("nobody")
         if os.geteuid() == 0:
             os.chown(data, nobody.pw_uid, nobody.pw_gid)
-        texts = _scan_as(nobody.pw_uid, nobody.pw_gid, root, data)
-        assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
-                                     f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
-        assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed"
-                             " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
+        return folder, made, _scan_as(nobody.pw_uid, nobody.pw_gid, folder, data)
     finally:
-        if (root / "locked").exists():
-            os.chmod(root / "locked", 0o755)
+        for parent, dirs, _ in os.walk(base):  # top-down: a locked directory is opened before it is listed
+            for name in dirs:
+                os.chmod(os.path.join(parent, name), 0o755)
         shutil.rmtree(base)
+
+
+def _lock_two(root: Path) -> None:
+    (root / "secret.txt").write_text("nobody may read this")
+    os.chmod(root / "secret.txt", 0)
+    (root / "locked").mkdir()
+    (root / "locked" / "inner.md").write_text("inside a locked directory")
+    os.chmod(root / "locked", 0)
+
+
+def test_permission_denied_file_and_directory():
+    """chmod 000 binds only a non-root user: as root, the scan runs in a forked child as `nobody`."""
+    root, _, texts = scan_as_nobody("twin-perm-", _lock_two)
+    assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
+                                 f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
+    assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed"
+                         " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
 
 
 # -- live ----------------------------------------------------------------------------------------------------------
