@@ -32,6 +32,7 @@ async function show() {
     else link.removeAttribute("aria-current");
   }
   clear(main);
+  document.getElementById("status").textContent = "";
   try {
     cleanup = (await view(main, arg)) || null;
   } catch (error) {
