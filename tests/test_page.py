@@ -365,7 +365,7 @@ def test_memories_paging_reaches_the_oldest_and_skips_none(api, browser):
     while more.is_visible():
         shown = page.locator("ol[aria-label=Memories] li").count()
         more.click()
-        until(lambda: page.locator("ol[aria-label=Memories] li").count() > shown or not more.is_visible())
+        until(lambda shown=shown: page.locator("ol[aria-label=Memories] li").count() > shown or not more.is_visible())
     ids = [int(i) for i in page.locator("ol[aria-label=Memories] li").evaluate_all(
         "items => items.map(li => li.dataset.id)")]
     assert ids == expected  # newest first, every one, no gap, no repeat

@@ -1,7 +1,7 @@
 """The FastAPI app: seed 000's and 001's routes under `/api/twin/`, seed 003's under `/v1/` (`twin.api.routes`),
 behind `twin.api.guard.Guard`, with one error shape for everything (`{error: {code, message, field?}}`), never a
-traceback; the page at `/twin` (`twin.api.page`). OpenAPI at `/openapi.json`; no `/docs` page (FastAPI's loads its scripts from a CDN:
-LIBRARY_NOTES §9)."""
+traceback; the page at `/twin` (`twin.api.page`). OpenAPI at `/openapi.json`; no `/docs` page (FastAPI's loads
+its scripts from a CDN: LIBRARY_NOTES §9)."""
 
 from __future__ import annotations
 

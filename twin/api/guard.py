@@ -12,7 +12,6 @@ revealed secrets included, is never kept in the browser's cache)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-
 from http.cookies import CookieError, SimpleCookie
 
 from starlette.datastructures import Headers
