@@ -222,6 +222,7 @@ def test_edit_a_memory_then_its_new_text_is_recalled(api, browser):
     box.fill("Owner grows striped beetroot on the allotment.")
     page.get_by_role("button", name="Save").click()
     page.locator("blockquote", has_text="striped beetroot").wait_for()
+    shoot(page, "memory-edited")
     with store(api) as db:
         edited = db.get(target)
     assert edited.id == target and edited.content == "Owner grows striped beetroot on the allotment."
@@ -260,6 +261,7 @@ def test_forget_a_whole_source_with_its_count_first(api, browser):
     page.get_by_role("button", name="Forget everything from this source…").click()
     confirm = page.get_by_role("button", name="Forget 3 memories from this source")
     page.get_by_text(f"Everything from {GARDEN}: 3 memories").wait_for()
+    shoot(page, "memory-forget-source-count")
     with store(api) as db:
         assert len(db.ids_by_source(api.settings.being, GARDEN)) == 3  # the count changed nothing
     confirm.click()
@@ -276,6 +278,7 @@ def test_teach_shows_what_was_stored_and_what_was_known(api, browser):
     page.get_by_label("What should twin learn?").fill("My neighbour Ilse keeps three goats in Bergen.")
     page.get_by_role("button", name="Learn").click()
     page.get_by_role("heading", name="Stored (1)").wait_for()
+    shoot(page, "teach-result")
     assert "Ilse" in page.locator("section.outcome").first.inner_text()
     page.get_by_role("button", name="Learn").click()
     page.get_by_role("heading", name="Already known (reinforced) (1)").wait_for()
@@ -306,6 +309,7 @@ def test_reflect_now_shows_its_answer(api, browser):
     page.get_by_role("button", name="Reflect now").click()
     answer = page.locator(".reflected dl")
     answer.wait_for()
+    shoot(page, "signals-reflected")
     text = answer.inner_text()
     for key in ("ran", "signals", "widgets", "thought"):
         assert key in text
@@ -322,6 +326,7 @@ def test_profile_edit_refuses_a_bad_value_and_saves_a_good_one(api, browser):
     page.get_by_role("button", name="Save the profile").click()
     page.get_by_role("alert").filter(has_text="at most 40").wait_for()
     assert goals.get_attribute("aria-invalid") == "true"
+    shoot(page, "profile-refused")
     assert api.client.get("/v1/profile").json()["goals"] == []  # nothing changed
     goals.fill("Run a half marathon\nLearn Portuguese")
     page.get_by_label("Tone").fill("warm and brief")
