@@ -2,8 +2,8 @@
 # Set twin up from this checkout on Debian/Ubuntu: system packages, then .venv with the project in it.
 #
 #   bash scripts/install.sh           # what twin needs to run
-#   bash scripts/install.sh --test    # and what the test suite needs besides (strace, see TEST_PACKAGES; the
-#                                     # MCP Inspector from npm)
+#   bash scripts/install.sh --test    # and what the test suite needs besides (strace and chromium, see
+#                                     # TEST_PACKAGES; the MCP Inspector and axe-core from npm)
 #
 # Idempotent, and fast when nothing changed:
 # - apt runs only when a tool is missing (Python >= 3.11 with venv and headers, a C++ compiler and make
@@ -20,9 +20,10 @@ STAMP="$VENV/.twin-install"
 MIN_PY="3.11"
 
 # Test-only tools, as "command:apt-package": strace watches which addresses the daemon's processes reach
-# (tests/test_network.py). Best effort: without root or apt they are skipped with a note, and that test
-# falls back to a network namespace.
-TEST_PACKAGES=(strace:strace)
+# (tests/test_network.py; without it that test falls back to a network namespace); chromium is the browser the
+# page's tests drive with Playwright (tests/test_page.py; Playwright's own browser downloads are never used).
+# Best effort: without root or apt they are skipped with a note, and the tests that need them skip (fail under CI).
+TEST_PACKAGES=(strace:strace chromium:chromium)
 
 say() { printf 'install: %s\n' "$*"; }
 die() { printf 'install: error: %s\n' "$*" >&2; exit 1; }
@@ -117,7 +118,7 @@ if [ "${#test_missing[@]}" -gt 0 ]; then
     can_root=no
     { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; } && can_root=yes
     if command -v apt-get >/dev/null 2>&1 && [ "$can_root" = yes ]; then
-        missing+=("${test_missing[@]}")
+        test_apt=yes
     else
         say "note: not installing the test tools ${test_missing[*]} (needs apt-get and root or sudo);" \
             "tests that need them use a fallback or skip"
@@ -136,6 +137,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
             "on a unix socket. Leave it, or stop it with: sudo systemctl disable --now redis-server"
     fi
     find_python
+fi
+if [ "${test_apt:-no}" = yes ]; then  # best effort: a test tool apt cannot install makes its tests skip, not this
+    say "installing test tools: ${test_missing[*]}"
+    { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+        && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${test_missing[@]}"; } \
+        || say "note: apt could not install ${test_missing[*]}; the tests that need them skip (and fail under CI)"
 fi
 [ -n "$PY_EXE" ] || die "no Python >= $MIN_PY found (set TWIN_PYTHON=/path/to/python3.x)"
 [ "$PY_VENV" = 1 ] || die "$PY_EXE cannot create virtual environments (install $(py_package_prefix)-venv)"
@@ -168,6 +175,22 @@ if [ "$with_test" = yes ]; then
         mkdir -p "$inspector_dir"
         npm install --prefix "$inspector_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
             "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
+    fi
+fi
+
+# -- axe-core (--test) ------------------------------------------------------------------------------
+# tests/test_page.py runs axe-core's accessibility checks on every view of the page. An npm package, installed
+# once into $VENV/axe-core (never fetched at test time); without npm the test skips with the reason.
+AXE_VERSION="4.14.1"
+if [ "$with_test" = yes ]; then
+    axe_dir="$VENV/axe-core"
+    if ! command -v npm >/dev/null 2>&1; then
+        say "note: no npm: axe-core is not installed (the page's accessibility test skips)"
+    elif ! grep -q "\"version\": \"$AXE_VERSION\"" "$axe_dir/node_modules/axe-core/package.json" 2>/dev/null; then
+        say "installing axe-core $AXE_VERSION into $axe_dir"
+        mkdir -p "$axe_dir"
+        npm install --prefix "$axe_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
+            "axe-core@$AXE_VERSION" >/dev/null
     fi
 fi
 

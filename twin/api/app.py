@@ -1,7 +1,7 @@
 """The FastAPI app: seed 000's and 001's routes under `/api/twin/`, seed 003's under `/v1/` (`twin.api.routes`),
 behind `twin.api.guard.Guard`, with one error shape for everything (`{error: {code, message, field?}}`), never a
-traceback. OpenAPI at `/openapi.json`; no `/docs` page (FastAPI's loads its scripts from a CDN:
-LIBRARY_NOTES §9)."""
+traceback; the page at `/twin` (`twin.api.page`). OpenAPI at `/openapi.json`; no `/docs` page (FastAPI's loads
+its scripts from a CDN: LIBRARY_NOTES §9)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from twin import __version__
 from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
+from twin.api.page import mount as mount_page
 from twin.api.routes import ERRORS, legacy, v1
+from twin.api.session import PageSessions
 from twin.api.token import TokenFile
 from twin.exceptions import InvalidInput, NotFound, TwinError
 from twin.mcp_server.server import mount as mount_mcp
@@ -112,8 +114,11 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
                   telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
+    app.state.sessions = PageSessions()
     app.include_router(legacy)
     app.include_router(v1)
+    mount_page(app)  # the page at /twin, its files and its routes (twin.api.page)
     add_error_handlers(app)
     mount_mcp(app, LanesTwin(lanes))  # MCP over streamable HTTP at /mcp, behind the same Guard
-    return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings))
+    return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings),
+                 sessions=app.state.sessions)

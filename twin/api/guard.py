@@ -1,23 +1,60 @@
 """The API's door (DESIGN.md invariant 8), as one ASGI middleware in front of the app: a `Host` that is not the
 API's own is refused (DNS rebinding), and so is a browser `Origin` that is not the API's own (no CORS is served); a
 body over `MAX_BODY_BYTES` is refused by its `Content-Length` and by counting the bytes that arrive (the body is
-read whole, bounded, before the app sees it); a request without the bearer token is refused. Every refusal is
-`{error: {code, message}}` JSON, never a page; an exception the app lets out (after its handler answered 500) ends
-here, so the server never drops the connection under the client."""
+read whole, bounded, before the app sees it); a request without the bearer token or a page session
+(`twin.api.session`: its cookie, and for a write its CSRF token) is refused, except the page's own files and its
+one-time session link (`PUBLIC_PREFIXES`: they hold no memory). Every refusal is `{error: {code, message}}` JSON;
+an exception the app lets out (after its handler answered 500) ends here, so the server never drops the connection
+under the client. Every response carries `SECURITY_HEADERS` (a Content-Security-Policy of `'self'` only, no
+framing, no sniffing, no referrer), and every answer but the page's files `Cache-Control: no-store` (memory text,
+revealed secrets included, is never kept in the browser's cache)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from http.cookies import CookieError, SimpleCookie
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
+from twin.api.session import CSRF_HEADER, SESSION_COOKIE, PageSessions
 from twin.api.token import TokenFile
 
 MAX_BODY_BYTES = 1 << 20
 """Largest request body accepted (1 MiB): a memory, a text to learn or a session summary fits many times over."""
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 """The names a loopback client may put in `Host`."""
+PUBLIC_PREFIXES = ("/twin/static/", "/twin/session/")
+"""Paths served without a token or session (besides `/twin` itself): the page's files and its one-time link."""
+PAGE_ROOT = "/twin"
+SECURITY_HEADERS = (
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+)
+"""Headers of every response (the page: no inline script or style, nothing from another origin)."""
+NO_STORE = (b"cache-control", b"no-store")
+
+
+def is_public(path: str) -> bool:
+    """True for the paths `PUBLIC_PREFIXES` and `PAGE_ROOT` name."""
+    return path in (PAGE_ROOT, PAGE_ROOT + "/") or path.startswith(PUBLIC_PREFIXES)
+
+
+def session_cookie(headers: Headers) -> str | None:
+    """The value of the page's session cookie in `headers`, or None (also for a cookie header that does not
+    parse)."""
+    raw = headers.get("cookie")
+    if not raw:
+        return None
+    jar = SimpleCookie()
+    try:
+        jar.load(raw)
+    except CookieError:
+        return None
+    morsel = jar.get(SESSION_COOKIE)
+    return morsel.value if morsel is not None else None
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict:
@@ -42,11 +79,12 @@ class Guard:
     `api_allow_remote`); `origins` the browser origins accepted (the API's own)."""
 
     def __init__(self, app, tokens: TokenFile, hosts: set[str] | None, origins: set[str],
-                 max_body: int = MAX_BODY_BYTES):
+                 max_body: int = MAX_BODY_BYTES, sessions: PageSessions | None = None):
         self.app, self.tokens, self.hosts, self.origins, self.max_body = app, tokens, hosts, origins, max_body
+        self.sessions = sessions if sessions is not None else PageSessions()
 
-    def refusal(self, headers: Headers) -> JSONResponse | None:
-        """The response refusing a request with these headers, or None to let it in."""
+    def refusal(self, headers: Headers, method: str = "GET", path: str = "/") -> JSONResponse | None:
+        """The response refusing a request with these headers (its `method`, to `path`), or None to let it in."""
         host = headers.get("host")
         if host is None or (self.hosts is not None and host_name(host) not in self.hosts):
             return JSONResponse(error_body("forbidden_host", "this API answers only requests addressed to it "
@@ -59,20 +97,40 @@ class Guard:
         if length is not None and (not length.strip().isdigit() or int(length) > self.max_body):
             return JSONResponse(error_body("too_large", f"the body is larger than {self.max_body} bytes"),
                                 status_code=413)
+        if is_public(path):
+            return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not self.tokens.matches(given.strip() or None):
-            return JSONResponse(error_body("unauthorized", "a valid bearer token is required (`twin token` prints "
-                                           "it)"), status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return None
+        if scheme.lower() == "bearer" and self.tokens.matches(given.strip() or None):
+            return None
+        secret = session_cookie(headers)
+        if secret is not None and self.sessions.live(secret):
+            if self.sessions.allows(secret, method, headers.get(CSRF_HEADER)):
+                return None
+            return JSONResponse(error_body("csrf", "a write from the page needs its X-CSRF-Token (reload the page;"
+                                           " if that fails, `twin open` again)"), status_code=403)
+        return JSONResponse(error_body("unauthorized", "a valid bearer token is required (`twin token` prints it), "
+                                       "or a page session (`twin open`)"), status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
 
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send) -> None:
+    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], raw_send) -> None:
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, raw_send)
             return
-        refused = self.refusal(Headers(scope=scope))
+        path = scope.get("path", "/")
+        headers_out = SECURITY_HEADERS if path.startswith(PUBLIC_PREFIXES[0]) else (*SECURITY_HEADERS, NO_STORE)
+
+        async def send_secured(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                given = list(message.get("headers", []))
+                named = {name.lower() for name, _ in given}
+                message = {**message, "headers": given + [(k, v) for k, v in headers_out if k not in named]}
+            await raw_send(message)
+
+        refused = self.refusal(Headers(scope=scope), scope.get("method", "GET"), path)
         if refused is not None:
-            await refused(scope, receive, send)
+            await refused(scope, receive, send_secured)
             return
+        send = send_secured
         body, more = await self.read_body(receive)
         if more:
             await JSONResponse(error_body("too_large", f"the body is larger than {self.max_body} bytes"),

@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("email", "status", "email threads that wait for your reply, oldest first", json_help=JSON_HELP)
     p.add_argument("action", choices=("waiting",))
     add("mcp", "run", "serve MCP over stdin/stdout for a desktop agent host (Claude Desktop, Claude Code, …)")
+    p = add("open", "status", "print (and with a desktop, open) a one-time link to the page at /twin")
+    p.add_argument("--no-browser", action="store_true", help="only print the link")
     p = add("token", "status", "print the HTTP API's bearer token (made if there is none)")
     p.add_argument("--rotate", action="store_true", help="replace it with a new one (the old one stops working)")
     p = add("import", "transfer", "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "

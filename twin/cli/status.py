@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -171,4 +172,31 @@ def cmd_token(settings: Settings, args: argparse.Namespace) -> int:
 
     token = rotate_token(settings.api_token_path) if args.rotate else ensure_token(settings.api_token_path)
     show(token)
+    return 0
+
+
+def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
+    """Print a one-time link to the page (`http://127.0.0.1:<port>/twin/session/<code>`): it works once, for five
+    minutes, and sets the browser's session (cookies HttpOnly and SameSite=Strict). With a desktop (`$DISPLAY` or
+    `$WAYLAND_DISPLAY`) and without `--no-browser` it also opens it in the default browser. The page is served by
+    the daemon's API (`twin up`)."""
+    from twin.api.server import where
+    from twin.operations import Context
+    from twin.operations.page import LINK_TTL_S, new_page_link
+
+    ctx = Context.open(settings)
+    try:
+        code = new_page_link(ctx)
+    finally:
+        ctx.close()
+    base = where(settings).split(" and ")[0]
+    if settings.api_host in ("0.0.0.0", "::"):
+        base = f"http://127.0.0.1:{settings.api_port}"
+    link = f"{base}/twin/session/{code}"
+    show(link)
+    show(f"(works once, for {LINK_TTL_S // 60} minutes; the daemon must be running)", file=sys.stderr)
+    if not args.no_browser and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        import webbrowser
+
+        webbrowser.open(link)
     return 0

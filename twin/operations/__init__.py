@@ -6,7 +6,9 @@ bad input raises `twin.exceptions.InvalidInput` naming the field, an unknown mem
 Reads (`twin.operations.reads`): search, context, list_memories, recent, today, get_memory, neighbors, history,
 stats, signals, profile, status, activity; adoption (`twin.operations.adoption`). Writes
 (`twin.operations.writes`): capture_memory (remember: `compare=False`), update_memory, forget_memory, learn,
-session_recap, reflect, dream_cycle.
+session_recap, reflect, dream_cycle. What the page needed besides (`twin.operations.page`): one-time page links,
+browse_memories (every filter, a keyset), forget_source_plan / forget_source, edit_profile, activity_after,
+memory_weeks.
 """
 
 from twin.operations.adoption import adoption

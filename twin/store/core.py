@@ -286,13 +286,25 @@ class Store(MemoryStates):
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
                       before: str | None = None, include_superseded: bool = False,
                       include_sensitive: bool = True, levels: tuple[str, ...] | None = None,
-                      namespaces: Namespaces = DEFAULT_SCOPE) -> list[Memory]:
+                      namespaces: Namespaces = DEFAULT_SCOPE, tier: str | None = None,
+                      source_type: str | None = None, after: tuple[str, int] | None = None) -> list[Memory]:
         """Memories of `being` in `namespaces` (None: every one), newest first, at most `limit`; `since`/`before`
         bound `created_at` (UTC ISO-8601); `include_sensitive=False` leaves sensitive ones out in the query itself,
         so `limit` counts what is shown; `levels` (`twin.memory.levels_up_to`) keeps only memories of those
-        sensitivities, in the query too."""
+        sensitivities, in the query too. `tier` (`warm`/`cold`) and `source_type` (the part of the source before
+        `:`, `browser` for `browser`) narrow it; `after` is the `(created_at, id)` of the last memory of the page
+        before, for the next page (a keyset: a memory made meanwhile never shifts an older one out of sight)."""
         scoped, names = in_namespaces(namespaces)
         where, args = ["being_id = ?" + scoped], [being, *names]
+        if tier:
+            where.append("tier = ?")
+            args.append(tier)
+        if source_type:
+            where.append("(source = ? OR substr(source, 1, ?) = ?)")
+            args.extend((source_type, len(source_type) + 1, source_type + ":"))
+        if after is not None:
+            where.append("(created_at < ? OR (created_at = ? AND id < ?))")
+            args.extend((after[0], after[0], int(after[1])))
         if not include_sensitive:
             where.append("sensitivity != 'sensitive'")
         if levels is not None:

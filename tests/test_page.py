@@ -1,0 +1,413 @@
+"""The page at /twin in a real browser (Debian's chromium driven by Playwright; tests/page_browser.py) over a real
+API (uvicorn on a free port, tests/api_server.py) and a store of a few hundred generated memories, keyword-only:
+search with its breakdown, revealing a secret, editing and recalling the new text, forgetting one memory and a
+whole source (checked in the store), teaching, live activity, reflecting, the profile's checks, stored XSS kept
+inert, paging that reaches the oldest memory, axe-core on every view in light and dark. The door over httpx: the
+one-time link, the cookie, the CSRF token, the headers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from api_server import running_api
+from conftest import free_port
+from page_browser import axe_path, chromium_path, corpus, fill, screenshot_dir
+
+from twin.operations import Context
+from twin.operations.page import new_page_link, redeem_page_link
+from twin.settings import load_settings
+from twin.store import Store
+
+N_MEMORIES = int(os.environ.get("TWIN_PAGE_TEST_MEMORIES", "300"))
+"""Generated memories in the store (more for the screenshots: `TWIN_PAGE_TEST_MEMORIES=3000`)."""
+PIN = "Owner's bank card PIN is 8264."
+SCRIPT_XSS = "Owner pasted <script>window.__xss = 1</script> into a note about fennel."
+IMG_XSS = "Owner saved <img src=x onerror=\"window.__xss = 2\"> in a note about fennel."
+GARDEN = "file:/home/owner/notes/allotment.md"
+GARDEN_LINES = ("Owner grows purple kohlrabi on the allotment.", "Owner waters the allotment before sunrise.",
+                "Owner shares the allotment shed with Jonas Silva.")
+VIEWS = ("search", "memories", "teach", "activity", "signals", "profile", "sources", "stats")
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    """One API for the module over a store of `N_MEMORIES` generated memories, a secret, two XSS attempts and a
+    source of three; keyword-only, no daemon. `api.ids` names the special memories."""
+    home = tmp_path_factory.mktemp("page")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("TWIN_") and not k.startswith(("TWIN_TEST_", "TWIN_PAGE"))]:
+            mp.delenv(key)
+        for key, value in {"TWIN_DATA_DIR": home / "data", "TWIN_CONFIG_DIR": home / "config",
+                           "TWIN_RUNTIME_DIR": home / "run", "TWIN_ENV_FILE": home / "config" / "env",
+                           "TWIN_CONFIG": home / "twin.toml", "TWIN_EMBED_BACKEND": "none",
+                           "TWIN_API_PORT": free_port(), "HOME": home}.items():
+            mp.setenv(key, str(value))
+        (home / "twin.toml").write_text("")
+        (home / "twin.toml").chmod(0o600)
+        settings = load_settings()
+        Context.open(settings).close()  # the store, migrated
+        now = datetime.now(UTC)
+        stamp = (now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        special = [{"kind": "fact", "content": PIN, "source": "muse", "importance": 0.6, "created_at": stamp,
+                    "sensitivity": "sensitive"}]
+        special += [{"kind": "document", "content": text, "source": "muse", "importance": 0.5, "created_at": stamp}
+                    for text in (SCRIPT_XSS, IMG_XSS)]
+        special += [{"kind": "fact", "content": text, "source": GARDEN, "importance": 0.5, "created_at": stamp}
+                    for text in GARDEN_LINES]
+        fill(settings.db_path, settings.being, corpus(N_MEMORIES, end=now))
+        ids = fill(settings.db_path, settings.being, special)
+        with running_api(settings) as running:
+            running.ids = {"pin": ids[0], "script": ids[1], "img": ids[2], "garden": ids[3:]}
+            yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """The system's chromium under Playwright (headless, no sandbox: tests may run as root)."""
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def session(api, browser, **options):
+    """A new browser context with a page session (a one-time link redeemed by the browser); its page, on /twin.
+    Every request the page makes is recorded in `page.requests_seen`."""
+    ctx = Context.open(api.settings)
+    try:
+        code = new_page_link(ctx)
+    finally:
+        ctx.close()
+    context = browser.new_context(**options)
+    page = context.new_page()
+    page.requests_seen = []
+    page.on("request", lambda request: page.requests_seen.append(request.url))
+    page.set_default_timeout(15_000)
+    page.goto(f"{api.url}/twin/session/{code}")
+    page.wait_for_url(f"{api.url}/twin")
+    page.get_by_label("Search your memories").wait_for()
+    return page
+
+
+def store(api) -> Store:
+    return Store(api.settings.db_path)
+
+
+def until(condition, timeout_s: float = 15.0) -> None:
+    """Wait until `condition()` is true (the page's CSP forbids `eval`, so Playwright's string predicates cannot
+    run in it: the test polls from Python)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the page did not get there in time"
+        time.sleep(0.05)
+
+
+def shoot(page, name: str) -> None:
+    folder = screenshot_dir()
+    if folder is not None:
+        page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+# -- the door, over httpx -------------------------------------------------------------------------------------------
+def test_link_works_once_and_sets_strict_http_only_cookies(api):
+    out = subprocess.run([sys.executable, "-m", "twin", "open", "--no-browser"], capture_output=True, text=True,
+                         timeout=60, check=True)
+    link = out.stdout.strip()
+    assert re.fullmatch(rf"{re.escape(api.url)}/twin/session/[A-Za-z0-9_-]{{32}}", link), out.stdout
+    with api.anonymous() as browser_like:
+        first = browser_like.get(link)
+    assert first.status_code == 303 and first.headers["location"] == "/twin"
+    cookies = {c.split("=", 1)[0]: c.lower() for c in first.headers.get_list("set-cookie")}
+    assert "httponly" in cookies["twin_session"] and "samesite=strict" in cookies["twin_session"]
+    assert "path=/" in cookies["twin_session"] and "httponly" not in cookies["twin_csrf"]
+    with api.anonymous() as other:
+        again = other.get(link)
+    assert again.status_code == 403 and "twin open" in again.text
+    with Store(api.settings.db_path) as db:
+        stored = [row[0] for row in db.conn.execute("SELECT key FROM state WHERE scope = 'page'")]
+    assert link.rsplit("/", 1)[1] not in " ".join(stored)  # only a digest of a code is stored
+
+
+def test_expired_or_unknown_link_is_refused(api):
+    ctx = Context.open(api.settings)
+    try:
+        code = new_page_link(ctx)
+        assert not redeem_page_link(ctx, code, now=datetime.now(UTC) + timedelta(minutes=6))
+        assert not redeem_page_link(ctx, code)  # used up by the late try too
+        assert not redeem_page_link(ctx, "A" * 32)
+    finally:
+        ctx.close()
+    with api.anonymous() as anonymous:
+        assert anonymous.get("/twin/session/" + "B" * 32).status_code == 403
+
+
+def test_no_cookie_or_a_wrong_csrf_token_is_refused(api):
+    ctx = Context.open(api.settings)
+    try:
+        code = new_page_link(ctx)
+    finally:
+        ctx.close()
+    with api.anonymous() as anonymous:
+        assert anonymous.get("/v1/memories").status_code == 401
+        assert anonymous.post("/v1/remember", json={"content": "Owner likes quince jam."}).status_code == 401
+    with api.anonymous() as owner:
+        owner.get(f"/twin/session/{code}")
+        csrf = owner.cookies["twin_csrf"]
+        assert owner.get("/v1/memories", params={"limit": 1}).status_code == 200  # a read needs no token
+        for headers in ({}, {"X-CSRF-Token": "x" * 43}, {"X-CSRF-Token": owner.cookies["twin_session"]}):
+            refused = owner.post("/v1/remember", json={"content": "Owner likes quince jam."}, headers=headers)
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf"
+        made = owner.post("/v1/remember", json={"content": "Owner likes quince jam."}, headers={"X-CSRF-Token": csrf})
+        assert made.status_code == 200
+        assert owner.delete(f"/v1/memories/{made.json()['id']}").status_code == 403
+        assert owner.delete(f"/v1/memories/{made.json()['id']}", headers={"X-CSRF-Token": csrf}).status_code == 200
+    with api.anonymous() as forged:
+        forged.cookies.set("twin_session", "not-a-session")
+        assert forged.get("/v1/memories").status_code == 401
+
+
+def test_every_answer_has_the_security_headers(api):
+    for path, store_it in (("/twin", False), ("/twin/static/app.js", True), ("/v1/stats", False)):
+        answer = api.client.get(path)
+        assert answer.status_code == 200
+        assert answer.headers["content-security-policy"].startswith("default-src 'self'; frame-ancestors 'none'")
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert ("no-store" in answer.headers.get("cache-control", "")) is not store_it
+    page = api.client.get("/twin").text
+    assert "<script>" not in page and "style=" not in page and "<style" not in page  # no inline script or style
+    assert re.findall(r'(?:src|href)="(https?:)?//', page) == []  # nothing from another origin
+
+
+# -- the views, in the browser --------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_search_shows_the_breakdown_and_reveals_a_secret_only_when_asked(api, browser):
+    page = session(api, browser)
+    page.get_by_label("Search your memories").fill("kohlrabi allotment")
+    first = page.locator(".results li").first
+    first.wait_for()
+    assert "kohlrabi" in first.locator(".content").inner_text()
+    for signal in ("keyword", "vector", "recency", "relevance", "importance"):
+        assert first.locator("dt", has_text=signal).count() == 1
+    page.get_by_label("Search your memories").fill("bank card PIN")
+    page.wait_for_timeout(600)
+    assert PIN not in page.locator("main").inner_text()
+    with page.expect_response(lambda r: r.url.endswith("/v1/search") and r.request.method == "POST") as answer:
+        page.get_by_role("button", name="Reveal sensitive memories for this search").click()
+    assert answer.value.headers["cache-control"] == "no-store"
+    page.locator(".results li", has_text=PIN).wait_for()
+    shoot(page, "search-revealed")
+    page.get_by_label("Search your memories").fill("bank card PIN number")  # a new search hides it again
+    page.wait_for_timeout(600)
+    assert PIN not in page.locator("main").inner_text()
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_edit_a_memory_then_its_new_text_is_recalled(api, browser):
+    target = api.ids["garden"][0]
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#memory/{target}")
+    box = page.get_by_label(re.compile("New wording"))
+    box.fill("Owner grows striped beetroot on the allotment.")
+    page.get_by_role("button", name="Save").click()
+    page.locator("blockquote", has_text="striped beetroot").wait_for()
+    shoot(page, "memory-edited")
+    with store(api) as db:
+        edited = db.get(target)
+    assert edited.id == target and edited.content == "Owner grows striped beetroot on the allotment."
+    page.goto(f"{api.url}/twin#search")
+    page.get_by_label("Search your memories").fill("striped beetroot")
+    page.locator(".results li", has_text="striped beetroot").first.wait_for()
+    assert page.locator(".results li").first.get_attribute("data-id") == str(target)
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_forget_one_memory_and_it_is_gone_from_the_store(api, browser):
+    with store(api) as db:
+        victim = db.list_memories(api.settings.being, limit=1, source_type="browser")[0]
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#memory/{victim.id}")
+    page.get_by_role("button", name="Forget this memory…").click()
+    page.get_by_role("button", name="Keep it").click()  # the first answer can be no
+    with store(api) as db:
+        assert db.get(victim.id) is not None
+    page.get_by_role("button", name="Forget this memory…").click()
+    page.get_by_role("button", name=f"Forget #{victim.id} for good").click()
+    page.get_by_text(f"Forgotten: memory #{victim.id} is gone.").wait_for()
+    with store(api) as db:
+        assert db.get(victim.id) is None
+        same = db.conn.execute("SELECT count(*) FROM memories WHERE content = ?", (victim.content,)).fetchone()[0]
+    assert same == 0
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_forget_a_whole_source_with_its_count_first(api, browser):
+    garden = api.ids["garden"]
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#memory/{garden[1]}")
+    page.get_by_role("button", name="Forget everything from this source…").click()
+    confirm = page.get_by_role("button", name="Forget 3 memories from this source")
+    page.get_by_text(f"Everything from {GARDEN}: 3 memories").wait_for()
+    shoot(page, "memory-forget-source-count")
+    with store(api) as db:
+        assert len(db.ids_by_source(api.settings.being, GARDEN)) == 3  # the count changed nothing
+    confirm.click()
+    page.get_by_text(f"Forgotten: 3 memories from {GARDEN}.").wait_for()
+    with store(api) as db:
+        assert db.ids_by_source(api.settings.being, GARDEN) == [] and not any(db.get_many(garden).values())
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_teach_shows_what_was_stored_and_what_was_known(api, browser):
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#teach")
+    page.get_by_label("What should twin learn?").fill("My neighbour Ilse keeps three goats in Bergen.")
+    page.get_by_role("button", name="Learn").click()
+    page.get_by_role("heading", name="Stored (1)").wait_for()
+    shoot(page, "teach-result")
+    assert "Ilse" in page.locator("section.outcome").first.inner_text()
+    page.get_by_role("button", name="Learn").click()
+    page.get_by_role("heading", name="Already known (reinforced) (1)").wait_for()
+    with store(api) as db:
+        assert any("Ilse" in m.content for m in db.list_memories(api.settings.being, limit=5, source_type="page"))
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_activity_arrives_live(api, browser):
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#activity")
+    page.get_by_text("Live.").wait_for()
+    before = page.locator(".diary li").count()
+    api.client.post("/v1/remember", json={"content": "Owner repaired the allotment gate on Sunday."}).raise_for_status()
+    until(lambda: page.locator(".diary li").count() > before)
+    newest = page.locator(".diary li").first
+    assert newest.get_attribute("data-kind") == "learned" and "allotment gate" not in newest.inner_text()
+    page.get_by_label("Show").select_option("profile")
+    assert page.locator(".diary li:visible").count() == page.locator(".diary li[data-kind=profile]").count()
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_reflect_now_shows_its_answer(api, browser):
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#signals")
+    page.get_by_role("button", name="Reflect now").click()
+    answer = page.locator(".reflected dl")
+    answer.wait_for()
+    shoot(page, "signals-reflected")
+    text = answer.inner_text()
+    for key in ("ran", "signals", "widgets", "thought"):
+        assert key in text
+    assert "false" in text  # no model provider: reflection does not run (seed 001: degrade), and says so
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_profile_edit_refuses_a_bad_value_and_saves_a_good_one(api, browser):
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#profile")
+    goals = page.get_by_label("Goals")
+    goals.fill("\n".join(f"Goal number {i}" for i in range(41)))
+    page.get_by_role("button", name="Save the profile").click()
+    page.get_by_role("alert").filter(has_text="at most 40").wait_for()
+    assert goals.get_attribute("aria-invalid") == "true"
+    shoot(page, "profile-refused")
+    assert api.client.get("/v1/profile").json()["goals"] == []  # nothing changed
+    goals.fill("Run a half marathon\nLearn Portuguese")
+    page.get_by_label("Tone").fill("warm and brief")
+    page.get_by_role("button", name="Save the profile").click()
+    page.get_by_text("Profile saved.").wait_for()
+    assert api.client.get("/v1/profile").json() | {"facts": []} == {
+        "facts": [], "goals": ["Run a half marathon", "Learn Portuguese"], "preferences": [], "routines": [],
+        "tone": "warm and brief"}
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_stored_xss_is_shown_as_text(api, browser):
+    page = session(api, browser)
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.get_by_label("Search your memories").fill("fennel note")
+    page.locator(".results li", has_text="<script>").wait_for()
+    page.locator(".results li", has_text="onerror").wait_for()
+    for view in (f"#memory/{api.ids['script']}", f"#memory/{api.ids['img']}", "#memories"):
+        page.goto(f"{api.url}/twin{view}")
+        page.locator("main h1").wait_for()
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.__xss") is None
+        assert page.locator("main img, main script").count() == 0
+    page.goto(f"{api.url}/twin#memory/{api.ids['script']}")
+    assert page.locator("blockquote").inner_text() == SCRIPT_XSS
+    assert dialogs == []
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_memories_paging_reaches_the_oldest_and_skips_none(api, browser):
+    with store(api) as db:
+        expected = [m.id for m in db.list_memories(api.settings.being, limit=10**6, levels=("public", "internal",
+                                                                                         "private"))]
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#memories")
+    page.locator("ol[aria-label=Memories] li").first.wait_for()
+    more = page.get_by_role("button", name="Show older")
+    while more.is_visible():
+        shown = page.locator("ol[aria-label=Memories] li").count()
+        more.click()
+        until(lambda shown=shown: page.locator("ol[aria-label=Memories] li").count() > shown or not more.is_visible())
+    ids = [int(i) for i in page.locator("ol[aria-label=Memories] li").evaluate_all(
+        "items => items.map(li => li.dataset.id)")]
+    assert ids == expected  # newest first, every one, no gap, no repeat
+    page.get_by_label("Source type").select_option("email")
+    page.get_by_role("button", name="Show", exact=True).click()
+    page.wait_for_timeout(500)
+    sources = page.locator("ol[aria-label=Memories] .source").all_inner_texts()
+    assert sources and all(s.startswith("email:") for s in sources)
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_every_view_passes_axe_in_light_and_dark_and_loads_nothing_from_elsewhere(api, browser):
+    axe = axe_path()
+    summary = {}
+    for scheme in ("light", "dark"):
+        page = session(api, browser, color_scheme=scheme, bypass_csp=True, viewport={"width": 1200, "height": 900})
+        for view in VIEWS:
+            page.goto(f"{api.url}/twin#{view}")
+            page.locator("main h1").wait_for()
+            page.wait_for_load_state("networkidle") if view != "activity" else page.get_by_text("Live.").wait_for()
+            if view == "search":
+                page.get_by_label("Search your memories").fill("dinner in Lisbon")
+                page.locator(".results li").first.wait_for()
+            page.add_script_tag(path=axe)
+            found = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            summary[f"{view}-{scheme}"] = {"violations": [{"id": v["id"], "impact": v["impact"],
+                                                           "nodes": len(v["nodes"])} for v in found["violations"]],
+                                           "passes": len(found["passes"])}
+            shoot(page, f"{view}-{scheme}")
+        page.keyboard.press("Tab")  # the first stop is the skip link: keyboard users reach the content at once
+        assert page.evaluate("document.activeElement.textContent") == "Skip to the content"
+        outside = [u for u in page.requests_seen if not u.startswith(api.url)]
+        assert outside == []
+        page.context.close()
+    folder = screenshot_dir()
+    if folder is not None:
+        (folder / "axe.json").write_text(json.dumps(summary, indent=1))
+    bad = {name: r["violations"] for name, r in summary.items() if r["violations"]}
+    assert bad == {}

@@ -1,0 +1,62 @@
+// Stats: pictures of how the memory grew: memories per week by source, kinds, warm and cold (SVG built here;
+// colours from the style sheet, so light and dark both read).
+import { api } from "./api.js";
+import { el } from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function weekly(data, title) {
+  const names = Object.keys(data.series);
+  const totals = data.weeks.map((_, i) => names.reduce((sum, n) => sum + data.series[n][i], 0));
+  const top = Math.max(1, ...totals);
+  const width = 640, height = 220, pad = 30, bar = (width - pad) / data.weeks.length;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height + 20}`, role: "img", "aria-labelledby": "weeks-title", class: "chart" },
+    svg("title", { id: "weeks-title" }, title));
+  chart.append(svg("text", { x: 0, y: 12, class: "axis" }, String(top)), svg("text", { x: 0, y: height, class: "axis" }, "0"));
+  data.weeks.forEach((week, i) => {
+    let y = height;
+    names.forEach((name, s) => {
+      const n = data.series[name][i];
+      if (!n) return;
+      const h = (n / top) * (height - 20);
+      y -= h;
+      chart.append(svg("rect", { x: pad + i * bar, y, width: Math.max(1, bar - 2), height: h, class: `s${s % 8}` },
+        svg("title", {}, `week of ${week}: ${n} from ${name}`)));
+    });
+  });
+  chart.append(svg("text", { x: pad, y: height + 16, class: "axis" }, data.weeks[0] || ""),
+    svg("text", { x: width - 80, y: height + 16, class: "axis" }, data.weeks[data.weeks.length - 1] || ""));
+  const legend = el("ul", { class: "legend" }, names.map((name, s) =>
+    el("li", {}, el("span", { class: `swatch s${s % 8}`, "aria-hidden": "true" }), `${name}: ${data.series[name].reduce((a, b) => a + b, 0)}`)));
+  return el("figure", {}, chart, el("figcaption", {}, title), legend);
+}
+
+function bars(rows, title) {
+  const top = Math.max(1, ...rows.map(([, n]) => n));
+  const width = 640, line = 26;
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${rows.length * line + 4}`, role: "img", class: "chart" }, svg("title", {}, title));
+  rows.forEach(([label, n], i) => {
+    chart.append(svg("text", { x: 0, y: i * line + 17, class: "axis" }, label),
+      svg("rect", { x: 130, y: i * line + 4, height: 18, width: Math.max(1, (n / top) * (width - 200)), class: `s${i % 8}` }),
+      svg("text", { x: 136 + (n / top) * (width - 200), y: i * line + 17, class: "axis" }, String(n)));
+  });
+  return el("figure", {}, chart, el("figcaption", {}, title));
+}
+
+export async function stats(main) {
+  const [counts, weeks] = await Promise.all([api("/v1/stats"), api("/v1/stats/weeks", { params: { weeks: 26 } })]);
+  const kinds = Object.entries(counts.by_kind).map(([k, t]) => [k, t.warm + t.cold]);
+  main.append(el("h1", {}, "Stats"),
+    el("p", {}, `${counts.total_warm + counts.total_cold} memories (${counts.total_warm} warm, ${counts.total_cold} cold), ` +
+      `${counts.superseded} superseded, ${counts.edges.co_occurs + counts.edges.co_inferred} graph edges.`),
+    el("h2", {}, "Memories per week, by source"), weekly(weeks, "Memories made per week over the last 26 weeks, by source type"),
+    el("h2", {}, "Kinds"), bars(kinds, "Active memories by kind"),
+    el("h2", {}, "Warm and cold"), bars([["warm", counts.total_warm], ["cold", counts.total_cold], ["superseded", counts.superseded]], "Warm, cold and superseded memories"));
+}

@@ -1,0 +1,170 @@
+"""The operations the page needs that the other interfaces had no call for yet (DESIGN.md invariant 9: the page
+calls these through the same JSON routes any client may use): the one-time links that open a page session, a
+listing with every filter and a keyset for the next page, forgetting a whole source with its count first, editing
+the profile, the diary after a line, and memories per week for the charts.
+
+Links (`new_page_link`, `redeem_page_link`): a code of `LINK_BYTES` random bytes, stored only as its SHA-256 in the
+store's `state` table (scope `page`), good once and for `LINK_TTL_S` seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import UTC, datetime, timedelta
+
+from pydantic import ValidationError
+
+from twin.exceptions import InvalidInput
+from twin.memory import SENSITIVE, format_time, parse_time, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE, scope
+from twin.operations.context import Context, capped, sensitivity_levels
+from twin.operations.reads import check_kind, check_time, own_memory
+from twin.operations.shapes import ActivityLineOut, ForgetOut, MemoryOut
+from twin.store import state
+
+PAGE_SCOPE = "page"
+"""The `state` scope of the page's one-time links."""
+LINK_BYTES = 24
+"""Random bytes in a link's code (`secrets.token_urlsafe`: 32 characters)."""
+LINK_TTL_S = 300
+"""Seconds a link printed by `twin open` can be used (once)."""
+TIERS = ("warm", "cold")
+WEEKS_MAX = 520
+"""At most ten years of weeks in `memory_weeks`."""
+
+
+def _link_key(code: str) -> str:
+    return "link:" + hashlib.sha256(code.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def new_page_link(ctx: Context, now: datetime | None = None) -> str:
+    """A fresh one-time code for `/twin/session/<code>` (good for `LINK_TTL_S` seconds, once); only its SHA-256
+    is stored. Links that expired are dropped on the way."""
+    now = now or datetime.now(UTC)
+    code = secrets.token_urlsafe(LINK_BYTES)
+    with ctx.store.atomic() as conn:
+        for (key,) in conn.execute("SELECT key FROM state WHERE scope = ? AND being_id = ? AND key LIKE 'link:%'",
+                                   (PAGE_SCOPE, ctx.being)).fetchall():
+            if parse_time(state.get_time(ctx.store, PAGE_SCOPE, ctx.being, key)) <= now:
+                state.delete(ctx.store, PAGE_SCOPE, ctx.being, key)
+        state.set_time(ctx.store, PAGE_SCOPE, ctx.being, _link_key(code),
+                       format_time(now + timedelta(seconds=LINK_TTL_S)))
+    return code
+
+
+def redeem_page_link(ctx: Context, code: str, now: datetime | None = None) -> bool:
+    """True when `code` is a link not used yet and not expired; it is used up either way (single use: a second
+    call with the same code is False)."""
+    if not isinstance(code, str) or not 16 <= len(code) <= 128:
+        return False
+    key = _link_key(code)
+    with ctx.store.atomic():
+        expires = state.get_time(ctx.store, PAGE_SCOPE, ctx.being, key)
+        if expires is None:
+            return False
+        state.delete(ctx.store, PAGE_SCOPE, ctx.being, key)
+    return parse_time(expires) > (now or datetime.now(UTC))
+
+
+def browse_memories(ctx: Context, limit: int = 50, kind: str | None = None, source_type: str | None = None,
+                    tier: str | None = None, include_superseded: bool = False, since: str | None = None,
+                    until: str | None = None, after: int | None = None, max_sensitivity: str | None = None,
+                    namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[MemoryOut]:
+    """Seed 000's "read all of it" with every filter of the page: newest first, at most `limit` (capped at 200), of
+    one `kind`, `source_type` (`file`, `email`, `browser`, …), `tier` (warm/cold), made in `since`..`until`
+    (ISO-8601), superseded ones too with `include_superseded`; `after` the id of the last memory of the page before
+    (the next page starts right after it, by `(created_at, id)`: nothing older is ever skipped). Levels above
+    `max_sensitivity` left out in the query. Raises `InvalidInput` naming the field, `NotFound` for `after`."""
+    names = scope(namespace, include_namespaces)
+    limit, kind = capped(limit), check_kind(kind)
+    since, until = check_time(since, "since"), check_time(until, "until")
+    if tier is not None and tier not in TIERS:
+        raise InvalidInput("tier must be warm or cold", field="tier")
+    if source_type is not None and (not source_type.strip() or ":" in source_type or len(source_type) > 64):
+        raise InvalidInput("source_type is the part of a source before ':' (file, email, browser, …)",
+                           field="source_type")
+    levels = sensitivity_levels(max_sensitivity)
+    key = None
+    if after is not None:
+        last = own_memory(ctx, after, names)
+        key = (last.created_at, last.id)
+    rows = ctx.store.list_memories(ctx.being, kind=kind, limit=limit, since=since, before=until,
+                                   include_superseded=include_superseded, levels=levels, namespaces=names, tier=tier,
+                                   source_type=source_type or None, after=key)
+    return [MemoryOut.of(m, SENSITIVE in levels) for m in rows]
+
+
+def _source_plan(ctx: Context, source: str, namespace: str):
+    from twin.lifecycle.forgetting import plan
+
+    if not isinstance(source, str) or not source.strip() or len(source) > 1000:
+        raise InvalidInput("source must name a source (file:/path, email:<thread>, telegram:<chat>, browser)",
+                           field="source")
+    return plan(ctx.store, ctx.being, source=source.strip(), namespaces=scope(namespace))
+
+
+def forget_source_plan(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> dict:
+    """The dry run of forgetting every memory of `source` (`twin.lifecycle.forgetting.plan`; `file:/folder/*`
+    for every source that starts so) in `namespace`: `{source, counts}` per table, nothing changed."""
+    return {"source": source, "counts": _source_plan(ctx, source, namespace).counts()}
+
+
+def forget_source(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> ForgetOut:
+    """Forget every memory of `source` in `namespace` with every copy of it (`twin forget --source`: the plan,
+    then `carry_out`; the daemon told to scrub its index). `id` is 0 (no one memory); `removed` per table."""
+    from twin.lifecycle.forgetting import carry_out
+    from twin.operations.writes import after_forget
+
+    done = carry_out(ctx.store, ctx.activity, _source_plan(ctx, source, namespace))
+    after_forget(ctx, done)
+    return ForgetOut(ok=True, id=0, removed=done.counts())
+
+
+def edit_profile(ctx: Context, data: dict) -> dict:
+    """Replace the profile with `data` (`{facts, goals, preferences, routines: [str], tone}`), checked by the same
+    model as `twin profile edit` (`twin.profile.Profile`: no unknown key, at most 40 items a list, items cleaned
+    to one line). One diary line ("You edited your profile by hand."). Returns the profile as stored. Raises
+    `InvalidInput` naming the first bad field (nothing is changed)."""
+    from twin.profile import Profile, save_profile
+
+    try:
+        edited = Profile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first.get("loc") else "profile"
+        raise InvalidInput(f"{field}: {first['msg']}; the profile was not changed", field=field) from exc
+    with ctx.store.atomic():
+        save_profile(ctx.store, ctx.being, edited, utc_now())
+    ctx.activity.record("profile", "You edited your profile by hand.")
+    return edited.model_dump()
+
+
+def activity_after(ctx: Context, after_id: int = 0, limit: int = 60) -> list[ActivityLineOut]:
+    """The diary lines after line `after_id`, oldest first, at most `limit` (capped at 200): what a live view
+    adds to what it shows."""
+    if after_id < 0:
+        raise InvalidInput("after must be 0 or a line id", field="after")
+    return [ActivityLineOut(**vars(line)) for line in ctx.activity.recent(capped(limit), after_id=after_id)]
+
+
+def memory_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> dict:
+    """Memories made per week in the last `weeks` (1-520), by source type, for the page's chart: `{weeks: [monday
+    of each week, YYYY-MM-DD, oldest first], series: {source_type: [count per week]}}` over every status and
+    namespace (what the store holds). Weeks start on Monday, UTC."""
+    if not 1 <= weeks <= WEEKS_MAX:
+        raise InvalidInput(f"weeks must be 1-{WEEKS_MAX}", field="weeks")
+    today = (now or datetime.now(UTC)).date()
+    first = today - timedelta(days=today.weekday() + 7 * (weeks - 1))
+    days = [first + timedelta(days=7 * i) for i in range(weeks)]
+    rows = ctx.store.conn.execute(
+        "SELECT date(substr(created_at, 1, 10), '-' || ((CAST(strftime('%w', substr(created_at, 1, 10)) AS INTEGER)"
+        " + 6) % 7) || ' days') AS monday, CASE WHEN instr(source, ':') > 0 THEN substr(source, 1, instr(source, ':')"
+        " - 1) ELSE source END AS kind, count(*) FROM memories WHERE being_id = ? AND created_at >= ?"
+        " GROUP BY monday, kind", (ctx.being, first.isoformat())).fetchall()
+    index = {d.isoformat(): i for i, d in enumerate(days)}
+    series: dict[str, list[int]] = {}
+    for monday, source_type, count in rows:
+        if monday in index:
+            series.setdefault(source_type, [0] * weeks)[index[monday]] += count
+    return {"weeks": list(index), "series": dict(sorted(series.items()))}
