@@ -194,6 +194,34 @@ if [ "$with_test" = yes ]; then
     fi
 fi
 
+# -- chromium without root (--test) ----------------------------------------------------------------------
+# Where apt could not install chromium (no root, no sudo) but apt's own package cache holds Debian's chromium
+# .debs, they are unpacked (dpkg-deb -x, no root) into $VENV/chromium with the few libraries chromium needs
+# beyond a base system, and $VENV/chromium/chromium runs it; tests/page_browser.py looks there after the PATH.
+CHROMIUM_DEBS=(chromium chromium-common libasyncns0 libdouble-conversion3 libflac12 libharfbuzz-subset0 libminizip1
+    libmp3lame0 libmpg123-0 libogg0 libopenh264-7 libopenjp2-7 libopus0 libpulse0 libsndfile1 libvorbis0a
+    libvorbisenc2 libvorbisfile3 libxnvctrl0)
+APT_CACHE=/var/cache/apt/archives
+if [ "$with_test" = yes ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x "$VENV/chromium/chromium" ] \
+    && command -v dpkg-deb >/dev/null 2>&1 && compgen -G "$APT_CACHE/chromium_*.deb" >/dev/null; then
+    say "unpacking Debian's chromium from apt's package cache into $VENV/chromium (no root needed)"
+    root="$VENV/chromium"
+    mkdir -p "$root"
+    for package in "${CHROMIUM_DEBS[@]}"; do
+        deb=$(compgen -G "$APT_CACHE/${package}_*.deb" | sort -V | tail -n 1 || true)
+        [ -n "$deb" ] && dpkg-deb -x "$deb" "$root"
+    done
+    libs="$root/usr/lib/x86_64-linux-gnu"
+    printf '%s\n' '#!/bin/sh' "# Debian's chromium unpacked from apt's cache by scripts/install.sh --test" \
+        "export LD_LIBRARY_PATH=$libs:$libs/pulseaudio\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" \
+        "exec $root/usr/lib/chromium/chromium \"\$@\"" >"$root/chromium"
+    chmod 0755 "$root/chromium"
+    if ! "$root/chromium" --headless --no-sandbox --disable-gpu --version >/dev/null 2>&1; then
+        say "note: the unpacked chromium does not start (missing libraries?); the page's browser tests skip"
+        rm -f "$root/chromium"
+    fi
+fi
+
 want="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1) $version"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/twin" ]; then
     say "up to date ($VENV)"

@@ -34,8 +34,9 @@ def need(thing: str, path: str | None) -> str:
 def chromium_path() -> str:
     """The chromium binary to drive (`TWIN_TEST_CHROMIUM`, else the first of `CHROMIUM_CANDIDATES` found)."""
     given = os.environ.get("TWIN_TEST_CHROMIUM")
+    unpacked = Path(sys.prefix) / "chromium" / "chromium"  # scripts/install.sh --test without root
     found = given if given and Path(given).exists() else next(
-        (p for p in (shutil.which(c) for c in CHROMIUM_CANDIDATES) if p), None)
+        (p for p in (shutil.which(c) for c in CHROMIUM_CANDIDATES) if p), str(unpacked) if unpacked.exists() else None)
     return need("chromium", found)
 
 
