@@ -20,7 +20,10 @@ from api_server import running_api
 from conftest import free_port
 from page_browser import axe_path, chromium_path, corpus, fill, screenshot_dir
 
+from twin.api.latency import SearchTimes
+from twin.exceptions import InvalidInput
 from twin.operations import Context
+from twin.operations import page as page_ops
 from twin.operations.page import new_page_link, redeem_page_link
 from twin.settings import load_settings
 from twin.store import Store
@@ -411,3 +414,86 @@ def test_every_view_passes_axe_in_light_and_dark_and_loads_nothing_from_elsewher
         (folder / "axe.json").write_text(json.dumps(summary, indent=1))
     bad = {name: r["violations"] for name, r in summary.items() if r["violations"]}
     assert bad == {}
+
+
+# -- the charts' numbers --------------------------------------------------------------------------------------------
+def test_recall_latency_buckets_by_five_minutes_with_nearest_rank_percentiles():
+    now = 1_767_225_600.0 + 7 * 60 + 30  # 2026-01-01T00:07:30Z, so the current bucket began at 00:05
+    samples = [(now - 60 + i / 10, i / 1000) for i in range(1, 101)]  # 1..100 ms in the current bucket
+    samples += [(now - 3600 + 200, 0.25), (now - 3600 + 200, 0.75)]  # the first bucket: 23:10-23:15
+    samples += [(now - 3601 - 300, 9.0), (now + 300, 9.0)]  # before the hour, after now: in no bucket
+    got = page_ops.recall_latency(None, samples, now=now)
+    buckets = got["buckets"]
+    assert got["step_min"] == 5 and len(buckets) == 12
+    assert [b["start"] for b in (buckets[0], buckets[-1])] == ["2025-12-31T23:10:00Z", "2026-01-01T00:05:00Z"]
+    assert buckets[-1] | {"start": None} == {"start": None, "count": 100, "p50_ms": 50.0, "p99_ms": 99.0}
+    assert (buckets[0]["count"], buckets[0]["p50_ms"], buckets[0]["p99_ms"]) == (2, 250.0, 750.0)
+    assert all(b["count"] == 0 and b["p50_ms"] is None for b in buckets[1:-1])
+    wide = page_ops.recall_latency(None, samples, minutes=30, step=15, now=now)
+    assert [b["count"] for b in wide["buckets"]] == [0, 100]
+    for minutes, step in ((60, 7), (60, 0), (2000, 5), (5, 10)):
+        with pytest.raises(InvalidInput):
+            page_ops.recall_latency(None, samples, minutes=minutes, step=step, now=now)
+
+
+def test_search_times_keep_only_the_newest():
+    times = SearchTimes(size=3)
+    for i in range(5):
+        times.record(i / 100, at=1000.0 + i)
+    assert len(times) == 3 and times.since(0) == [(1002.0, 0.02), (1003.0, 0.03), (1004.0, 0.04)]
+    assert times.since(1003.5) == [(1004.0, 0.04)]
+
+
+def _monday(at: datetime) -> str:
+    return (at.date() - timedelta(days=at.weekday())).isoformat()
+
+
+@pytest.mark.slow
+def test_stats_draws_supersessions_in_the_week_the_newer_value_came(api, browser):
+    now = datetime.now(UTC)
+    stamp = lambda days: (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    rows = [{"kind": "fact", "content": f"Owner's {thing} is {value}.", "source": "muse", "importance": 0.5,
+             "created_at": stamp(days)}
+            for thing, value, days in (("bike lock code", "lost", 150), ("bike lock code", "2211", 120),
+                                       ("gym day", "Monday", 130), ("gym day", "Thursday", 120),
+                                       ("tram line", "the 4", 90), ("tram line", "the 12", 40))]
+    ids = fill(api.settings.db_path, api.settings.being, rows)
+    with store(api) as db, db.atomic():
+        for old, new in ((0, 1), (2, 3), (4, 5)):
+            db.supersede(ids[old], ids[new], "same slot, new value")
+    weeks = api.client.get("/v1/stats/supersessions", params={"weeks": 26}).json()
+    by_week = dict(zip(weeks["weeks"], weeks["counts"], strict=True))
+    assert by_week[_monday(now - timedelta(days=120))] == 2 and by_week[_monday(now - timedelta(days=40))] == 1
+    assert by_week[_monday(now - timedelta(days=150))] == 0  # the week of the old value counts nothing
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#stats")
+    chart = page.locator("svg[aria-labelledby=supersessions-title]")
+    chart.wait_for()
+    bar = chart.locator(f"rect[data-week='{_monday(now - timedelta(days=120))}'] title")
+    assert bar.text_content() == f"week of {_monday(now - timedelta(days=120))}: 2 superseded"
+    assert chart.locator(f"rect[data-week='{_monday(now - timedelta(days=150))}']").count() == 0
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_stats_draws_the_recall_latency_of_the_searches_the_api_answered(api, browser):
+    def searched() -> int:
+        return sum(b["count"] for b in api.client.get("/v1/stats/recall-latency").json()["buckets"])
+
+    before = searched()
+    for query in ("dinner in Lisbon", "the roof repair", "sourdough"):
+        api.client.post("/v1/search", json={"query": query, "limit": 5}).raise_for_status()
+    api.client.get("/api/twin/memories", params={"q": "cargo bike"}).raise_for_status()
+    api.client.post("/v1/search", json={"query": "x", "limit": 0})  # refused (422): no search ran, none timed
+    assert searched() == before + 4
+    got = api.client.get("/v1/stats/recall-latency", params={"minutes": 10, "step": 1}).json()
+    assert len(got["buckets"]) == 10 and got["step_min"] == 1
+    newest = [b for b in got["buckets"] if b["count"]][-1]
+    assert 0 < newest["p50_ms"] <= newest["p99_ms"] < 60_000
+    page = session(api, browser)
+    page.goto(f"{api.url}/twin#stats")
+    chart = page.locator("svg[aria-labelledby=latency-title]")
+    chart.wait_for()
+    assert chart.locator("rect").count() >= 2  # p50 and p99 of at least one five minutes
+    assert page.get_by_text(f"{before + 4} searches, slowest p99").count() == 1
+    page.context.close()

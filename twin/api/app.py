@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from twin import __version__
 from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
+from twin.api.latency import SearchTimes
 from twin.api.page import mount as mount_page
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.session import PageSessions
@@ -115,6 +116,7 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
                   telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
     app.state.sessions = PageSessions()
+    app.state.search_times = SearchTimes()  # the searches' server times, for the page (twin.api.latency)
     app.include_router(legacy)
     app.include_router(v1)
     mount_page(app)  # the page at /twin, its files and its routes (twin.api.page)

@@ -6,6 +6,7 @@ with the network off), the one-time session link of `twin open`, and the JSON ro
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -134,6 +135,21 @@ async def activity_after(request: Request, after: Annotated[int, Query(ge=0)] = 
 async def weeks(request: Request, weeks: Annotated[int, Query(ge=1, le=page_ops.WEEKS_MAX)] = 26):
     """Memories made per week by source type (`{weeks, series}`), for the page's chart."""
     return await lanes(request).read.run(page_ops.memory_weeks, weeks)
+
+
+@page_routes.get("/stats/supersessions", response_model=dict)
+async def supersessions(request: Request, weeks: Annotated[int, Query(ge=1, le=page_ops.WEEKS_MAX)] = 26):
+    """Supersessions per week (`{weeks, counts}`; a supersession counts in the week its successor was made)."""
+    return await lanes(request).read.run(page_ops.supersession_weeks, weeks)
+
+
+@page_routes.get("/stats/recall-latency", response_model=dict)
+async def recall_latency(request: Request, minutes: Annotated[int, Query(ge=1, le=1440)] = page_ops.LATENCY_MINUTES,
+                         step: Annotated[int, Query(ge=1, le=60)] = page_ops.LATENCY_STEP_MIN):
+    """This API process's search times of the last `minutes`, per `step` minutes: `{start, step_min, buckets:
+    [{start, count, p50_ms, p99_ms}]}` (kept in memory only; a restart starts afresh)."""
+    samples = request.app.state.search_times.since(time.time() - minutes * 60)
+    return await lanes(request).read.run(page_ops.recall_latency, samples, minutes, step)
 
 
 def mount(app: FastAPI) -> None:

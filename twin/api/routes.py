@@ -4,6 +4,7 @@ writes in the write lane; the rules are the operations'."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -79,6 +80,16 @@ def lanes(request: Request):
     return request.app.state.lanes
 
 
+async def timed_search(request: Request, operation, *args, **kwargs):
+    """`operation` (a search: `ops.search`, `ops.context`) in the read lane, its server time recorded in the app's
+    `twin.api.latency.SearchTimes` (the page's recall latency chart); its result or its exception (a failed search
+    is not timed)."""
+    started = time.perf_counter()
+    found = await lanes(request).read.run(operation, *args, **kwargs)
+    request.app.state.search_times.record(time.perf_counter() - started)
+    return found
+
+
 def answer(shape: BaseModel) -> Response:
     """`shape` as the JSON response, serialized once (the hot paths: FastAPI would validate the model it was
     just given again; its `response_model` still documents it)."""
@@ -95,7 +106,7 @@ async def memories(request: Request, q: str | None = Query(None, max_length=1 <<
     `include_namespaces` (seed 003)."""
     scoped = {"namespace": namespace, "include_namespaces": include_namespaces}
     if q is not None and q.strip():
-        found = await lanes(request).read.run(ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
+        found = await timed_search(request, ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
                                               **scoped)
         return found.results
     return await lanes(request).read.run(ops.list_memories, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
@@ -147,16 +158,16 @@ async def activity(request: Request):
 @v1.post("/search", response_model=SearchOut)
 async def search(request: Request, body: SearchBody):
     """Hybrid search with per-query weights; sensitive hidden unless `max_sensitivity` is `sensitive`."""
-    return answer(await lanes(request).read.run(
-        ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since, weights=body.weights,
+    return answer(await timed_search(
+        request, ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since, weights=body.weights,
         max_sensitivity=body.max_sensitivity, namespace=body.namespace, include_namespaces=body.include_namespaces))
 
 
 @v1.post("/context", response_model=ContextOut)
 async def context(request: Request, body: ContextBody):
     """A search and the newest memories grouped by kind, in one answer (an agent's first call)."""
-    return answer(await lanes(request).read.run(
-        ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit, kind=body.kind,
+    return answer(await timed_search(
+        request, ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit, kind=body.kind,
         weights=body.weights, max_sensitivity=body.max_sensitivity, namespace=body.namespace,
         include_namespaces=body.include_namespaces))
 

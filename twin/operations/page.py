@@ -1,7 +1,8 @@
 """The operations the page needs that the other interfaces had no call for yet (DESIGN.md invariant 9: the page
 calls these through the same JSON routes any client may use): the one-time links that open a page session, a
 listing with every filter and a keyset for the next page, forgetting a whole source with its count first, editing
-the profile, the diary after a line, and memories per week for the charts.
+the profile, the diary after a line, and the charts' numbers: memories and supersessions per week, and the API's
+search times of the last hour.
 
 Links (`new_page_link`, `redeem_page_link`): a code of `LINK_BYTES` random bytes, stored only as its SHA-256 in the
 store's `state` table (scope `page`), good once and for `LINK_TTL_S` seconds.
@@ -10,7 +11,9 @@ store's `state` table (scope `page`), good once and for `LINK_TTL_S` seconds.
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
+import time
 from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
@@ -31,7 +34,11 @@ LINK_TTL_S = 300
 """Seconds a link printed by `twin open` can be used (once)."""
 TIERS = ("warm", "cold")
 WEEKS_MAX = 520
-"""At most ten years of weeks in `memory_weeks`."""
+"""At most ten years of weeks in `memory_weeks` and `supersession_weeks`."""
+LATENCY_MINUTES = 60
+"""`recall_latency` looks back this many minutes by default (the issue: "recall latency of the last hour")."""
+LATENCY_STEP_MIN = 5
+"""`recall_latency`'s buckets are this many minutes wide by default."""
 
 
 def _link_key(code: str) -> str:
@@ -148,23 +155,83 @@ def activity_after(ctx: Context, after_id: int = 0, limit: int = 60) -> list[Act
     return [ActivityLineOut(**vars(line)) for line in ctx.activity.recent(capped(limit), after_id=after_id)]
 
 
-def memory_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> dict:
-    """Memories made per week in the last `weeks` (1-520), by source type, for the page's chart: `{weeks: [monday
-    of each week, YYYY-MM-DD, oldest first], series: {source_type: [count per week]}}` over every status and
-    namespace (what the store holds). Weeks start on Monday, UTC."""
+def _mondays(weeks: int, now: datetime | None) -> list[str]:
+    """The Mondays (YYYY-MM-DD, UTC) of the last `weeks` weeks, oldest first; `InvalidInput` unless 1-520."""
     if not 1 <= weeks <= WEEKS_MAX:
         raise InvalidInput(f"weeks must be 1-{WEEKS_MAX}", field="weeks")
     today = (now or datetime.now(UTC)).date()
     first = today - timedelta(days=today.weekday() + 7 * (weeks - 1))
-    days = [first + timedelta(days=7 * i) for i in range(weeks)]
+    return [(first + timedelta(days=7 * i)).isoformat() for i in range(weeks)]
+
+
+def _monday_of(column: str) -> str:
+    """SQL for the Monday (YYYY-MM-DD) of the week of the UTC ISO-8601 time in `column`."""
+    day = f"substr({column}, 1, 10)"
+    return f"date({day}, '-' || ((CAST(strftime('%w', {day}) AS INTEGER) + 6) % 7) || ' days')"
+
+
+def memory_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> dict:
+    """Memories made per week in the last `weeks` (1-520), by source type, for the page's chart: `{weeks: [monday
+    of each week, YYYY-MM-DD, oldest first], series: {source_type: [count per week]}}` over every status and
+    namespace (what the store holds). Weeks start on Monday, UTC."""
+    mondays = _mondays(weeks, now)
     rows = ctx.store.conn.execute(
-        "SELECT date(substr(created_at, 1, 10), '-' || ((CAST(strftime('%w', substr(created_at, 1, 10)) AS INTEGER)"
-        " + 6) % 7) || ' days') AS monday, CASE WHEN instr(source, ':') > 0 THEN substr(source, 1, instr(source, ':')"
-        " - 1) ELSE source END AS kind, count(*) FROM memories WHERE being_id = ? AND created_at >= ?"
-        " GROUP BY monday, kind", (ctx.being, first.isoformat())).fetchall()
-    index = {d.isoformat(): i for i, d in enumerate(days)}
+        f"SELECT {_monday_of('created_at')} AS monday, CASE WHEN instr(source, ':') > 0 THEN substr(source, 1,"
+        " instr(source, ':') - 1) ELSE source END AS kind, count(*) FROM memories WHERE being_id = ?"
+        " AND created_at >= ? GROUP BY monday, kind", (ctx.being, mondays[0])).fetchall()
+    index = {d: i for i, d in enumerate(mondays)}
     series: dict[str, list[int]] = {}
     for monday, source_type, count in rows:
         if monday in index:
             series.setdefault(source_type, [0] * weeks)[index[monday]] += count
-    return {"weeks": list(index), "series": dict(sorted(series.items()))}
+    return {"weeks": mondays, "series": dict(sorted(series.items()))}
+
+
+def supersession_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> dict:
+    """Supersessions per week in the last `weeks` (1-520), for the page's chart: `{weeks: [monday, YYYY-MM-DD,
+    oldest first], counts: [per week]}`, over every namespace. The store keeps no time of a supersession, so a
+    superseded memory counts in the week its successor (`superseded_by`) was made: capture supersedes the old
+    value as it stores the new one. A superseded memory whose successor is gone counts in no week."""
+    mondays = _mondays(weeks, now)
+    rows = ctx.store.conn.execute(
+        f"SELECT {_monday_of('newer.created_at')} AS monday, count(*) FROM memories stale"
+        " JOIN memories newer ON newer.id = stale.superseded_by WHERE stale.being_id = ?"
+        " AND stale.status = 'superseded' AND newer.created_at >= ? GROUP BY monday", (ctx.being, mondays[0])).fetchall()
+    index = {d: i for i, d in enumerate(mondays)}
+    counts = [0] * weeks
+    for monday, count in rows:
+        if monday in index:
+            counts[index[monday]] += count
+    return {"weeks": mondays, "counts": counts}
+
+
+def _nearest_rank(sorted_ms: list[float], share: float) -> float:
+    """The nearest-rank percentile (`share` 0..1) of ascending `sorted_ms`: the smallest value with at least that
+    share of the values at or below it."""
+    return sorted_ms[max(0, math.ceil(share * len(sorted_ms)) - 1)]
+
+
+def recall_latency(ctx: Context, samples: list[tuple[float, float]], minutes: int = LATENCY_MINUTES,
+                   step: int = LATENCY_STEP_MIN, now: float | None = None) -> dict:
+    """The API's search times of the last `minutes` in buckets of `step` minutes, for the page's chart: `{start,
+    step_min, buckets: [{start, count, p50_ms, p99_ms}]}` oldest first, `start` UTC ISO-8601, the percentiles
+    nearest-rank (None in a bucket without a search); samples after `now` are left out. `samples` are `(at Unix seconds, seconds)` as
+    `twin.api.latency.SearchTimes` keeps them in the API process (never in the store; `ctx` is not read). Raises
+    `InvalidInput` unless `step` is 1-60 and `minutes` a multiple of it up to a day."""
+    if not 1 <= step <= 60 or not step <= minutes <= 1440 or minutes % step:
+        raise InvalidInput("step must be 1-60 minutes and minutes a multiple of it, at most 1440", field="minutes")
+    now = time.time() if now is None else now
+    size = step * 60
+    first = (math.floor(now / size) + 1) * size - minutes * 60  # the buckets end with the one holding `now`
+    times: list[list[float]] = [[] for _ in range(minutes // step)]
+    for at, seconds in samples:
+        slot = math.floor((at - first) / size)
+        if at <= now and 0 <= slot < len(times):
+            times[slot].append(seconds * 1000)
+    buckets = []
+    for i, ms in enumerate(times):
+        ms.sort()
+        buckets.append({"start": format_time(datetime.fromtimestamp(first + i * size, UTC)), "count": len(ms),
+                        "p50_ms": round(_nearest_rank(ms, 0.5), 1) if ms else None,
+                        "p99_ms": round(_nearest_rank(ms, 0.99), 1) if ms else None})
+    return {"start": buckets[0]["start"], "step_min": step, "buckets": buckets}
