@@ -196,7 +196,8 @@ def supersession_weeks(ctx: Context, weeks: int = 26, now: datetime | None = Non
     rows = ctx.store.conn.execute(
         f"SELECT {_monday_of('newer.created_at')} AS monday, count(*) FROM memories stale"
         " JOIN memories newer ON newer.id = stale.superseded_by WHERE stale.being_id = ?"
-        " AND stale.status = 'superseded' AND newer.created_at >= ? GROUP BY monday", (ctx.being, mondays[0])).fetchall()
+        " AND stale.status = 'superseded' AND newer.created_at >= ? GROUP BY monday",
+        (ctx.being, mondays[0])).fetchall()
     index = {d: i for i, d in enumerate(mondays)}
     counts = [0] * weeks
     for monday, count in rows:
@@ -215,9 +216,10 @@ def recall_latency(ctx: Context, samples: list[tuple[float, float]], minutes: in
                    step: int = LATENCY_STEP_MIN, now: float | None = None) -> dict:
     """The API's search times of the last `minutes` in buckets of `step` minutes, for the page's chart: `{start,
     step_min, buckets: [{start, count, p50_ms, p99_ms}]}` oldest first, `start` UTC ISO-8601, the percentiles
-    nearest-rank (None in a bucket without a search); samples after `now` are left out. `samples` are `(at Unix seconds, seconds)` as
-    `twin.api.latency.SearchTimes` keeps them in the API process (never in the store; `ctx` is not read). Raises
-    `InvalidInput` unless `step` is 1-60 and `minutes` a multiple of it up to a day."""
+    nearest-rank (None in a bucket without a search). `samples` are `(at Unix seconds, seconds)` as
+    `twin.api.latency.SearchTimes` keeps them in the API process (never in the store; `ctx` is not read); those
+    after `now` are left out. Raises `InvalidInput` unless `step` is 1-60 and `minutes` a multiple of it up to a
+    day."""
     if not 1 <= step <= 60 or not step <= minutes <= 1440 or minutes % step:
         raise InvalidInput("step must be 1-60 minutes and minutes a multiple of it, at most 1440", field="minutes")
     now = time.time() if now is None else now
