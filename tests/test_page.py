@@ -497,3 +497,29 @@ def test_stats_draws_the_recall_latency_of_the_searches_the_api_answered(api, br
     assert chart.locator("rect").count() >= 2  # p50 and p99 of at least one five minutes
     assert page.get_by_text(f"{before + 4} searches, slowest p99").count() == 1
     page.context.close()
+
+
+@pytest.mark.slow
+def test_search_says_when_the_time_the_query_named_lifted_a_result(api, browser):
+    now = datetime.now(UTC)
+    rows = [{"kind": "episode", "content": text, "source": "muse", "importance": 0.5,
+             "created_at": (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            for text, days in (("Owner pickled quinces with Hannah Jensen on the balcony.", 0.02),
+                               ("Owner bought quinces at the Saturday market in Porto.", 80))]
+    recent, old = fill(api.settings.db_path, api.settings.being, rows)
+    found = api.client.post("/v1/search", json={"query": "quinces in the last 3 days", "limit": 10}).json()
+    flags = {hit["id"]: hit["in_window"] for hit in found["results"]}
+    assert flags[recent] is True and flags.get(old, False) is False
+    page = session(api, browser)
+    query = page.get_by_label("Search your memories")
+    query.fill("quinces in the last 3 days")
+    lifted = page.locator(f".results li[data-id='{recent}']")
+    lifted.wait_for()
+    assert "Made in the time your query names" in lifted.locator(".reason").inner_text()
+    shoot(page, "search-time-window")
+    plain = api.client.post("/v1/search", json={"query": "quinces", "limit": 10}).json()["results"]
+    assert {recent, old} <= {hit["id"] for hit in plain} and not any(hit["in_window"] for hit in plain)
+    query.fill("quinces")
+    until(lambda: page.locator(".results .reason").count() == 0)  # no time named: no reason given
+    page.locator(f".results li[data-id='{old}']").wait_for()
+    page.context.close()

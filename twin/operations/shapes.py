@@ -42,18 +42,22 @@ class MemoryOut(BaseModel):
 
 
 class Hit(MemoryOut):
-    """A recall result: the memory and its scores, all 0..1 (`twin.memory.Recalled`)."""
+    """A recall result: the memory and its scores, all 0..1 (`twin.memory.Recalled`); `in_window` True when the
+    query named a strict time window ("last Saturday", "in the last 3 days") and the memory was made inside it,
+    which let it in and ranked it by meaning alone (`Recalled.in_window`; the only why recall tells per result)."""
 
     score: float
     keyword: float
     vector: float
     recency: float
     relevance: float
+    in_window: bool = False
 
     @classmethod
     def of_recalled(cls, hit: Recalled, reveal_sensitive: bool) -> Hit:
         """`hit` with its memory as shown."""
-        return cls(**{**hit.to_dict(), **MemoryOut.of(hit.memory, reveal_sensitive).model_dump()})
+        return cls(**{**hit.to_dict(), **MemoryOut.of(hit.memory, reveal_sensitive).model_dump(),
+                      "in_window": hit.in_window})
 
 
 class Degradable(BaseModel):

@@ -1,5 +1,6 @@
 // Search: results as you type (debounced), each with its kind, source, time, score and the per-signal breakdown.
-// Sensitive memories stay out unless revealed, for this search only (a new query hides them again).
+// Sensitive memories stay out unless revealed, for this search only (a new query hides them again). The reason a
+// result ranks where it does, when recall gives one: made inside the time window the query named.
 import { api } from "./api.js";
 import { clear, debounce, el, errorBox, field, memoryLink, memoryMeta, say, select, KINDS } from "./dom.js";
 
@@ -39,7 +40,8 @@ export async function search(main) {
       for (const hit of found.results) {
         results.append(el("li", { class: "memory", "data-id": hit.id },
           memoryLink(hit), memoryMeta(hit),
-          el("p", { class: "score" }, `score ${hit.score.toFixed(3)}`), breakdown(hit)));
+          el("p", { class: "score" }, `score ${hit.score.toFixed(3)}`), breakdown(hit),
+          hit.in_window ? el("p", { class: "reason" }, "Made in the time your query names: lifted above memories from other times (its age does not count).") : null));
       }
       say(`${found.results.length} result${found.results.length === 1 ? "" : "s"}${revealed ? ", sensitive shown" : ""}`);
     } catch (error) {
