@@ -358,6 +358,10 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # notes, the scrub marker, quiet hours, …) move to a typed `state` table (twin.store.state)
     ("0013_state", STATE),
     ("0014_namespaces", NAMESPACES),
+    # the counts of `memory_stats` and `twin status` (by kind, status, tier and namespace) read this narrow index
+    # instead of every row with its text (bench/page_latency.py at 100k: /v1/stats p50 462 -> 151 ms, /v1/status
+    # 1154 -> 300 ms)
+    ("0015_counted_index", ("CREATE INDEX memories_counted ON memories (being_id, namespace, status, kind, tier)",)),
 )
 
 
