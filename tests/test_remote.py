@@ -164,3 +164,26 @@ def test_the_access_goes_to_the_daemon_and_back(api, twin_paths):
         with pytest.raises(InvalidInput) as bad:
             twin.search(query="bike", weights={"loudness": 1})
         assert bad.value.field == "weights" and twin.answered_here is False
+
+
+def test_a_long_lived_access_survives_a_token_rotation(api, twin_paths):
+    """`twin token --rotate` while an access lives (a running `twin mcp`): its next call reads the token file
+    again and goes through, reads and writes alike, several rotations in a row; a token the file does not cure is
+    refused with `TokenRefused`, and nothing was written by the refused call."""
+    from twin.api.token import rotate_token
+    from twin.remote import DaemonTwin, TokenRefused, daemon_url, open_twin
+
+    settings = load_settings()
+    with open_twin(settings) as twin:
+        first = twin.capture_memory(content="Owner's canoe is stored in the boathouse at Lake Ohrid.", source="t")
+        for n in range(3):
+            rotate_token(settings.api_token_path)
+            assert twin.get_memory(memory_id=first["id"])["id"] == first["id"] and twin.answered_here is False
+            made = twin.capture_memory(content=f"Owner's locker number at the climbing gym is {71 + n}.", source="t")
+            assert made["id"] > first["id"]
+    stale = DaemonTwin(daemon_url(settings), "not-the-token", token_source=lambda: "also-not-the-token")
+    with pytest.raises(TokenRefused):
+        stale.capture_memory(content="Owner's kayak is red and lives in the garage.", source="t")
+    with pytest.raises(TokenRefused):
+        DaemonTwin(daemon_url(settings), "not-the-token").stats()
+    assert not any("kayak" in m["content"] for m in open_twin(settings).list_memories(limit=50))
