@@ -110,6 +110,21 @@ def test_update_keeps_id_hits_and_edges_and_drops_the_vector(api):
     assert error_of(api.client.patch("/v1/memories/99999", json={"kind": "fact"}), 404)["code"] == "not_found"
 
 
+def test_update_passes_the_worthiness_gate_like_capture(api):
+    """New content that capture would refuse (filler in any language, text under 12 characters) is refused by an
+    update too: 422 `rejected` with the gate's reason, the memory unchanged; metadata alone still changes."""
+    fact = "Owner's dentist appointment is on the 14th at Dr. Okafor's."
+    made = post(api, "/v1/remember", {"content": fact, "tags": ["health"]})["id"]
+    for filler in ("k", "ok", "Thanks so much!", "merci 👍", "👍👍", "Owner is fine.", "short one"):
+        refused = error_of(api.client.patch(f"/v1/memories/{made}", json={"content": filler}), 422)
+        assert refused["code"] == "rejected" and refused["field"] == "content", filler
+        assert "filler" in refused["message"] or "shorter than 12" in refused["message"], refused
+        assert api.client.get(f"/v1/memories/{made}").json()["content"] == fact
+    assert api.client.patch(f"/v1/memories/{made}", json={"importance": 0.9}).json()["content"] == fact
+    moved = "Owner's dentist appointment moved to the 21st at Dr. Okafor's."
+    assert api.client.patch(f"/v1/memories/{made}", json={"content": moved}).json()["content"] == moved
+
+
 def test_the_token_is_required_and_rotates(api):
     with api.anonymous() as anonymous:
         for method, path in (("GET", "/api/twin/memories"), ("POST", "/v1/search"), ("GET", "/openapi.json"),

@@ -148,6 +148,21 @@ def test_bad_input_is_the_tools_error_not_a_crash(twin_paths):
     assert bad_limit.is_error and "Traceback" not in bad_limit.content[0].text
 
 
+def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):
+    fact = "Owner's passport expires in November 2031."
+
+    async def go(client: Client):
+        made = (await client.call_tool("memory_remember", {"content": fact})).structured_content["id"]
+        refused = [await client.call_tool("memory_update", {"id": made, "content": c}) for c in ("ok", "Danke!", "x y")]
+        kept = await client.read_resource(f"twin://memory/{made}")
+        return refused, kept
+
+    refused, kept = run(Client(stdio_server()), go)
+    for answer in refused:
+        assert answer.is_error and "not stored:" in answer.content[0].text
+    assert fact in kept.contents[0].text
+
+
 @pytest.mark.parametrize("tool", ["memory_stats", "memory_adoption"])
 def test_reports_validate(twin_paths, tool):
     async def go(client: Client):

@@ -26,6 +26,7 @@ from twin.operations.context import Context
 from twin.operations.reads import own_memory
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
+from twin.text.capture_rules import unworthy
 from twin.text.extractor import Candidate
 
 log = logging.getLogger(__name__)
@@ -157,13 +158,17 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
     """Seed 003's `memory_update`: rewrite memory `memory_id` keeping its id, hits and edges; new `content` is
     re-embedded (its vector dropped; the old wording scrubbed from the files). The sensitivity is the one given,
     else the stored one, and `sensitive` whenever the resulting text shows a secret. Provenance fields given
-    replace those stored. The memory is one of `namespace` (it stays there). Raises `NotFound`, `InvalidInput`
-    (nothing to change, a bad field; code `conflict` when another memory of its namespace already says the new
-    content)."""
+    replace those stored. The memory is one of `namespace` (it stays there). New content passes capture's
+    worthiness gate (`twin.text.capture_rules.unworthy`, seed 003: filler and text under 12 characters are no
+    memory), so an update cannot overwrite a fact with what capture would refuse. Raises `NotFound`, `InvalidInput`
+    (nothing to change, a bad field; code `rejected` with the gate's reason, nothing changed; code `conflict` when
+    another memory of its namespace already says the new content)."""
     names = scope(namespace)
     _checked(kind, importance, sensitivity, confidence)
     memory = own_memory(ctx, memory_id, names)
     text = None if content is None else clean_content(content)
+    if text is not None and text != memory.content and (why := unworthy(text)):
+        raise InvalidInput(f"not stored: {why}", field="content", code="rejected")
     if all(v is None for v in (text, kind, importance, tags, sensitivity, source_type_, captured_from, confidence)):
         raise InvalidInput("give at least one field to change", field="content")
     provenance = None
