@@ -32,6 +32,7 @@ from twin.memory import Memory, format_time, parse_time, stricter
 from twin.store import Store, edges, id_chunks, state
 from twin.store.memories import Usage
 from twin.text.capture_rules import token_jaccard
+from twin.text.content_words import same_content_words
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,13 @@ def same_values(a: str, b: str) -> bool:
     a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
     "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
     return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
+
+
+def mergeable(a: str, b: str) -> bool:
+    """The word tests a pair of near vectors (cosine ≥ `MERGE_COSINE`) must pass to merge: token Jaccard ≥
+    `MERGE_JACCARD` (seed 003), the same numbers and names (`same_values`), and no content word that differs
+    (`twin.text.content_words.same_content_words`: only function words, intensifiers, inflections may)."""
+    return token_jaccard(a, b) >= MERGE_JACCARD and same_values(a, b) and same_content_words(a, b)
 
 
 @dataclass
@@ -231,7 +239,7 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
 
 def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) -> tuple[int, int]:
     """Seed 003's dedup-merge over `ids` (ascending): each memory's top-3 neighbours; a pair with cosine ≥ 0.97
-    and token Jaccard ≥ 0.5 is folded into its canonical (`merge_pair`). Returns `(walked, merged)`."""
+    that passes `mergeable` (token Jaccard ≥ 0.5, no content word differs) is folded into its canonical (`merge_pair`). Returns `(walked, merged)`."""
     walked = merged = 0
     gone: set[int] = set()
     for chunk, _ in id_chunks(ids):
@@ -246,8 +254,7 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
                 if cosine < MERGE_COSINE:
                     break  # best first: no later one qualifies
                 pair = store.get_many([mid, other])
-                if (len(pair) < 2 or token_jaccard(pair[mid].content, pair[other].content) < MERGE_JACCARD
-                        or not same_values(pair[mid].content, pair[other].content)):
+                if len(pair) < 2 or not mergeable(pair[mid].content, pair[other].content):
                     continue
                 keep, lose = _canonical(pair[mid], pair[other])
                 if merge_pair(store, keep.id, lose.id):
@@ -284,7 +291,8 @@ def _promote_edges(store: Store, being: str, at: str) -> int:
 
 def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None) -> dict:
     """Seed 003's dream cycle for `being`: (1) dedup-merge: every active memory (ascending id) against its top-3
-    vector neighbours; a pair merges only when cosine ≥ 0.97 AND token Jaccard ≥ 0.5; the canonical has more
+    vector neighbours; a pair merges only when cosine ≥ 0.97 AND `mergeable` (token Jaccard ≥ 0.5, and the words
+    that differ are function words, intensifiers or inflections only); the canonical has more
     hits, then is older; it takes the loser's edges and hits, and the loser is deleted everywhere (row, FTS,
     vector, index tombstone; `Store.scrub_deleted_text` afterwards, as `forget` does). Without a lookup (no
     embedder, no vectors) nothing merges. (2) Edge promotion (`_promote_edges`). Records `last_dream` (cursor
