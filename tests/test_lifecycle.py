@@ -363,3 +363,6 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     bus.enqueue("dream_being", being=BEING)  # the daily job, in the embedding worker
     run_worker("embed")
     assert len(diary_lines(activity, "dreamed")) == 2
+    elsewhere = json.loads(twin("dream", "--namespace", "elsewhere", "--json").stdout)
+    assert elsewhere["walked"] == 0 and elsewhere["merged"] == 0  # only that namespace's memories
+    assert twin("dream", "--namespace", "not a name", check=False).returncode == 2

@@ -173,6 +173,19 @@ def test_edges_and_dream_merges_never_join_two_namespaces(store, recall, embedde
     assert store.get(one) is not None and store.get(two) is not None
 
 
+def test_a_dream_given_a_namespace_merges_only_there(store, recall, embedder):
+    pairs = {name: [store.insert_memory(BEING, "fact", text, "muse", 0.4, namespace=name) for text in (
+        "Owner's favourite coffee is a flat white.", "The owner's favourite coffee is a flat white.")]
+        for name in ("default", "cafe")}
+    recall.embed()
+    lookup = VectorLookup(store, recall.reader.search, embedder.model_id)
+    done = dream(store, BEING, lookup, datetime(2026, 6, 1, tzinfo=UTC), namespace="cafe")
+    assert done["merged"] == 1 and done["walked"] <= 2
+    assert sum(store.get(i) is not None for i in pairs["cafe"]) == 1
+    assert all(store.get(i) is not None for i in pairs["default"])
+    assert dream(store, BEING, lookup, datetime(2026, 6, 1, tzinfo=UTC))["merged"] == 1  # every namespace
+
+
 # -- export and import --------------------------------------------------------------------------------------------
 def test_export_keeps_the_namespace_and_an_old_export_imports_as_default(store, tmp_path, activity):
     store.insert_memory(BEING, "fact", "Owner sings bass in the choir.", "muse", 0.4, namespace="choir")

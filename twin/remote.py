@@ -166,8 +166,8 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "activity": ("GET", "/api/twin/activity", ""),
         "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
         "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
-        "reflect": ("POST", "/api/twin/reflect", ""),
-        "dream_cycle": ("POST", "/v1/dream-cycle", ""),
+        "reflect": ("POST", "/api/twin/reflect", "namespace"),
+        "dream_cycle": ("POST", "/v1/dream-cycle", "namespace"),
     }.items()}
 """Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
 `{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation

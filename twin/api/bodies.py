@@ -114,6 +114,19 @@ class RecapBody(Body):
     namespace: str = namespace_field()
 
 
+class DreamBody(Body):
+    """Seed 003's `POST /v1/dream-cycle`: the namespace to dream over (left out: every namespace)."""
+
+    namespace: str | None = Field(None, description="Only this namespace (default: every one)")
+
+
+class ReflectBody(Body):
+    """Seed 001's `POST /api/twin/reflect`: reflection reads the new memories of every namespace (one profile); a
+    `namespace` given is checked, and does not narrow what is read."""
+
+    namespace: str | None = Field(None, description="Checked; reflection reads every namespace")
+
+
 class AdoptionBody(Body):
     """Seed 003's `POST /v1/adoption`: what the client sees (both optional)."""
 

@@ -16,10 +16,12 @@ from twin.api.bodies import (
     AdoptionBody,
     CaptureBody,
     ContextBody,
+    DreamBody,
     Kind,
     LearnBody,
     MemoryBody,
     RecapBody,
+    ReflectBody,
     SearchBody,
     Sensitivity,
     UpdateBody,
@@ -132,9 +134,11 @@ async def learn(request: Request, body: LearnBody):
 
 
 @legacy.post("/reflect", response_model=ReflectOut)
-async def reflect(request: Request):
-    """Seed 001: reflect now (no 3-new-memories gate): `{ran, signals, widgets, thought}`."""
-    return await lanes(request).write.run(ops.reflect)
+async def reflect(request: Request, body: ReflectBody | None = None):
+    """Seed 001: reflect now (no 3-new-memories gate): `{ran, signals, widgets, thought}`. Reflection reads the
+    new memories of every namespace (one profile); a `namespace` in the body is checked (422 for a bad name) and
+    does not narrow it."""
+    return await lanes(request).write.run(ops.reflect, namespace=body.namespace if body else None)
 
 
 @legacy.get("/activity", response_model=list[ActivityLineOut])
@@ -252,9 +256,10 @@ async def stats(request: Request):
 
 
 @v1.post("/dream-cycle", response_model=DreamOut)
-async def dream_cycle(request: Request):
-    """Run the dream cycle now: merge near-duplicates, promote shared-neighbour edges."""
-    return await lanes(request).write.run(ops.dream_cycle)
+async def dream_cycle(request: Request, body: DreamBody | None = None):
+    """Run the dream cycle now over `namespace` (left out: every namespace; a bad name is a 422): merge
+    near-duplicates, promote shared-neighbour edges."""
+    return await lanes(request).write.run(ops.dream_cycle, namespace=body.namespace if body else None)
 
 
 @v1.post("/session-recap", response_model=LearnOut)

@@ -265,13 +265,13 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
     return walked, merged
 
 
-def _promote_edges(store: Store, being: str, at: str) -> int:
-    """Seed 003's edge promotion: two active memories of `being` with ≥ 3 common neighbours (over all edges,
+def _promote_edges(store: Store, being: str, at: str, namespace: str | None = None) -> int:
+    """Seed 003's edge promotion: two active memories of `being` (of `namespace`, when given) with ≥ 3 common neighbours (over all edges,
     either direction) and no direct edge of any kind get a `co_inferred` edge (lower id → higher id), strength =
     mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped at 1. Cost: the sum over
     memories of degree². Returns how many edges were added."""
     adjacent: dict[int, dict[int, float]] = defaultdict(dict)
-    for src, dst, strength in edges.active_edges(store, being):
+    for src, dst, strength in edges.active_edges(store, being, namespace):
         strength = max(strength, adjacent[src].get(dst, 0.0))
         adjacent[src][dst] = adjacent[dst][src] = strength
     paths: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -289,8 +289,11 @@ def _promote_edges(store: Store, being: str, at: str) -> int:
         return edges.insert_edges(store, inferred)
 
 
-def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None) -> dict:
-    """Seed 003's dream cycle for `being`: (1) dedup-merge: every active memory (ascending id) against its top-3
+def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None,
+          namespace: str | None = None) -> dict:
+    """Seed 003's dream cycle for `being`, over the memories of `namespace` (a name `twin.namespaces.checked`
+    passed), or of every namespace when None (a pair never spans two: `VectorLookup.nearest`): (1) dedup-merge:
+    every active memory (ascending id) against its top-3
     vector neighbours; a pair merges only when cosine ≥ 0.97 AND `mergeable` (token Jaccard ≥ 0.5, and the words
     that differ are function words, intensifiers or inflections only); the canonical has more
     hits, then is older; it takes the loser's edges and hits, and the loser is deleted everywhere (row, FTS,
@@ -300,11 +303,11 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
     (walked: active memories visited, minus those merged away before their turn)."""
     started = time.monotonic()
     moment = now or datetime.now(UTC)
-    ids = store.active_ids(being)
+    ids = store.active_ids(being, namespace)
     walked, merged = _merge_pass(store, being, ids, vectors_lookup) if vectors_lookup else (len(ids), 0)
     if merged:
         store.scrub_deleted_text()  # once for the whole pass: the merges are coalesced
-    promoted = _promote_edges(store, being, format_time(moment))
+    promoted = _promote_edges(store, being, format_time(moment), namespace)
     state.set_time(store, CURSOR, being, "last_dream", format_time(moment))
     ms = round((time.monotonic() - started) * 1000)
     Activity(store, being).record("dreamed", f"Dream cycle: walked {walked} memories, merged {merged}, promoted "

@@ -274,13 +274,17 @@ def session_recap(ctx: Context, summary: str, source: str | None = "session",
     return learn(ctx, summary, source or "session", namespace=namespace)
 
 
-def reflect(ctx: Context) -> ReflectOut:
+def reflect(ctx: Context, namespace: str | None = None) -> ReflectOut:
     """Seed 001's `POST /reflect`: reflect now (forced: no 3-new-memories gate), signals through the Hush gate,
-    each raised one handed to the daemon's outbox when it runs. Returns `{ran, signals, widgets, thought}`."""
+    each raised one handed to the daemon's outbox when it runs. Reflection reads the owner's new memories of
+    every namespace and keeps one profile: a `namespace` given is checked (`NamespaceError`, an `InvalidInput`
+    naming it, for a bad name) and does not narrow what is read. Returns `{ran, signals, widgets, thought}`."""
     from twin.llm.provider import provider_for
     from twin.reflection.hush import HushGate, HushRules
     from twin.reflection.second_pass import reflect as reflect_now
 
+    if namespace is not None:
+        checked(namespace)
     bus = ctx.bus()
     provider = provider_for(ctx.settings, ctx.store)
     gate = HushGate(ctx.store, ctx.being, HushRules.from_settings(ctx.settings))
@@ -293,21 +297,24 @@ def reflect(ctx: Context) -> ReflectOut:
     return ReflectOut(**result.to_dict())
 
 
-def dream_cycle(ctx: Context) -> DreamOut:
-    """Seed 003's dream cycle now (`twin.lifecycle.cycle.dream`): vectors from SQLite, top-k from an index reader
-    of this process (never the writer's); every write to SQLite; a running daemon's index writer then scrubs the
-    merged memories' vectors. Returns `{walked, merged, edgesPromoted, durationMs}`."""
+def dream_cycle(ctx: Context, namespace: str | None = None) -> DreamOut:
+    """Seed 003's dream cycle now (`twin.lifecycle.cycle.dream`) over the memories of `namespace`, or of every
+    namespace when None (as the daemon's own cycle): vectors from SQLite, top-k from an index reader of this
+    process (never the writer's); every write to SQLite; a running daemon's index writer then scrubs the merged
+    memories' vectors. Raises `NamespaceError` (an `InvalidInput` naming `namespace`) for a bad name, before
+    anything runs. Returns `{walked, merged, edgesPromoted, durationMs}`."""
     from twin.lifecycle.cycle import VectorLookup, dream
     from twin.vectors.embedder import model_id_of
     from twin.wiring import open_index_reader
 
+    namespace = None if namespace is None else checked(namespace)
     model_id = model_id_of(ctx.settings)
     dim = ctx.store.embedding_dim(model_id) if model_id else None
     lookup = None
     if model_id and dim:
         reader = open_index_reader(ctx.settings, ctx.store, model_id, dim)
         lookup = VectorLookup(ctx.store, reader.search, model_id)
-    result = dream(ctx.store, ctx.being, lookup)
+    result = dream(ctx.store, ctx.being, lookup, namespace=namespace)
     if result["merged"]:
         tell_daemon(ctx, "request_checkpoint")
     return DreamOut(**result)
