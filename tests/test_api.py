@@ -299,8 +299,14 @@ def test_the_other_v1_reads(api):
     assert any("Redis" in line for line in status["degraded"])  # no daemon here: said, not a 500
     adoption = api.client.get("/v1/adoption").json()
     assert "memory_context" in adoption["tools"] and adoption["instructions_hash"].startswith("sha256:")
-    stale = post(api, "/v1/adoption", {"tools": ["memory_search"], "instructions_hash": "sha256:old"})
+    stale = post(api, "/v1/adoption", {"observed_tools": ["memory_search"], "observed_instructions_hash": "sha256:old"})
     assert len(stale["diagnostics"]) == 2 and stale["refresh"]
+    camel = post(api, "/v1/adoption", {"observedTools": ["memory_search"], "observedInstructionsHash": "sha256:old"})
+    assert camel["diagnostics"] == stale["diagnostics"]
+    current = post(api, "/v1/adoption", {"observed_tools": adoption["tools"],
+                                         "observed_instructions_hash": adoption["instructions_hash"]})
+    assert current["diagnostics"] == [] and current["refresh"] == []
+    assert error_of(api.client.post("/v1/adoption", json={"tools": ["memory_search"]}), 422)["field"] == "tools"
     assert post(api, "/v1/dream-cycle", {})["walked"] == 1
     recap = post(api, "/v1/session-recap", {"summary": "Owner decided to move the team sync to Thursdays. "
                                                        "What time is it?"})

@@ -34,6 +34,20 @@ def test_the_surface_is_the_operations_one():
     assert get_args(tools.Kind) == KINDS and get_args(tools.Sensitivity) == SENSITIVITIES
 
 
+def test_adoption_takes_the_operations_names_on_every_interface():
+    """The API's body, the MCP tool and remote's route carry the adoption operation's own argument names."""
+    import inspect
+
+    from twin.api.bodies import AdoptionBody
+    from twin.mcp_server.tools import TwinTools
+    from twin.remote import ROUTES, WIRE_NAMES
+
+    names = set(inspect.signature(operations.adoption).parameters) - {"ctx"}
+    assert set(AdoptionBody.model_fields) == names
+    assert set(inspect.signature(TwinTools.memory_adoption).parameters) - {"self"} == names
+    assert ROUTES["adoption"][2] == names and not names & set(WIRE_NAMES)
+
+
 def _session(client: Client) -> dict:
     """tools/list, then capture → search → resource → forget → search, over one connection."""
     async def go():

@@ -164,6 +164,10 @@ def test_the_access_goes_to_the_daemon_and_back(api, twin_paths):
         with pytest.raises(InvalidInput) as bad:
             twin.search(query="bike", weights={"loudness": 1})
         assert bad.value.field == "weights" and twin.answered_here is False
+        stale = twin.adoption(observed_tools=["memory_search"], observed_instructions_hash="sha256:old")
+        assert twin.answered_here is False and len(stale["diagnostics"]) == 2
+        assert twin.adoption(observed_tools=stale["tools"], observed_instructions_hash=stale["instructions_hash"]
+                             )["diagnostics"] == []
 
 
 def test_a_long_lived_access_survives_a_token_rotation(api, twin_paths):

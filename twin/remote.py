@@ -173,8 +173,7 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
 `{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
 missing here (`learn`: the CLI's answer needs more than the route gives), or called with an argument its route
 does not carry (`list_memories(include_superseded=…)`), runs in this process (`NotOverHttp`)."""
-WIRE_NAMES = {"source_type_": "source_type", "observed_tools": "tools",
-              "observed_instructions_hash": "instructions_hash"}
+WIRE_NAMES = {"source_type_": "source_type"}
 """Arguments whose name in the API's bodies differs from the operation's."""
 QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace"})}
 """Arguments that go in the query of a route with a body (PATCH's `max_sensitivity` and `namespace`: the memory's

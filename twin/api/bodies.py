@@ -128,7 +128,9 @@ class ReflectBody(Body):
 
 
 class AdoptionBody(Body):
-    """Seed 003's `POST /v1/adoption`: what the client sees (both optional)."""
+    """Seed 003's `POST /v1/adoption`: what the client sees (both optional), named as the operation
+    (`twin.operations.adoption`) and the MCP tool `memory_adoption` name them."""
 
-    tools: list[str] | None = None
-    instructions_hash: str | None = either("instructions_hash", "instructionsHash", default=None, max_length=200)
+    observed_tools: list[str] | None = either("observed_tools", "observedTools", default=None)
+    observed_instructions_hash: str | None = either("observed_instructions_hash", "observedInstructionsHash",
+                                                    default=None, max_length=200)

@@ -272,7 +272,7 @@ async def session_recap(request: Request, body: RecapBody):
 @v1.post("/adoption", response_model=AdoptionOut)
 async def adoption_check(request: Request, body: AdoptionBody):
     """The tool surface, the instructions hash and feature flags; what is stale in what the client reports."""
-    return await lanes(request).read.run(ops.adoption, body.tools, body.instructions_hash)
+    return await lanes(request).read.run(ops.adoption, body.observed_tools, body.observed_instructions_hash)
 
 
 @v1.get("/adoption", response_model=AdoptionOut)
