@@ -125,6 +125,22 @@ def test_update_passes_the_worthiness_gate_like_capture(api):
     assert api.client.patch(f"/v1/memories/{made}", json={"content": moved}).json()["content"] == moved
 
 
+@pytest.mark.parametrize("bad", ["1.0", "+1", "01", "%201", "1_000", "1e0", "0", "-1", "abc", "１"])
+def test_an_id_in_a_path_is_plain_digits_or_a_422(api, bad):
+    """`1.0`, `+1`, `01`, ` 1`, `1_000`, a full-width digit … are no memory id on any route that takes one in its
+    path (GET, PATCH, DELETE, neighbors, history, seed 000's DELETE): 422 naming it, and nothing is touched."""
+    made = post(api, "/v1/remember", {"content": "Owner's bike lock code is kept in the blue notebook."})["id"]
+    assert made == 1
+    for method, path, body in (("GET", "/v1/memories/{}", None), ("PATCH", "/v1/memories/{}", {"kind": "episode"}),
+                               ("DELETE", "/v1/memories/{}", None), ("GET", "/v1/memories/{}/neighbors", None),
+                               ("GET", "/v1/memories/{}/history", None), ("DELETE", "/api/twin/memories/{}", None)):
+        refused = error_of(api.client.request(method, path.format(bad), json=body), 422)
+        assert refused["field"] == "memory_id" and "plain digits" in refused["message"], (method, path)
+        assert "pydantic" not in refused["message"]
+    kept = api.client.get("/v1/memories/1").json()
+    assert kept["kind"] == "fact" and kept["content"].startswith("Owner's bike lock")
+
+
 def test_the_token_is_required_and_rotates(api):
     with api.anonymous() as anonymous:
         for method, path in (("GET", "/api/twin/memories"), ("POST", "/v1/search"), ("GET", "/openapi.json"),

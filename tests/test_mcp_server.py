@@ -177,6 +177,32 @@ def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):
     assert fact in kept.contents[0].text
 
 
+def test_a_bad_resource_id_is_one_quiet_line(twin_paths, caplog):
+    """`twin://memory/abc`, `/1.0`, `/0` are the client's error: one INFO line each, no ERROR, no traceback;
+    the message says what an id is, without pydantic's link."""
+    import logging
+
+    from mcp.shared.exceptions import MCPError
+
+    from twin.mcp_server.server import build_server
+    from twin.remote import LocalTwin
+
+    async def go(client: Client):
+        failures = []
+        for uri in ("twin://memory/abc", "twin://memory/1.0", "twin://memory/0", "twin://memory/-3"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            failures.append(str(caught.value))
+        return failures
+
+    caplog.set_level(logging.INFO)
+    with LocalTwin(twin_paths) as twin:
+        failures = run(Client(build_server(twin)), go)
+    assert all("plain digits" in f and "pydantic" not in f for f in failures), failures
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert sum("twin://memory/" in r.getMessage() for r in caplog.records) == 4
+
+
 @pytest.mark.parametrize("tool", ["memory_stats", "memory_adoption"])
 def test_reports_validate(twin_paths, tool):
     async def go(client: Client):

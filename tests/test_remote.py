@@ -191,3 +191,47 @@ def test_a_long_lived_access_survives_a_token_rotation(api, twin_paths):
     with pytest.raises(TokenRefused):
         DaemonTwin(daemon_url(settings), "not-the-token").stats()
     assert not any("kayak" in m["content"] for m in open_twin(settings).list_memories(limit=50))
+
+
+BAD_INPUTS = (  # (MCP tool, its arguments, the same input as an HTTP request)
+    ("memory_capture", {"content": ""}, ("POST", "/v1/capture", {"json": {"content": ""}})),
+    ("memory_capture", {"content": " \n\t "}, ("POST", "/v1/capture", {"json": {"content": " \n\t "}})),
+    ("memory_remember", {"content": "Owner's desk is by the window.", "importance": 1.5},
+     ("POST", "/v1/remember", {"json": {"content": "Owner's desk is by the window.", "importance": 1.5}})),
+    ("memory_search", {"query": "desk", "limit": 0}, ("POST", "/v1/search", {"json": {"query": "desk", "limit": 0}})),
+    ("memory_recent", {"since": "last tuesday"}, ("GET", "/v1/recent", {"params": {"since": "last tuesday"}})),
+    ("memory_forget", {"id": 0}, ("DELETE", "/v1/memories/0", {})),
+    ("memory_update", {"id": "1.0", "kind": "fact"}, ("PATCH", "/v1/memories/1.0", {"json": {"kind": "fact"}})),
+    ("memory_session_recap", {"summary": ""}, ("POST", "/v1/session-recap", {"json": {"summary": ""}})),
+)
+
+
+def test_bad_input_says_the_same_on_every_path(api, twin_paths):
+    """The same bad input gets the same words over the API, over MCP in this process and over MCP through the
+    daemon (the field's name aside: the API's path calls the id `memory_id`), never pydantic's link."""
+    import re
+
+    from twin.mcp_server.server import build_server
+    from twin.remote import LocalTwin, open_twin
+
+    url, token = api
+    settings = load_settings()
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as http:
+        over_http = [http.request(method, path, **kw) for _, _, (method, path, kw) in BAD_INPUTS]
+    assert all(r.status_code == 422 for r in over_http), [r.text for r in over_http]
+    said = [r.json()["error"]["message"] for r in over_http]
+
+    async def tools(twin):
+        async with Client(build_server(twin)) as client:
+            return [(await client.call_tool(name, args)) for name, args, _ in BAD_INPUTS]
+
+    def words(text: str) -> str:
+        return re.sub(r"^(?:memory_id|id): ", "", re.sub(r"^Error executing tool \w+: ", "", text))
+
+    for twin in (LocalTwin(settings), open_twin(settings)):
+        with twin:
+            answers = asyncio.run(tools(twin))
+        for (name, args, _), answer, expected in zip(BAD_INPUTS, answers, said, strict=True):
+            assert answer.is_error, (name, args)
+            assert words(answer.content[0].text) == words(expected), (twin.describe(), name, args)
+    assert not any("pydantic" in m or "For further" in m for m in said)

@@ -66,7 +66,7 @@ class ContextBody(SearchBody):
 class MemoryBody(Body):
     """Seed 000's `POST /api/twin/memories`: `{kind, content, source, importance, tags}`."""
 
-    content: str = Field(min_length=1, max_length=TEXT_MAX)
+    content: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words (`clean_content`)
     kind: Kind = "fact"
     source: str | None = Field(None, max_length=1000)
     importance: float | None = Field(None, ge=0, le=1)
@@ -100,7 +100,7 @@ class UpdateBody(Body):
 class LearnBody(Body):
     """Seed 001's `POST /api/twin/learn`: `{text, source}`."""
 
-    text: str = Field(min_length=1, max_length=TEXT_MAX)
+    text: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
     source: str | None = Field("muse", max_length=1000)
     force: bool = False
     namespace: str = namespace_field()
@@ -109,7 +109,7 @@ class LearnBody(Body):
 class RecapBody(Body):
     """Seed 003's `memory_session_recap`: a concise summary of a session."""
 
-    summary: str = Field(min_length=1, max_length=TEXT_MAX)
+    summary: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
     source: str | None = Field("session", max_length=1000)
     namespace: str = namespace_field()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from twin import operations as ops
 from twin.api.bodies import (
@@ -27,6 +27,7 @@ from twin.api.bodies import (
     UpdateBody,
 )
 from twin.exceptions import InvalidInput
+from twin.memory import memory_id_of
 from twin.operations.shapes import (
     ActivityLineOut,
     AdoptionOut,
@@ -66,7 +67,7 @@ ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
     (422, "Bad input; `field` names it"), (503, "The store failed"))}
 """The error responses every route documents (schemathesis checks responses against them)."""
 
-MemoryId = Annotated[int, Path(ge=1, description="A memory's id")]
+MemoryId = Annotated[int, BeforeValidator(memory_id_of), Path(ge=1, description="A memory's id (plain digits)")]
 Limit = Annotated[int, Query(ge=1, description="At most this many (capped at 200)")]
 MaxSensitivity = Annotated[Sensitivity, Query(description="Show levels up to this; sensitive ones only when asked")]
 Namespace = Annotated[str, Query(description=NAMESPACE_HELP)]
