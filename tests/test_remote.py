@@ -235,3 +235,27 @@ def test_bad_input_says_the_same_on_every_path(api, twin_paths):
             assert answer.is_error, (name, args)
             assert words(answer.content[0].text) == words(expected), (twin.describe(), name, args)
     assert not any("pydantic" in m or "For further" in m for m in said)
+
+
+def test_cli_usage_errors_exit_2_with_the_daemon_up_or_not(twin_paths, monkeypatch):
+    """Too many `--include-namespace`, a bad `--namespace`, an id that is not plain digits: usage errors, exit 2,
+    whether the call went through the daemon's API or ran here (no daemon: `TWIN_API_ENABLED=false`)."""
+    seventeen = [arg for n in range(17) for arg in ("--include-namespace", f"team-{n}")]
+    cases = (("memories", *seventeen), ("recent", "--namespace", "not a name"), ("neighbors", "1.0"),
+             ("forget", "+1"), ("memories", "--namespace", "x" * 65), ("dream", "--namespace", "a/b"))
+
+    def exits() -> list[int]:
+        return [twin_cli(*args).returncode for args in cases]
+
+    sock = free_socket()
+    monkeypatch.setenv("TWIN_API_PORT", str(sock.getsockname()[1]))
+    from twin.api.app import create_app
+    from twin.api.lanes import Lanes
+    from twin.api.token import ensure_token
+
+    settings = load_settings()
+    ensure_token(settings.api_token_path)
+    with serving(create_app(settings, Lanes(settings, lambda: None), warm=False), sock):
+        assert exits() == [2] * len(cases)
+    monkeypatch.setenv("TWIN_API_ENABLED", "false")
+    assert exits() == [2] * len(cases)

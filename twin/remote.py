@@ -271,16 +271,25 @@ class DaemonTwin(TwinAccess):
         raise _error_of(status, raw)
 
 
+NAMESPACE_FIELDS = ("namespace", "include_namespaces")
+"""The fields of a `NamespaceError` (`twin.namespaces`)."""
+
+
 def _error_of(status: int, raw: bytes) -> TwinError:
     """The error an API answer with a 4xx/5xx `status` and body `raw` stands for (`{error: {code, message,
-    field?}}`)."""
+    field?}}`): the class the operation raised where the answer tells it (`NamespaceError` for a 422 naming a
+    namespace field), else `InvalidInput`, `NotFound`, `TokenRefused` or `TwinError`."""
     import json
+
+    from twin.namespaces import NamespaceError
 
     try:
         error = json.loads(raw)["error"]
         message, code, field = str(error["message"]), str(error.get("code", "")), error.get("field")
     except (ValueError, KeyError, TypeError):
         message, code, field = raw[:200].decode("utf-8", "replace"), "", None
+    if status == 422 and field in NAMESPACE_FIELDS and code in ("", "invalid"):
+        return NamespaceError(field, message)  # as the operation raised it: the CLI's usage error either way
     if status in (409, 422):
         return InvalidInput(message, field=field, code=code or "invalid")
     if status == 404:
