@@ -141,6 +141,20 @@ def test_an_id_in_a_path_is_plain_digits_or_a_422(api, bad):
     assert kept["kind"] == "fact" and kept["content"].startswith("Owner's bike lock")
 
 
+def test_what_came_over_the_api_without_a_source_is_labelled_api(api):
+    """One default source for every write over the API (learn, seed 000's memories, capture, remember); a source
+    given is kept as given."""
+    learned = post(api, "/api/twin/learn", {"text": "My niece Lior plays the cello in a youth orchestra."})
+    made = post(api, "/api/twin/memories", {"content": "Owner's car is a grey 2014 Skoda Octavia."})
+    captured = post(api, "/v1/capture", {"content": "Owner's gym closes at 22:00 on weekdays."})
+    remembered = post(api, "/v1/remember", {"content": "Owner's building has a bike room in the basement."})
+    sources = [learned[0]["source"], made["source"]] + [
+        api.client.get(f"/v1/memories/{x['id']}").json()["source"] for x in (captured, remembered)]
+    assert sources == ["api"] * 4
+    named = post(api, "/api/twin/learn", {"text": "My dentist is Dr. Haruka Sato in Graz.", "source": "notes"})
+    assert named[0]["source"] == "notes"
+
+
 def test_the_token_is_required_and_rotates(api):
     with api.anonymous() as anonymous:
         for method, path in (("GET", "/api/twin/memories"), ("POST", "/v1/search"), ("GET", "/openapi.json"),

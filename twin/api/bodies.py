@@ -101,7 +101,7 @@ class LearnBody(Body):
     """Seed 001's `POST /api/twin/learn`: `{text, source}`."""
 
     text: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
-    source: str | None = Field("muse", max_length=1000)
+    source: str | None = Field(None, max_length=1000, description="Where it came from (default `api`)")
     force: bool = False
     namespace: str = namespace_field()
 

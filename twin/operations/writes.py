@@ -219,9 +219,10 @@ def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPA
     return ForgetOut(ok=True, id=memory_id, removed=done.counts())
 
 
-def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+def learn_text(ctx: Context, text: str, source: str | None = None, force: bool = False,
                namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
-    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_name`) into `namespace`, with the
+    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_source`: `api` when none is named, as
+    for a capture) into `namespace`, with the
     configured model or offline; the old wording of memories updated in place scrubbed, the daemon told to embed.
     Returns the `LearnResult` (`learn_out` shapes it)."""
     from twin.learn.learning import learn
@@ -230,7 +231,7 @@ def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool
     namespace = checked(namespace)
     provider = provider_for(ctx.settings, ctx.store)
     try:
-        result = learn(ctx.store, ctx.activity, ctx.being, text, clean_name(source or "muse"), provider=provider,
+        result = learn(ctx.store, ctx.activity, ctx.being, text, clean_source(source), provider=provider,
                        force=force, namespace=namespace)
     finally:
         if provider is not None:
@@ -255,7 +256,7 @@ def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False)
                     profile_updated=result.profile_updated)
 
 
-def learn(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+def learn(ctx: Context, text: str, source: str | None = None, force: bool = False,
           namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
     """Seed 001's `POST /learn`: `learn_text` into `namespace`, shaped (`learn_out`)."""
     namespace = checked(namespace)
