@@ -262,6 +262,8 @@ def test_sensitive_memories_are_hidden_on_every_read_path(api):
     public_only = json.loads(seen("/v1/search", {"query": "bank card espresso roast", "max_sensitivity": "public"}))
     assert [r["id"] for r in public_only["results"]] == [coffee]
     assert [m["id"] for m in json.loads(seen("/v1/recent", max_sensitivity="public"))] == [coffee]
+    hidden = api.client.get(f"/v1/memories/{pin}").json()["content"]
+    assert "max_sensitivity" in hidden  # the API's own argument is what the hidden text names
 
 
 def test_search_weights_context_and_degraded(api):

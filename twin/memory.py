@@ -56,8 +56,9 @@ def levels_up_to(max_sensitivity: str) -> tuple[str, ...]:
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")
-SENSITIVE_HIDDEN = "(sensitive: --sensitive shows it)"
-"""What every output path shows instead of a sensitive memory's text when it was not asked for (`Memory.shown`)."""
+SENSITIVE_HIDDEN = "(sensitive: hidden unless asked for: --sensitive, max_sensitivity=sensitive)"
+"""What every output path shows instead of a sensitive memory's text when it was not asked for (`Memory.shown`):
+the words of every interface that asks (the CLI's flag, the API's and MCP's argument)."""
 
 
 def utc_now() -> str:
