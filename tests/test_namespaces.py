@@ -47,7 +47,7 @@ def test_scope_is_a_union_in_order_capped_at_sixteen():
     assert scope() == ("default",)
     assert scope("work", ["home", "work", "home", "x"]) == ("work", "home", "x")
     assert len(scope("n0", [f"n{i}" for i in range(1, INCLUDE_MAX + 1)])) == INCLUDE_MAX + 1
-    with pytest.raises(NamespaceError, match="at most 16$"):  # nothing for the reader to look up
+    with pytest.raises(NamespaceError, match=r"at most 16$"):  # nothing for the reader to look up
         scope("default", [f"n{i}" for i in range(INCLUDE_MAX + 1)])
     with pytest.raises(NamespaceError, match="list"):
         scope("default", "work")

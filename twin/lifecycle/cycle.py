@@ -239,7 +239,8 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
 
 def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) -> tuple[int, int]:
     """Seed 003's dedup-merge over `ids` (ascending): each memory's top-3 neighbours; a pair with cosine ≥ 0.97
-    that passes `mergeable` (token Jaccard ≥ 0.5, no content word differs) is folded into its canonical (`merge_pair`). Returns `(walked, merged)`."""
+    that passes `mergeable` (token Jaccard ≥ 0.5, no content word differs) is folded into its canonical
+    (`merge_pair`). Returns `(walked, merged)`."""
     walked = merged = 0
     gone: set[int] = set()
     for chunk, _ in id_chunks(ids):
@@ -266,10 +267,10 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
 
 
 def _promote_edges(store: Store, being: str, at: str, namespace: str | None = None) -> int:
-    """Seed 003's edge promotion: two active memories of `being` (of `namespace`, when given) with ≥ 3 common neighbours (over all edges,
-    either direction) and no direct edge of any kind get a `co_inferred` edge (lower id → higher id), strength =
-    mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped at 1. Cost: the sum over
-    memories of degree². Returns how many edges were added."""
+    """Seed 003's edge promotion: two active memories of `being` (of `namespace`, when given) with ≥ 3 common
+    neighbours (over all edges, either direction) and no direct edge of any kind get a `co_inferred` edge (lower
+    id → higher id), strength = mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped
+    at 1. Cost: the sum over memories of degree². Returns how many edges were added."""
     adjacent: dict[int, dict[int, float]] = defaultdict(dict)
     for src, dst, strength in edges.active_edges(store, being, namespace):
         strength = max(strength, adjacent[src].get(dst, 0.0))

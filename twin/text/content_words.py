@@ -49,6 +49,6 @@ def _content(text: str) -> frozenset[str]:
 def same_content_words(a: str, b: str) -> bool:
     """True when `a` and `b` differ only in function words, intensifiers and inflections (see the module): the
     same lemmas of content words on both sides. "Owner really likes hiking." / "Owner likes hiking." → True;
-    "… to the landlord …" / "… to the accountant …" → False; "… in Porto." / "… in Braga." → False; "2 cats" /
-    "3 cats" → False. Read-only, never raises."""
+    "… to the landlord …" / "… to the accountant …" → False; "… in Porto." / "… in Braga." → False;
+    "2 cats" / "3 cats" → False. Read-only, never raises."""
     return _content(a) == _content(b)
