@@ -110,6 +110,51 @@ def test_update_keeps_id_hits_and_edges_and_drops_the_vector(api):
     assert error_of(api.client.patch("/v1/memories/99999", json={"kind": "fact"}), 404)["code"] == "not_found"
 
 
+def test_update_passes_the_worthiness_gate_like_capture(api):
+    """New content that capture would refuse (filler in any language, text under 12 characters) is refused by an
+    update too: 422 `rejected` with the gate's reason, the memory unchanged; metadata alone still changes."""
+    fact = "Owner's dentist appointment is on the 14th at Dr. Okafor's."
+    made = post(api, "/v1/remember", {"content": fact, "tags": ["health"]})["id"]
+    for filler in ("k", "ok", "Thanks so much!", "merci 👍", "👍👍", "Owner is fine.", "short one"):
+        refused = error_of(api.client.patch(f"/v1/memories/{made}", json={"content": filler}), 422)
+        assert refused["code"] == "rejected" and refused["field"] == "content", filler
+        assert "filler" in refused["message"] or "shorter than 12" in refused["message"], refused
+        assert api.client.get(f"/v1/memories/{made}").json()["content"] == fact
+    assert api.client.patch(f"/v1/memories/{made}", json={"importance": 0.9}).json()["content"] == fact
+    moved = "Owner's dentist appointment moved to the 21st at Dr. Okafor's."
+    assert api.client.patch(f"/v1/memories/{made}", json={"content": moved}).json()["content"] == moved
+
+
+@pytest.mark.parametrize("bad", ["1.0", "+1", "01", "%201", "1_000", "1e0", "0", "-1", "abc", "１"])
+def test_an_id_in_a_path_is_plain_digits_or_a_422(api, bad):
+    """`1.0`, `+1`, `01`, ` 1`, `1_000`, a full-width digit … are no memory id on any route that takes one in its
+    path (GET, PATCH, DELETE, neighbors, history, seed 000's DELETE): 422 naming it, and nothing is touched."""
+    made = post(api, "/v1/remember", {"content": "Owner's bike lock code is kept in the blue notebook."})["id"]
+    assert made == 1
+    for method, path, body in (("GET", "/v1/memories/{}", None), ("PATCH", "/v1/memories/{}", {"kind": "episode"}),
+                               ("DELETE", "/v1/memories/{}", None), ("GET", "/v1/memories/{}/neighbors", None),
+                               ("GET", "/v1/memories/{}/history", None), ("DELETE", "/api/twin/memories/{}", None)):
+        refused = error_of(api.client.request(method, path.format(bad), json=body), 422)
+        assert refused["field"] == "memory_id" and "plain digits" in refused["message"], (method, path)
+        assert "pydantic" not in refused["message"]
+    kept = api.client.get("/v1/memories/1").json()
+    assert kept["kind"] == "fact" and kept["content"].startswith("Owner's bike lock")
+
+
+def test_what_came_over_the_api_without_a_source_is_labelled_api(api):
+    """One default source for every write over the API (learn, seed 000's memories, capture, remember); a source
+    given is kept as given."""
+    learned = post(api, "/api/twin/learn", {"text": "My niece Lior plays the cello in a youth orchestra."})
+    made = post(api, "/api/twin/memories", {"content": "Owner's car is a grey 2014 Skoda Octavia."})
+    captured = post(api, "/v1/capture", {"content": "Owner's gym closes at 22:00 on weekdays."})
+    remembered = post(api, "/v1/remember", {"content": "Owner's building has a bike room in the basement."})
+    sources = [learned[0]["source"], made["source"]] + [
+        api.client.get(f"/v1/memories/{x['id']}").json()["source"] for x in (captured, remembered)]
+    assert sources == ["api"] * 4
+    named = post(api, "/api/twin/learn", {"text": "My dentist is Dr. Haruka Sato in Graz.", "source": "notes"})
+    assert named[0]["source"] == "notes"
+
+
 def test_the_token_is_required_and_rotates(api):
     with api.anonymous() as anonymous:
         for method, path in (("GET", "/api/twin/memories"), ("POST", "/v1/search"), ("GET", "/openapi.json"),
@@ -217,6 +262,8 @@ def test_sensitive_memories_are_hidden_on_every_read_path(api):
     public_only = json.loads(seen("/v1/search", {"query": "bank card espresso roast", "max_sensitivity": "public"}))
     assert [r["id"] for r in public_only["results"]] == [coffee]
     assert [m["id"] for m in json.loads(seen("/v1/recent", max_sensitivity="public"))] == [coffee]
+    hidden = api.client.get(f"/v1/memories/{pin}").json()["content"]
+    assert "max_sensitivity" in hidden  # the API's own argument is what the hidden text names
 
 
 def test_search_weights_context_and_degraded(api):
@@ -284,8 +331,14 @@ def test_the_other_v1_reads(api):
     assert any("Redis" in line for line in status["degraded"])  # no daemon here: said, not a 500
     adoption = api.client.get("/v1/adoption").json()
     assert "memory_context" in adoption["tools"] and adoption["instructions_hash"].startswith("sha256:")
-    stale = post(api, "/v1/adoption", {"tools": ["memory_search"], "instructions_hash": "sha256:old"})
+    stale = post(api, "/v1/adoption", {"observed_tools": ["memory_search"], "observed_instructions_hash": "sha256:old"})
     assert len(stale["diagnostics"]) == 2 and stale["refresh"]
+    camel = post(api, "/v1/adoption", {"observedTools": ["memory_search"], "observedInstructionsHash": "sha256:old"})
+    assert camel["diagnostics"] == stale["diagnostics"]
+    current = post(api, "/v1/adoption", {"observed_tools": adoption["tools"],
+                                         "observed_instructions_hash": adoption["instructions_hash"]})
+    assert current["diagnostics"] == [] and current["refresh"] == []
+    assert error_of(api.client.post("/v1/adoption", json={"tools": ["memory_search"]}), 422)["field"] == "tools"
     assert post(api, "/v1/dream-cycle", {})["walked"] == 1
     recap = post(api, "/v1/session-recap", {"summary": "Owner decided to move the team sync to Thursdays. "
                                                        "What time is it?"})

@@ -248,6 +248,47 @@ def test_dream_never_merges_a_contradiction_even_at_cosine_one(store, embedder, 
     assert store.get(lisbon) is not None and store.get(berlin) is not None
 
 
+SAME_FACT = (  # only function words, intensifiers or inflections differ: one memory
+    ("Owner really likes hiking in the hills on weekends.", "Owner likes hiking in the hills on weekends."),
+    ("Owner's partner is allergic to shellfish and peanuts.", "The owner's partner is allergic to the shellfish "
+                                                              "and peanuts."),
+    ("Owner keeps the spare key under the blue flower pot.", "Owner keeps a spare key under a blue flower pot."),
+    ("Owner absolutely hates waiting in long queues at airports.", "Owner hates waiting in long queues at airport."),
+    ("Owner walked the dog around the lake every morning.", "Owner walks the dog around the lake every morning."),
+)
+DIFFERENT_FACTS = (  # one content word differs (a person, a place, an object, a number, a name): two memories
+    ("Owner promised to send the signed rental contract for the flat to the landlord by friday.",
+     "Owner promised to send the signed rental contract for the flat to the accountant by friday."),
+    ("Owner keeps the spare key of the cellar under the blue flower pot in the kitchen.",
+     "Owner keeps the spare key of the cellar under the blue flower pot in the garage."),
+    ("Owner keeps the spare key of the cellar under the blue flower pot by the door.",
+     "Owner keeps the spare bike lock of the cellar under the blue flower pot by the door."),
+    ("Owner must bring two printed copies of the signed lease to the meeting.",
+     "Owner must bring three printed copies of the signed lease to the meeting."),
+    ("Owner must bring 4 printed copies of the signed lease to the meeting at the bank.",
+     "Owner must bring 5 printed copies of the signed lease to the meeting at the bank."),
+    ("Owner is taking the night train to Vienna with Jonas on the first weekend of May.",
+     "Owner is taking the night train to Vienna with Petra on the first weekend of May."),
+)
+
+
+@pytest.mark.parametrize(("a", "b"), SAME_FACT + DIFFERENT_FACTS)
+def test_dream_merges_only_when_no_content_word_differs(store, embedder, writer, a, b):
+    """At cosine 1.0 (both given one vector) and token Jaccard ≥ 0.5 the pair still merges only when the words
+    that differ carry no content; otherwise both memories stay, word for word."""
+    from twin.lifecycle.cycle import MERGE_JACCARD
+
+    assert token_jaccard(a, b) >= MERGE_JACCARD  # the seed's word gate alone would merge every pair here
+    first, second = _mem(store, a, hits=1), _mem(store, b)
+    vector = embedder.embed([a])
+    store.save_embeddings([first, second], np.vstack([vector, vector]), embedder.model_id)
+    merged = dream(store, BEING, _lookup(store, writer), NOW)["merged"]
+    if (a, b) in SAME_FACT:
+        assert merged == 1 and store.get(first).content == a and store.get(second) is None
+    else:
+        assert merged == 0 and store.get(first).content == a and store.get(second).content == b
+
+
 def test_dream_promotes_an_edge_between_memories_with_three_common_neighbours(store):
     a, b, c1, c2, c3, p, q, d1, d2, d3 = (_mem(store, f"Memory {n} of the promotion graph.") for n in
                                           ("a", "b", "c1", "c2", "c3", "p", "q", "d1", "d2", "d3"))
@@ -322,3 +363,6 @@ def test_jobs_and_cli_end_to_end(store, redis, activity):
     bus.enqueue("dream_being", being=BEING)  # the daily job, in the embedding worker
     run_worker("embed")
     assert len(diary_lines(activity, "dreamed")) == 2
+    elsewhere = json.loads(twin("dream", "--namespace", "elsewhere", "--json").stdout)
+    assert elsewhere["walked"] == 0 and elsewhere["merged"] == 0  # only that namespace's memories
+    assert twin("dream", "--namespace", "not a name", check=False).returncode == 2

@@ -34,6 +34,20 @@ def test_the_surface_is_the_operations_one():
     assert get_args(tools.Kind) == KINDS and get_args(tools.Sensitivity) == SENSITIVITIES
 
 
+def test_adoption_takes_the_operations_names_on_every_interface():
+    """The API's body, the MCP tool and remote's route carry the adoption operation's own argument names."""
+    import inspect
+
+    from twin.api.bodies import AdoptionBody
+    from twin.mcp_server.tools import TwinTools
+    from twin.remote import ROUTES, WIRE_NAMES
+
+    names = set(inspect.signature(operations.adoption).parameters) - {"ctx"}
+    assert set(AdoptionBody.model_fields) == names
+    assert set(inspect.signature(TwinTools.memory_adoption).parameters) - {"self"} == names
+    assert ROUTES["adoption"][2] == names and not names & set(WIRE_NAMES)
+
+
 def _session(client: Client) -> dict:
     """tools/list, then capture → search → resource → forget → search, over one connection."""
     async def go():
@@ -146,6 +160,47 @@ def test_bad_input_is_the_tools_error_not_a_crash(twin_paths):
     assert missing.is_error and "no memory #424242" in missing.content[0].text
     assert bad_time.is_error and "ISO-8601" in bad_time.content[0].text
     assert bad_limit.is_error and "Traceback" not in bad_limit.content[0].text
+
+
+def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):
+    fact = "Owner's passport expires in November 2031."
+
+    async def go(client: Client):
+        made = (await client.call_tool("memory_remember", {"content": fact})).structured_content["id"]
+        refused = [await client.call_tool("memory_update", {"id": made, "content": c}) for c in ("ok", "Danke!", "x y")]
+        kept = await client.read_resource(f"twin://memory/{made}")
+        return refused, kept
+
+    refused, kept = run(Client(stdio_server()), go)
+    for answer in refused:
+        assert answer.is_error and "not stored:" in answer.content[0].text
+    assert fact in kept.contents[0].text
+
+
+def test_a_bad_resource_id_is_one_quiet_line(twin_paths, caplog):
+    """`twin://memory/abc`, `/1.0`, `/0` are the client's error: one INFO line each, no ERROR, no traceback;
+    the message says what an id is, without pydantic's link."""
+    import logging
+
+    from mcp.shared.exceptions import MCPError
+
+    from twin.mcp_server.server import build_server
+    from twin.remote import LocalTwin
+
+    async def go(client: Client):
+        failures = []
+        for uri in ("twin://memory/abc", "twin://memory/1.0", "twin://memory/0", "twin://memory/-3"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            failures.append(str(caught.value))
+        return failures
+
+    caplog.set_level(logging.INFO)
+    with LocalTwin(twin_paths) as twin:
+        failures = run(Client(build_server(twin)), go)
+    assert all("plain digits" in f and "pydantic" not in f for f in failures), failures
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert sum("twin://memory/" in r.getMessage() for r in caplog.records) == 4
 
 
 @pytest.mark.parametrize("tool", ["memory_stats", "memory_adoption"])

@@ -109,6 +109,24 @@ def test_namespace_errors_name_their_field_over_http(api):
     assert ok(c.get("/api/twin/memories")) == []  # nothing was written by the refused calls
 
 
+def test_dream_and_reflect_take_the_namespace_over_http(api):
+    """The dream walks the namespace it is given (every one when none is), a bad name is a 422 naming it on the
+    dream and on reflection, and an unknown field is refused."""
+    c = api.client
+    for content, namespace in ((STANDUP, "work"), (DENTIST, "default"), ("Owner's locker code at work is 1234.",
+                                                                        "work")):
+        ok(c.post("/v1/remember", json={"content": content, "namespace": namespace}))
+    assert ok(c.post("/v1/dream-cycle", json={"namespace": "work"}))["walked"] == 2
+    assert ok(c.post("/v1/dream-cycle", json={"namespace": "default"}))["walked"] == 1
+    assert ok(c.post("/v1/dream-cycle", json={"namespace": "empty-one"}))["walked"] == 0
+    assert ok(c.post("/v1/dream-cycle", json={}))["walked"] == 3 and ok(c.post("/v1/dream-cycle"))["walked"] == 3
+    for path in ("/v1/dream-cycle", "/api/twin/reflect"):
+        for bad in ("", "a b", "x" * 65, "ünï"):
+            assert field_of(c.post(path, json={"namespace": bad})) == "namespace", (path, bad)
+        assert field_of(c.post(path, json={"namespace": "work", "namespaces": ["x"]})) == "namespaces"
+    assert ok(c.post("/api/twin/reflect", json={"namespace": "work"}))["ran"] is False  # no model provider
+
+
 READS_WITH_UNION = {"memory_context", "memory_search", "memory_recent", "memory_today", "memory_neighbors"}
 WITHOUT_NAMESPACE = {"memory_stats", "memory_adoption"}
 

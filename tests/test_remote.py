@@ -164,3 +164,98 @@ def test_the_access_goes_to_the_daemon_and_back(api, twin_paths):
         with pytest.raises(InvalidInput) as bad:
             twin.search(query="bike", weights={"loudness": 1})
         assert bad.value.field == "weights" and twin.answered_here is False
+        stale = twin.adoption(observed_tools=["memory_search"], observed_instructions_hash="sha256:old")
+        assert twin.answered_here is False and len(stale["diagnostics"]) == 2
+        assert twin.adoption(observed_tools=stale["tools"], observed_instructions_hash=stale["instructions_hash"]
+                             )["diagnostics"] == []
+
+
+def test_a_long_lived_access_survives_a_token_rotation(api, twin_paths):
+    """`twin token --rotate` while an access lives (a running `twin mcp`): its next call reads the token file
+    again and goes through, reads and writes alike, several rotations in a row; a token the file does not cure is
+    refused with `TokenRefused`, and nothing was written by the refused call."""
+    from twin.api.token import rotate_token
+    from twin.remote import DaemonTwin, TokenRefused, daemon_url, open_twin
+
+    settings = load_settings()
+    with open_twin(settings) as twin:
+        first = twin.capture_memory(content="Owner's canoe is stored in the boathouse at Lake Ohrid.", source="t")
+        for n in range(3):
+            rotate_token(settings.api_token_path)
+            assert twin.get_memory(memory_id=first["id"])["id"] == first["id"] and twin.answered_here is False
+            made = twin.capture_memory(content=f"Owner's locker number at the climbing gym is {71 + n}.", source="t")
+            assert made["id"] > first["id"]
+    stale = DaemonTwin(daemon_url(settings), "not-the-token", token_source=lambda: "also-not-the-token")
+    with pytest.raises(TokenRefused):
+        stale.capture_memory(content="Owner's kayak is red and lives in the garage.", source="t")
+    with pytest.raises(TokenRefused):
+        DaemonTwin(daemon_url(settings), "not-the-token").stats()
+    assert not any("kayak" in m["content"] for m in open_twin(settings).list_memories(limit=50))
+
+
+BAD_INPUTS = (  # (MCP tool, its arguments, the same input as an HTTP request)
+    ("memory_capture", {"content": ""}, ("POST", "/v1/capture", {"json": {"content": ""}})),
+    ("memory_capture", {"content": " \n\t "}, ("POST", "/v1/capture", {"json": {"content": " \n\t "}})),
+    ("memory_remember", {"content": "Owner's desk is by the window.", "importance": 1.5},
+     ("POST", "/v1/remember", {"json": {"content": "Owner's desk is by the window.", "importance": 1.5}})),
+    ("memory_search", {"query": "desk", "limit": 0}, ("POST", "/v1/search", {"json": {"query": "desk", "limit": 0}})),
+    ("memory_recent", {"since": "last tuesday"}, ("GET", "/v1/recent", {"params": {"since": "last tuesday"}})),
+    ("memory_forget", {"id": 0}, ("DELETE", "/v1/memories/0", {})),
+    ("memory_update", {"id": "1.0", "kind": "fact"}, ("PATCH", "/v1/memories/1.0", {"json": {"kind": "fact"}})),
+    ("memory_session_recap", {"summary": ""}, ("POST", "/v1/session-recap", {"json": {"summary": ""}})),
+)
+
+
+def test_bad_input_says_the_same_on_every_path(api, twin_paths):
+    """The same bad input gets the same words over the API, over MCP in this process and over MCP through the
+    daemon (the field's name aside: the API's path calls the id `memory_id`), never pydantic's link."""
+    import re
+
+    from twin.mcp_server.server import build_server
+    from twin.remote import LocalTwin, open_twin
+
+    url, token = api
+    settings = load_settings()
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as http:
+        over_http = [http.request(method, path, **kw) for _, _, (method, path, kw) in BAD_INPUTS]
+    assert all(r.status_code == 422 for r in over_http), [r.text for r in over_http]
+    said = [r.json()["error"]["message"] for r in over_http]
+
+    async def tools(twin):
+        async with Client(build_server(twin)) as client:
+            return [(await client.call_tool(name, args)) for name, args, _ in BAD_INPUTS]
+
+    def words(text: str) -> str:
+        return re.sub(r"^(?:memory_id|id): ", "", re.sub(r"^Error executing tool \w+: ", "", text))
+
+    for twin in (LocalTwin(settings), open_twin(settings)):
+        with twin:
+            answers = asyncio.run(tools(twin))
+        for (name, args, _), answer, expected in zip(BAD_INPUTS, answers, said, strict=True):
+            assert answer.is_error, (name, args)
+            assert words(answer.content[0].text) == words(expected), (twin.describe(), name, args)
+    assert not any("pydantic" in m or "For further" in m for m in said)
+
+
+def test_cli_usage_errors_exit_2_with_the_daemon_up_or_not(twin_paths, monkeypatch):
+    """Too many `--include-namespace`, a bad `--namespace`, an id that is not plain digits: usage errors, exit 2,
+    whether the call went through the daemon's API or ran here (no daemon: `TWIN_API_ENABLED=false`)."""
+    seventeen = [arg for n in range(17) for arg in ("--include-namespace", f"team-{n}")]
+    cases = (("memories", *seventeen), ("recent", "--namespace", "not a name"), ("neighbors", "1.0"),
+             ("forget", "+1"), ("memories", "--namespace", "x" * 65), ("dream", "--namespace", "a/b"))
+
+    def exits() -> list[int]:
+        return [twin_cli(*args).returncode for args in cases]
+
+    sock = free_socket()
+    monkeypatch.setenv("TWIN_API_PORT", str(sock.getsockname()[1]))
+    from twin.api.app import create_app
+    from twin.api.lanes import Lanes
+    from twin.api.token import ensure_token
+
+    settings = load_settings()
+    ensure_token(settings.api_token_path)
+    with serving(create_app(settings, Lanes(settings, lambda: None), warm=False), sock):
+        assert exits() == [2] * len(cases)
+    monkeypatch.setenv("TWIN_API_ENABLED", "false")
+    assert exits() == [2] * len(cases)

@@ -54,3 +54,24 @@ class InvalidInput(TwinError, ValueError):
 
 class NotFound(TwinError, LookupError):
     """The memory (or other row) an operation names does not exist, or belongs to another being (HTTP 404)."""
+
+
+_PYDANTIC_LINK = " For further information visit https://errors.pydantic.dev"
+_LOCATIONS = ("body", "query", "path", "header")
+
+
+def invalid_input_of(errors: list[dict]) -> InvalidInput:
+    """The caller's error that a pydantic validation failure stands for (`ValidationError.errors()`: the API's
+    bodies, queries and paths, the MCP tools' arguments), so both say the same about the same input: the first
+    error, `field` the last name of its location after where it was (`body.content` → `content`), the message
+    "<field>: <what pydantic says>" without pydantic's "Value error, " prefix and its documentation link. Code
+    `invalid`."""
+    first = errors[0] if errors else {}
+    loc = list(first.get("loc", ()))
+    if loc and loc[0] in _LOCATIONS:
+        loc = loc[1:]
+    names = [part for part in loc if isinstance(part, str)]
+    field = names[-1] if names else None
+    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
+    message = message.split(_PYDANTIC_LINK)[0].strip()
+    return InvalidInput(f"{field}: {message}" if field else message, field=field)

@@ -17,6 +17,21 @@ SENSITIVITIES = ("public", "internal", "private", "sensitive")
 DEFAULT_SENSITIVITY = "private"
 """Level of a memory holding no secret (seed 003: "otherwise defaults to private")."""
 SENSITIVE = "sensitive"
+MEMORY_ID_PATTERN = r"^[1-9][0-9]*$"
+"""A memory id written as text (a URL path, a resource URI, a command argument): a whole number in plain digits,
+no sign, point, exponent, space, underscore or leading zero ("1.0", "+1", "01", "1_000" are not ids)."""
+_MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
+
+
+def memory_id_of(text: object) -> int:
+    """The memory id `text` spells (`MEMORY_ID_PATTERN`; an int ≥ 1 is taken as it is). Raises `ValueError`
+    saying what an id looks like (each interface shows it as the caller's error naming its field). An id beyond
+    SQLite's INTEGER is returned as it is: no memory has it."""
+    if isinstance(text, int) and not isinstance(text, bool) and text >= 1:
+        return text
+    if isinstance(text, str) and _MEMORY_ID.fullmatch(text):
+        return int(text)
+    raise ValueError(f"a memory id is a whole number ≥ 1 in plain digits, not {str(text)[:40]!r}")
 
 
 def stricter(*levels: str) -> str:
@@ -41,8 +56,9 @@ def levels_up_to(max_sensitivity: str) -> tuple[str, ...]:
 STATUSES = ("active", "superseded")
 
 _WHITESPACE = re.compile(r"\s+")
-SENSITIVE_HIDDEN = "(sensitive: --sensitive shows it)"
-"""What every output path shows instead of a sensitive memory's text when it was not asked for (`Memory.shown`)."""
+SENSITIVE_HIDDEN = "(sensitive: hidden unless asked for: --sensitive, max_sensitivity=sensitive)"
+"""What every output path shows instead of a sensitive memory's text when it was not asked for (`Memory.shown`):
+the words of every interface that asks (the CLI's flag, the API's and MCP's argument)."""
 
 
 def utc_now() -> str:

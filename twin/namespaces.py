@@ -54,7 +54,7 @@ def scope(namespace: str = DEFAULT_NAMESPACE, include_namespaces: Iterable[str] 
     extra = [] if include_namespaces is None else list(include_namespaces)
     if len(extra) > INCLUDE_MAX:
         raise NamespaceError("include_namespaces", f"include_namespaces holds {len(extra)} names; at most "
-                                                   f"{INCLUDE_MAX} (seed 003)")
+                                                   f"{INCLUDE_MAX}")
     out = [first]
     for name in extra:
         if checked(name, "include_namespaces") not in out:

@@ -132,6 +132,10 @@ class LanesTwin(TwinAccess):
         return to_jsonable_python(lane.call(getattr(operations, operation), **arguments))
 
 
+class TokenRefused(TwinError):
+    """The daemon's API answered 401 to the token in use (the guard refused it before any operation ran)."""
+
+
 class NotOverHttp(TwinError):
     """An operation, or an argument of it, that the API has no route for (`ROUTES`): it runs in this process."""
 
@@ -162,15 +166,14 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "activity": ("GET", "/api/twin/activity", ""),
         "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
         "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
-        "reflect": ("POST", "/api/twin/reflect", ""),
-        "dream_cycle": ("POST", "/v1/dream-cycle", ""),
+        "reflect": ("POST", "/api/twin/reflect", "namespace"),
+        "dream_cycle": ("POST", "/v1/dream-cycle", "namespace"),
     }.items()}
 """Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
 `{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
 missing here (`learn`: the CLI's answer needs more than the route gives), or called with an argument its route
 does not carry (`list_memories(include_superseded=…)`), runs in this process (`NotOverHttp`)."""
-WIRE_NAMES = {"source_type_": "source_type", "observed_tools": "tools",
-              "observed_instructions_hash": "instructions_hash"}
+WIRE_NAMES = {"source_type_": "source_type"}
 """Arguments whose name in the API's bodies differs from the operation's."""
 QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace"})}
 """Arguments that go in the query of a route with a body (PATCH's `max_sensitivity` and `namespace`: the memory's
@@ -183,16 +186,35 @@ class DaemonTwin(TwinAccess):
     an HTTP client library costs `twin recall` more than the call itself; connecting waits `DAEMON_CONNECT_S`,
     the answer `DAEMON_ANSWER_S`). Raises `DaemonUnreachable` when nothing accepts the connection (the request
     was not sent), `NotOverHttp` for a call the API has no route for, `InvalidInput`/`NotFound` for the API's
-    422, 409 and 404 (its message and field), `TwinError` for any other failure (401: the token changed; 5xx:
-    the daemon failed)."""
+    422, 409 and 404 (its message and field), `TokenRefused` for a 401 that a fresh read of the token did not cure,
+    `TwinError` for any other failure (5xx: the daemon failed).
 
-    def __init__(self, base_url: str, token: str):
+    `token_source` gives the current token (the token file read again, `daemon_token`): on a 401 (`twin token
+    --rotate` ran while this access lives, e.g. in a long-running `twin mcp`) the token is read again and, when it
+    changed, the request is sent once more. A 401 is the guard's answer before any operation runs, so sending the
+    request again cannot do a write twice."""
+
+    def __init__(self, base_url: str, token: str, token_source: Callable[[], str | None] | None = None):
         from urllib.parse import urlsplit
 
         self.base_url = base_url
         parts = urlsplit(base_url)
         self._host, self._port = parts.hostname, parts.port
+        self._token_source = token_source
+        self._use_token(token)
+
+    def _use_token(self, token: str) -> None:
+        self._token = token
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+
+    def _token_changed(self) -> bool:
+        """Read the token again (`token_source`); True when there is a new one (then it is used from now on)."""
+        fresh = self._token_source() if self._token_source is not None else None
+        if fresh is None or fresh == self._token:
+            return False
+        log.info("remote: the API's token changed; using the new one")
+        self._use_token(fresh)
+        return True
 
     def describe(self) -> str:
         return f"the daemon at {self.base_url}"
@@ -209,7 +231,12 @@ class DaemonTwin(TwinAccess):
         in_query = QUERY_ARGS.get(operation, frozenset())
         query = {k: v for k, v in wire.items() if method in ("GET", "DELETE") or k in in_query}
         body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
-        return self._request(method, path, query, body)
+        try:
+            return self._request(method, path, query, body)
+        except TokenRefused:
+            if not self._token_changed():
+                raise
+            return self._request(method, path, query, body)
 
     def _request(self, method: str, path: str, query: dict, body: dict | None) -> Any:
         """One request; the decoded JSON answer, or the error it stands for (`_error_of`)."""
@@ -244,22 +271,32 @@ class DaemonTwin(TwinAccess):
         raise _error_of(status, raw)
 
 
+NAMESPACE_FIELDS = ("namespace", "include_namespaces")
+"""The fields of a `NamespaceError` (`twin.namespaces`)."""
+
+
 def _error_of(status: int, raw: bytes) -> TwinError:
     """The error an API answer with a 4xx/5xx `status` and body `raw` stands for (`{error: {code, message,
-    field?}}`)."""
+    field?}}`): the class the operation raised where the answer tells it (`NamespaceError` for a 422 naming a
+    namespace field), else `InvalidInput`, `NotFound`, `TokenRefused` or `TwinError`."""
     import json
+
+    from twin.namespaces import NamespaceError
 
     try:
         error = json.loads(raw)["error"]
         message, code, field = str(error["message"]), str(error.get("code", "")), error.get("field")
     except (ValueError, KeyError, TypeError):
         message, code, field = raw[:200].decode("utf-8", "replace"), "", None
+    if status == 422 and field in NAMESPACE_FIELDS and code in ("", "invalid"):
+        return NamespaceError(field, message)  # as the operation raised it: the CLI's usage error either way
     if status in (409, 422):
         return InvalidInput(message, field=field, code=code or "invalid")
     if status == 404:
         return NotFound(message)
     if status == 401:
-        return TwinError("the daemon refused the token (it was rotated?): run the command again")
+        return TokenRefused("the daemon refused the token, and the token file holds no other one "
+                            "(`twin token` prints the current one)")
     return TwinError(f"the daemon answered {status}: {message}")
 
 
@@ -281,7 +318,8 @@ class AutoTwin(TwinAccess):
         if self._daemon is None:
             token = daemon_token(self.settings)
             if token is not None:
-                self._daemon = DaemonTwin(daemon_url(self.settings), token)
+                self._daemon = DaemonTwin(daemon_url(self.settings), token,
+                                          token_source=lambda: daemon_token(self.settings))
         return self._daemon
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:

@@ -22,7 +22,7 @@ from twin.api.page import mount as mount_page
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.session import PageSessions
 from twin.api.token import TokenFile
-from twin.exceptions import InvalidInput, NotFound, TwinError
+from twin.exceptions import InvalidInput, NotFound, TwinError, invalid_input_of
 from twin.mcp_server.server import mount as mount_mcp
 from twin.remote import LanesTwin
 from twin.settings import Settings
@@ -52,25 +52,13 @@ def own_origins(settings: Settings) -> set[str]:
     return {f"http://{f'[{n}]' if ':' in n else n}:{settings.api_port}" for n in names}
 
 
-def _field_of(error: dict) -> str | None:
-    """The input a pydantic error is about: the last name in its location after where it was (`body.content` →
-    `content`, `query.limit` → `limit`)."""
-    loc = list(error.get("loc", ()))
-    if loc and loc[0] in ("body", "query", "path", "header"):
-        loc = loc[1:]
-    names = [part for part in loc if isinstance(part, str)]
-    return names[-1] if names else None
-
-
 def add_error_handlers(app: FastAPI) -> None:
     """Every failure as `{error: {code, message, field?}}`: 422 for bad input (naming the field), 409 for a
     conflict, 404, 413, 503 when the store fails, 500 for a bug (logged with its traceback, never sent)."""
 
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        field = _field_of(first)
-        message = str(first.get("msg", "invalid input"))
-        return JSONResponse(error_body("invalid", f"{field}: {message}" if field else message, field), 422)
+        said = invalid_input_of(list(exc.errors()))  # the one wording, as the MCP tools say it
+        return JSONResponse(error_body(said.code, str(said), said.field), 422)
 
     async def rule(_: Request, exc: InvalidInput) -> JSONResponse:
         return JSONResponse(error_body(exc.code, str(exc), exc.field), 409 if exc.code == "conflict" else 422)

@@ -66,7 +66,7 @@ class ContextBody(SearchBody):
 class MemoryBody(Body):
     """Seed 000's `POST /api/twin/memories`: `{kind, content, source, importance, tags}`."""
 
-    content: str = Field(min_length=1, max_length=TEXT_MAX)
+    content: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words (`clean_content`)
     kind: Kind = "fact"
     source: str | None = Field(None, max_length=1000)
     importance: float | None = Field(None, ge=0, le=1)
@@ -100,8 +100,8 @@ class UpdateBody(Body):
 class LearnBody(Body):
     """Seed 001's `POST /api/twin/learn`: `{text, source}`."""
 
-    text: str = Field(min_length=1, max_length=TEXT_MAX)
-    source: str | None = Field("muse", max_length=1000)
+    text: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
+    source: str | None = Field(None, max_length=1000, description="Where it came from (default `api`)")
     force: bool = False
     namespace: str = namespace_field()
 
@@ -109,13 +109,28 @@ class LearnBody(Body):
 class RecapBody(Body):
     """Seed 003's `memory_session_recap`: a concise summary of a session."""
 
-    summary: str = Field(min_length=1, max_length=TEXT_MAX)
+    summary: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
     source: str | None = Field("session", max_length=1000)
     namespace: str = namespace_field()
 
 
-class AdoptionBody(Body):
-    """Seed 003's `POST /v1/adoption`: what the client sees (both optional)."""
+class DreamBody(Body):
+    """Seed 003's `POST /v1/dream-cycle`: the namespace to dream over (left out: every namespace)."""
 
-    tools: list[str] | None = None
-    instructions_hash: str | None = either("instructions_hash", "instructionsHash", default=None, max_length=200)
+    namespace: str | None = Field(None, description="Only this namespace (default: every one)")
+
+
+class ReflectBody(Body):
+    """Seed 001's `POST /api/twin/reflect`: reflection reads the new memories of every namespace (one profile); a
+    `namespace` given is checked, and does not narrow what is read."""
+
+    namespace: str | None = Field(None, description="Checked; reflection reads every namespace")
+
+
+class AdoptionBody(Body):
+    """Seed 003's `POST /v1/adoption`: what the client sees (both optional), named as the operation
+    (`twin.operations.adoption`) and the MCP tool `memory_adoption` name them."""
+
+    observed_tools: list[str] | None = either("observed_tools", "observedTools", default=None)
+    observed_instructions_hash: str | None = either("observed_instructions_hash", "observedInstructionsHash",
+                                                    default=None, max_length=200)

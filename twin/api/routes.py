@@ -8,7 +8,7 @@ import time
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from twin import operations as ops
 from twin.api.bodies import (
@@ -17,15 +17,18 @@ from twin.api.bodies import (
     AdoptionBody,
     CaptureBody,
     ContextBody,
+    DreamBody,
     Kind,
     LearnBody,
     MemoryBody,
     RecapBody,
+    ReflectBody,
     SearchBody,
     Sensitivity,
     UpdateBody,
 )
 from twin.exceptions import InvalidInput
+from twin.memory import memory_id_of
 from twin.operations.shapes import (
     ActivityLineOut,
     AdoptionOut,
@@ -65,7 +68,7 @@ ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
     (422, "Bad input; `field` names it"), (503, "The store failed"))}
 """The error responses every route documents (schemathesis checks responses against them)."""
 
-MemoryId = Annotated[int, Path(ge=1, description="A memory's id")]
+MemoryId = Annotated[int, BeforeValidator(memory_id_of), Path(ge=1, description="A memory's id (plain digits)")]
 Limit = Annotated[int, Query(ge=1, description="At most this many (capped at 200)")]
 MaxSensitivity = Annotated[Sensitivity, Query(description="Show levels up to this; sensitive ones only when asked")]
 Namespace = Annotated[str, Query(description=NAMESPACE_HELP)]
@@ -143,9 +146,11 @@ async def learn(request: Request, body: LearnBody):
 
 
 @legacy.post("/reflect", response_model=ReflectOut)
-async def reflect(request: Request):
-    """Seed 001: reflect now (no 3-new-memories gate): `{ran, signals, widgets, thought}`."""
-    return await lanes(request).write.run(ops.reflect)
+async def reflect(request: Request, body: ReflectBody | None = None):
+    """Seed 001: reflect now (no 3-new-memories gate): `{ran, signals, widgets, thought}`. Reflection reads the
+    new memories of every namespace (one profile); a `namespace` in the body is checked (422 for a bad name) and
+    does not narrow it."""
+    return await lanes(request).write.run(ops.reflect, namespace=body.namespace if body else None)
 
 
 @legacy.get("/activity", response_model=list[ActivityLineOut])
@@ -263,9 +268,10 @@ async def stats(request: Request):
 
 
 @v1.post("/dream-cycle", response_model=DreamOut)
-async def dream_cycle(request: Request):
-    """Run the dream cycle now: merge near-duplicates, promote shared-neighbour edges."""
-    return await lanes(request).write.run(ops.dream_cycle)
+async def dream_cycle(request: Request, body: DreamBody | None = None):
+    """Run the dream cycle now over `namespace` (left out: every namespace; a bad name is a 422): merge
+    near-duplicates, promote shared-neighbour edges."""
+    return await lanes(request).write.run(ops.dream_cycle, namespace=body.namespace if body else None)
 
 
 @v1.post("/session-recap", response_model=LearnOut)
@@ -278,7 +284,7 @@ async def session_recap(request: Request, body: RecapBody):
 @v1.post("/adoption", response_model=AdoptionOut)
 async def adoption_check(request: Request, body: AdoptionBody):
     """The tool surface, the instructions hash and feature flags; what is stale in what the client reports."""
-    return await lanes(request).read.run(ops.adoption, body.tools, body.instructions_hash)
+    return await lanes(request).read.run(ops.adoption, body.observed_tools, body.observed_instructions_hash)
 
 
 @v1.get("/adoption", response_model=AdoptionOut)

@@ -147,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive, default=20)
     p = add("dream", "run", "run the dream cycle now: merge near-duplicates, link related memories",
             json_help=JSON_HELP)
+    p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
     p = add("stats", "memories", "memory counts by kind and tier, graph edges, last decay and dream",
             json_help=JSON_HELP)
     p = add("neighbors", "memories", "memories linked to memory ID in the graph", json_help=JSON_HELP)

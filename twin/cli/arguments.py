@@ -36,8 +36,14 @@ def share(value: str) -> float:
 
 
 def memory_id(value: str) -> int:
-    """A memory id: a whole number ≥ 1 that fits SQLite's INTEGER (≤ 2**63 - 1)."""
-    number = whole(value)
+    """A memory id: plain digits, ≥ 1 (`twin.memory.memory_id_of`, the rule of every interface), that fits
+    SQLite's INTEGER (≤ 2**63 - 1)."""
+    from twin.memory import memory_id_of
+
+    try:
+        number = memory_id_of(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if number > 2**63 - 1:
         raise argparse.ArgumentTypeError(f"no memory has id {value}")
     return number

@@ -59,7 +59,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     if not (created or reinforced or updated or result.rejected or result.skipped):
         show("nothing memorable found in that text")
     if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
-        show(f"note: one text gives at most {MAX_PER_CALL} memories (seed 000); the rest of it was not read. "
+        show(f"note: one text gives at most {MAX_PER_CALL} memories; the rest of it was not read. "
               "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
               file=sys.stderr)
     return 0

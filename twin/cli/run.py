@@ -106,7 +106,7 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     try:
         model_id = model_id_of(settings)
         vectors = bool(model_id and ctx.store.embedding_dim(model_id))
-        result = dream_cycle(ctx).model_dump()
+        result = dream_cycle(ctx, namespace=args.namespace).model_dump()
     finally:
         ctx.close()
     return emit(args, result, lambda: show(

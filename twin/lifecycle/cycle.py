@@ -32,6 +32,7 @@ from twin.memory import Memory, format_time, parse_time, stricter
 from twin.store import Store, edges, id_chunks, state
 from twin.store.memories import Usage
 from twin.text.capture_rules import token_jaccard
+from twin.text.content_words import same_content_words
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,13 @@ def same_values(a: str, b: str) -> bool:
     a guard on top of seed 003's cosine and Jaccard tests, which a breaker run saw merge "2 cats"/"3 cats",
     "Monday"/"Tuesday" and two door codes (ours). The first word is left out (sentence case)."""
     return set(_VALUE.findall(" ".join(a.split()[1:]))) == set(_VALUE.findall(" ".join(b.split()[1:])))
+
+
+def mergeable(a: str, b: str) -> bool:
+    """The word tests a pair of near vectors (cosine ≥ `MERGE_COSINE`) must pass to merge: token Jaccard ≥
+    `MERGE_JACCARD` (seed 003), the same numbers and names (`same_values`), and no content word that differs
+    (`twin.text.content_words.same_content_words`: only function words, intensifiers, inflections may)."""
+    return token_jaccard(a, b) >= MERGE_JACCARD and same_values(a, b) and same_content_words(a, b)
 
 
 @dataclass
@@ -231,7 +239,8 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
 
 def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) -> tuple[int, int]:
     """Seed 003's dedup-merge over `ids` (ascending): each memory's top-3 neighbours; a pair with cosine ≥ 0.97
-    and token Jaccard ≥ 0.5 is folded into its canonical (`merge_pair`). Returns `(walked, merged)`."""
+    that passes `mergeable` (token Jaccard ≥ 0.5, no content word differs) is folded into its canonical
+    (`merge_pair`). Returns `(walked, merged)`."""
     walked = merged = 0
     gone: set[int] = set()
     for chunk, _ in id_chunks(ids):
@@ -246,8 +255,7 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
                 if cosine < MERGE_COSINE:
                     break  # best first: no later one qualifies
                 pair = store.get_many([mid, other])
-                if (len(pair) < 2 or token_jaccard(pair[mid].content, pair[other].content) < MERGE_JACCARD
-                        or not same_values(pair[mid].content, pair[other].content)):
+                if len(pair) < 2 or not mergeable(pair[mid].content, pair[other].content):
                     continue
                 keep, lose = _canonical(pair[mid], pair[other])
                 if merge_pair(store, keep.id, lose.id):
@@ -258,13 +266,13 @@ def _merge_pass(store: Store, being: str, ids: list[int], lookup: VectorLookup) 
     return walked, merged
 
 
-def _promote_edges(store: Store, being: str, at: str) -> int:
-    """Seed 003's edge promotion: two active memories of `being` with ≥ 3 common neighbours (over all edges,
-    either direction) and no direct edge of any kind get a `co_inferred` edge (lower id → higher id), strength =
-    mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped at 1. Cost: the sum over
-    memories of degree². Returns how many edges were added."""
+def _promote_edges(store: Store, being: str, at: str, namespace: str | None = None) -> int:
+    """Seed 003's edge promotion: two active memories of `being` (of `namespace`, when given) with ≥ 3 common
+    neighbours (over all edges, either direction) and no direct edge of any kind get a `co_inferred` edge (lower
+    id → higher id), strength = mean over the common neighbours c of the path strength s(a, c) · s(c, b), capped
+    at 1. Cost: the sum over memories of degree². Returns how many edges were added."""
     adjacent: dict[int, dict[int, float]] = defaultdict(dict)
-    for src, dst, strength in edges.active_edges(store, being):
+    for src, dst, strength in edges.active_edges(store, being, namespace):
         strength = max(strength, adjacent[src].get(dst, 0.0))
         adjacent[src][dst] = adjacent[dst][src] = strength
     paths: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -282,9 +290,13 @@ def _promote_edges(store: Store, being: str, at: str) -> int:
         return edges.insert_edges(store, inferred)
 
 
-def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None) -> dict:
-    """Seed 003's dream cycle for `being`: (1) dedup-merge: every active memory (ascending id) against its top-3
-    vector neighbours; a pair merges only when cosine ≥ 0.97 AND token Jaccard ≥ 0.5; the canonical has more
+def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: datetime | None = None,
+          namespace: str | None = None) -> dict:
+    """Seed 003's dream cycle for `being`, over the memories of `namespace` (a name `twin.namespaces.checked`
+    passed), or of every namespace when None (a pair never spans two: `VectorLookup.nearest`): (1) dedup-merge:
+    every active memory (ascending id) against its top-3
+    vector neighbours; a pair merges only when cosine ≥ 0.97 AND `mergeable` (token Jaccard ≥ 0.5, and the words
+    that differ are function words, intensifiers or inflections only); the canonical has more
     hits, then is older; it takes the loser's edges and hits, and the loser is deleted everywhere (row, FTS,
     vector, index tombstone; `Store.scrub_deleted_text` afterwards, as `forget` does). Without a lookup (no
     embedder, no vectors) nothing merges. (2) Edge promotion (`_promote_edges`). Records `last_dream` (cursor
@@ -292,11 +304,11 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
     (walked: active memories visited, minus those merged away before their turn)."""
     started = time.monotonic()
     moment = now or datetime.now(UTC)
-    ids = store.active_ids(being)
+    ids = store.active_ids(being, namespace)
     walked, merged = _merge_pass(store, being, ids, vectors_lookup) if vectors_lookup else (len(ids), 0)
     if merged:
         store.scrub_deleted_text()  # once for the whole pass: the merges are coalesced
-    promoted = _promote_edges(store, being, format_time(moment))
+    promoted = _promote_edges(store, being, format_time(moment), namespace)
     state.set_time(store, CURSOR, being, "last_dream", format_time(moment))
     ms = round((time.monotonic() - started) * 1000)
     Activity(store, being).record("dreamed", f"Dream cycle: walked {walked} memories, merged {merged}, promoted "

@@ -13,16 +13,20 @@ import contextlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from twin import __version__
-from twin.exceptions import TwinError
+from twin.exceptions import TwinError, invalid_input_of
 from twin.mcp_server.quoting import quoted_document
 from twin.mcp_server.surface import SERVER_NAME
 from twin.mcp_server.tools import TwinTools
+from twin.memory import memory_id_of
 from twin.operations.adoption import AGENT_INSTRUCTIONS
 from twin.outside_text import json_text
 from twin.remote import TwinAccess
@@ -34,9 +38,24 @@ MCP_PATH = "/mcp"
 """Where the streamable-HTTP endpoint lives on the API's server."""
 
 
+class TwinServer(MCPServer):
+    """The SDK's server, with arguments that fail a tool's input schema answered in twin's one wording
+    (`twin.exceptions.invalid_input_of`, as the API says it: "limit: Input should be …", no pydantic link)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """`MCPServer.call_tool`; a `ToolError` caused by a `ValidationError` is raised again in twin's words."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            said = invalid_input_of(exc.__cause__.errors())
+            raise ToolError(f"Error executing tool {name}: {said}") from exc.__cause__
+
+
 def build_server(twin: TwinAccess) -> MCPServer:
     """A ready MCP server whose tools and resources call `twin` (not started: `serve_stdio` or `mount` does)."""
-    server = MCPServer(SERVER_NAME, title="twin", version=__version__, instructions=AGENT_INSTRUCTIONS,
+    server = TwinServer(SERVER_NAME, title="twin", version=__version__, instructions=AGENT_INSTRUCTIONS,
                        description="The owner's personal memory: recall, capture and forget, on this machine.",
                        log_level="WARNING")
     TwinTools(twin).register(server)
@@ -46,7 +65,8 @@ def build_server(twin: TwinAccess) -> MCPServer:
 
 def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
     """`twin://memory/{id}` (the memory and its supersession chain, quoted), `twin://profile` and `twin://status`.
-    A missing memory or a failed read is the resource's error (the SDK's `ResourceError`), never a traceback."""
+    A bad id (`twin.memory.memory_id_of`), a missing memory or a failed read is the resource's error (the SDK's
+    `ResourceError`, logged on one INFO line), never a traceback."""
     from mcp.server.mcpserver.exceptions import ResourceError
 
     def read(operation: str, quoted: bool, **arguments) -> str:
@@ -58,9 +78,13 @@ def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
 
     @server.resource("twin://memory/{id}", name="memory", title="A memory and its history",
                      mime_type="application/json")
-    def memory(id: int) -> str:
+    def memory(id: str) -> str:
         """One memory by id with its supersession chain (what it replaced, what replaced it), oldest first."""
-        return read("history", True, memory_id=id)
+        try:
+            memory_id = memory_id_of(id)  # the id rule of every interface; a bad one is the client's error
+        except ValueError as exc:
+            raise ResourceError(f"id: {exc}") from None
+        return read("history", True, memory_id=memory_id)
 
     @server.resource("twin://profile", name="profile", title="The owner's profile", mime_type="application/json")
     def profile() -> str:

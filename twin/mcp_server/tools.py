@@ -13,12 +13,13 @@ from typing import Annotated, Any, Literal
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from twin.exceptions import TwinError
 from twin.mcp_server import results as out
 from twin.mcp_server.quoting import text_blocks
 from twin.mcp_server.surface import SPECS, TOOLS
+from twin.memory import memory_id_of
 from twin.operations.shapes import AdoptionOut, CaptureOut, ForgetOut
 from twin.remote import TwinAccess
 
@@ -33,7 +34,7 @@ MCP_SOURCE = "mcp"
 
 Query = Annotated[str, Field(description="What to look for, in the words of the task or question.")]
 Limit = Annotated[int, Field(ge=1, description="At most this many (the twin caps it at 200).")]
-MemoryId = Annotated[int, Field(ge=1, description="A memory's id, as results give it.")]
+MemoryId = Annotated[int, BeforeValidator(memory_id_of), Field(ge=1, description="A memory's id, as results give it.")]
 MaxSensitivity = Annotated[Sensitivity, Field(
     description="Show memories up to this level; 'sensitive' (secrets) only when the task truly needs one.")]
 Namespace = Annotated[str, Field(description="The namespace to read or write (1-64 letters, digits, '_', '.', '-').")]

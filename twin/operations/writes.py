@@ -26,6 +26,7 @@ from twin.operations.context import Context
 from twin.operations.reads import own_memory
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
+from twin.text.capture_rules import unworthy
 from twin.text.extractor import Candidate
 
 log = logging.getLogger(__name__)
@@ -157,13 +158,17 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
     """Seed 003's `memory_update`: rewrite memory `memory_id` keeping its id, hits and edges; new `content` is
     re-embedded (its vector dropped; the old wording scrubbed from the files). The sensitivity is the one given,
     else the stored one, and `sensitive` whenever the resulting text shows a secret. Provenance fields given
-    replace those stored. The memory is one of `namespace` (it stays there). Raises `NotFound`, `InvalidInput`
-    (nothing to change, a bad field; code `conflict` when another memory of its namespace already says the new
-    content)."""
+    replace those stored. The memory is one of `namespace` (it stays there). New content passes capture's
+    worthiness gate (`twin.text.capture_rules.unworthy`, seed 003: filler and text under 12 characters are no
+    memory), so an update cannot overwrite a fact with what capture would refuse. Raises `NotFound`, `InvalidInput`
+    (nothing to change, a bad field; code `rejected` with the gate's reason, nothing changed; code `conflict` when
+    another memory of its namespace already says the new content)."""
     names = scope(namespace)
     _checked(kind, importance, sensitivity, confidence)
     memory = own_memory(ctx, memory_id, names)
     text = None if content is None else clean_content(content)
+    if text is not None and text != memory.content and (why := unworthy(text)):
+        raise InvalidInput(f"not stored: {why}", field="content", code="rejected")
     if all(v is None for v in (text, kind, importance, tags, sensitivity, source_type_, captured_from, confidence)):
         raise InvalidInput("give at least one field to change", field="content")
     provenance = None
@@ -214,9 +219,10 @@ def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPA
     return ForgetOut(ok=True, id=memory_id, removed=done.counts())
 
 
-def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+def learn_text(ctx: Context, text: str, source: str | None = None, force: bool = False,
                namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
-    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_name`) into `namespace`, with the
+    """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_source`: `api` when none is named, as
+    for a capture) into `namespace`, with the
     configured model or offline; the old wording of memories updated in place scrubbed, the daemon told to embed.
     Returns the `LearnResult` (`learn_out` shapes it)."""
     from twin.learn.learning import learn
@@ -225,7 +231,7 @@ def learn_text(ctx: Context, text: str, source: str | None = "muse", force: bool
     namespace = checked(namespace)
     provider = provider_for(ctx.settings, ctx.store)
     try:
-        result = learn(ctx.store, ctx.activity, ctx.being, text, clean_name(source or "muse"), provider=provider,
+        result = learn(ctx.store, ctx.activity, ctx.being, text, clean_source(source), provider=provider,
                        force=force, namespace=namespace)
     finally:
         if provider is not None:
@@ -250,7 +256,7 @@ def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False)
                     profile_updated=result.profile_updated)
 
 
-def learn(ctx: Context, text: str, source: str | None = "muse", force: bool = False,
+def learn(ctx: Context, text: str, source: str | None = None, force: bool = False,
           namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
     """Seed 001's `POST /learn`: `learn_text` into `namespace`, shaped (`learn_out`)."""
     namespace = checked(namespace)
@@ -269,13 +275,17 @@ def session_recap(ctx: Context, summary: str, source: str | None = "session",
     return learn(ctx, summary, source or "session", namespace=namespace)
 
 
-def reflect(ctx: Context) -> ReflectOut:
+def reflect(ctx: Context, namespace: str | None = None) -> ReflectOut:
     """Seed 001's `POST /reflect`: reflect now (forced: no 3-new-memories gate), signals through the Hush gate,
-    each raised one handed to the daemon's outbox when it runs. Returns `{ran, signals, widgets, thought}`."""
+    each raised one handed to the daemon's outbox when it runs. Reflection reads the owner's new memories of
+    every namespace and keeps one profile: a `namespace` given is checked (`NamespaceError`, an `InvalidInput`
+    naming it, for a bad name) and does not narrow what is read. Returns `{ran, signals, widgets, thought}`."""
     from twin.llm.provider import provider_for
     from twin.reflection.hush import HushGate, HushRules
     from twin.reflection.second_pass import reflect as reflect_now
 
+    if namespace is not None:
+        checked(namespace)
     bus = ctx.bus()
     provider = provider_for(ctx.settings, ctx.store)
     gate = HushGate(ctx.store, ctx.being, HushRules.from_settings(ctx.settings))
@@ -288,21 +298,24 @@ def reflect(ctx: Context) -> ReflectOut:
     return ReflectOut(**result.to_dict())
 
 
-def dream_cycle(ctx: Context) -> DreamOut:
-    """Seed 003's dream cycle now (`twin.lifecycle.cycle.dream`): vectors from SQLite, top-k from an index reader
-    of this process (never the writer's); every write to SQLite; a running daemon's index writer then scrubs the
-    merged memories' vectors. Returns `{walked, merged, edgesPromoted, durationMs}`."""
+def dream_cycle(ctx: Context, namespace: str | None = None) -> DreamOut:
+    """Seed 003's dream cycle now (`twin.lifecycle.cycle.dream`) over the memories of `namespace`, or of every
+    namespace when None (as the daemon's own cycle): vectors from SQLite, top-k from an index reader of this
+    process (never the writer's); every write to SQLite; a running daemon's index writer then scrubs the merged
+    memories' vectors. Raises `NamespaceError` (an `InvalidInput` naming `namespace`) for a bad name, before
+    anything runs. Returns `{walked, merged, edgesPromoted, durationMs}`."""
     from twin.lifecycle.cycle import VectorLookup, dream
     from twin.vectors.embedder import model_id_of
     from twin.wiring import open_index_reader
 
+    namespace = None if namespace is None else checked(namespace)
     model_id = model_id_of(ctx.settings)
     dim = ctx.store.embedding_dim(model_id) if model_id else None
     lookup = None
     if model_id and dim:
         reader = open_index_reader(ctx.settings, ctx.store, model_id, dim)
         lookup = VectorLookup(ctx.store, reader.search, model_id)
-    result = dream(ctx.store, ctx.being, lookup)
+    result = dream(ctx.store, ctx.being, lookup, namespace=namespace)
     if result["merged"]:
         tell_daemon(ctx, "request_checkpoint")
     return DreamOut(**result)

@@ -50,12 +50,15 @@ def edges_around(store: Store, memory_ids: list[int]) -> list[tuple[int, int, fl
     return out
 
 
-def active_edges(store: Store, being: str) -> list[tuple[int, int, float]]:
-    """`(src, dst, strength)` of the edges between two active memories of `being`, no self-loops (read-only)."""
+def active_edges(store: Store, being: str, namespace: str | None = None) -> list[tuple[int, int, float]]:
+    """`(src, dst, strength)` of the edges between two active memories of `being` (both of `namespace`, when
+    given), no self-loops (read-only)."""
+    where, args = ("", (being, being)) if namespace is None else (
+        " AND a.namespace = ? AND b.namespace = ?", (being, being, namespace, namespace))
     return store.conn.execute(
         "SELECT e.src, e.dst, e.strength FROM memory_edges e JOIN memories a ON a.id = e.src"
         " JOIN memories b ON b.id = e.dst WHERE a.being_id = ? AND b.being_id = ? AND a.status = 'active'"
-        " AND b.status = 'active' AND e.src != e.dst", (being, being)).fetchall()
+        " AND b.status = 'active' AND e.src != e.dst" + where, args).fetchall()
 
 
 def edges_of_being(store: Store, being: str) -> list[tuple[int, int, str, float]]:

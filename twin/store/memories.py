@@ -144,10 +144,13 @@ class MemoryStates:
         self.conn.execute("UPDATE memories SET hits = ?, importance = ?, last_accessed = ?, sensitivity = ?, tier = ?"
                           " WHERE id = ?", (*merged, canonical))
 
-    def active_ids(self, being: str) -> list[int]:
-        """Ids of the active memories of `being`, ascending (read-only)."""
+    def active_ids(self, being: str, namespace: str | None = None) -> list[int]:
+        """Ids of the active memories of `being` (of `namespace` only, when given), ascending (read-only)."""
+        if namespace is None:
+            return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND status = 'active'"
+                                                    " ORDER BY id", (being,))]
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE being_id = ? AND status = 'active'"
-                                                " ORDER BY id", (being,))]
+                                                " AND namespace = ? ORDER BY id", (being, namespace))]
 
     def namespace_tiers(self, being: str) -> dict[str, dict[str, int]]:
         """`{namespace: {"warm": n, "cold": n}}` over the ACTIVE memories of `being` (read-only; seed 003's
