@@ -113,10 +113,14 @@ def _timeless(out: str) -> object:
     return strip(json.loads(out))
 
 
+BIG_TEXT = "My cat Miso sleeps on the piano. " + "Olá, ação. " * 60000
+"""A text longer, as JSON, than the API takes in one body (1 MiB): `twin learn` learns it in its own process."""
+
+
 def _writes() -> list[tuple[str, int, object, str]]:
     """`twin learn` and `twin forget` on an empty store, in order: `(command, exit code, stdout, stderr)`, JSON
     stdout without its times. Learns new, reinforced, superseded, sensitive (masked, then shown), rejected and
-    nothing-memorable text, into two namespaces; forgets one id, ids with one missing, a sensitive one as JSON
+    nothing-memorable text, into two namespaces, and a text too long for the API; forgets one id, ids with one missing, a sensitive one as JSON
     (hidden, then shown) and one of the other namespace."""
     steps = (("learn", "My brother Tiago repairs bicycles in Braga. My gym locker code is 7730."),
              ("learn", "My brother Tiago repairs bicycles in Braga.", "--json"),
@@ -126,10 +130,10 @@ def _writes() -> list[tuple[str, int, object, str]]:
              ("learn", "   "), ("learn", "--namespace", "work", "Our deploy freeze starts every Thursday at noon."),
              ("memories", "--all", "--sensitive", "--json"), ("forget", "1"), ("forget", "2", "999999"),
              ("forget", "5", "--json"), ("forget", "6", "--json", "--sensitive"), ("forget", "3", "999", "--json"),
-             ("forget", "8"), ("forget", "--namespace", "work", "8"), ("memories", "--all", "--json"))
+             ("forget", "8"), ("forget", "--namespace", "work", "8"), ("learn", "-"), ("memories", "--all", "--json"))
     out = []
     for step in steps:
-        done = twin_cli(*step)
+        done = twin_cli(*step, stdin=BIG_TEXT if step[-1] == "-" else None)
         stdout = _timeless(done.stdout) if "--json" in step and done.stdout else done.stdout
         out.append((" ".join(step), done.returncode, stdout, done.stderr))
     return out
@@ -173,7 +177,7 @@ def test_cli_writes_answer_the_same_with_and_without_the_daemon(twin_paths, monk
     assert "hunter" not in json.dumps(said["forget 5 --json"][1])
     assert said["forget 8"][0] == 1 and said["forget --namespace work 8"][0] == 0  # another namespace's id
     left = {m["id"] for m in said["memories --all --json"][1]}
-    assert left == {4, 7}
+    assert left == {4, 7, 9} and "learned   #9 fact: Owner's cat Miso" in said["learn -"][1]
     assert loaded is False and learned_here is False and not (tmp_path / "elsewhere" / "twin.db").exists()
     assert [m["content"] for m in answered[:1]] == ["Owner's neighbour Rosa keeps bees on her roof."]
     assert forgot_here is False and answered[0]["id"] not in {m["id"] for m in after}  # the daemon forgot it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import sys
 
@@ -13,9 +14,9 @@ from twin.memory import SENSITIVE
 from twin.settings import Settings
 
 
-LEARN_OVER_API_BYTES = 1 << 20
-"""Largest text (UTF-8 bytes) `twin learn` sends to the daemon: the API's body bound (`twin.api.guard`, 1 MiB);
-a longer one is learned in this process."""
+LEARN_OVER_API_BYTES = (1 << 20) - (1 << 12)
+"""Largest text (as a JSON string, the bytes it takes in the request) `twin learn` sends to the daemon: the API's
+body bound (`twin.api.guard`, 1 MiB) less room for the other fields; a longer one is learned in this process."""
 
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
@@ -32,7 +33,7 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     if not text.strip():
         show("nothing memorable found in that text")
         return 0
-    big = len(text.encode("utf-8", errors="replace")) > LEARN_OVER_API_BYTES
+    big = len(json.dumps(text)) > LEARN_OVER_API_BYTES
     bus = lambda: _bus(settings)  # noqa: E731 - in this process, the daemon is told to embed
     with (LocalTwin(settings, bus) if big else open_twin(settings, bus)) as twin:
         # --source is outside text that becomes an identifier and diary text: one safe line (learn cleans it)
