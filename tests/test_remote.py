@@ -120,8 +120,8 @@ BIG_TEXT = "My cat Miso sleeps on the piano. " + "Olá, ação. " * 60000
 def _writes() -> list[tuple[str, int, object, str]]:
     """`twin learn` and `twin forget` on an empty store, in order: `(command, exit code, stdout, stderr)`, JSON
     stdout without its times. Learns new, reinforced, superseded, sensitive (masked, then shown), rejected and
-    nothing-memorable text, into two namespaces, and a text too long for the API; forgets one id, ids with one missing, a sensitive one as JSON
-    (hidden, then shown) and one of the other namespace."""
+    nothing-memorable text, into two namespaces, and a text too long for the API; forgets one id, ids with one
+    missing, a sensitive one as JSON (hidden, then shown) and one of the other namespace."""
     steps = (("learn", "My brother Tiago repairs bicycles in Braga. My gym locker code is 7730."),
              ("learn", "My brother Tiago repairs bicycles in Braga.", "--json"),
              ("learn", "I moved to Aveiro.", "--source", "note:moves"), ("learn", "I moved to Faro.", "--json"),

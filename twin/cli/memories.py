@@ -13,7 +13,6 @@ from twin.cli.queues import reachable_bus as _bus
 from twin.memory import SENSITIVE
 from twin.settings import Settings
 
-
 LEARN_OVER_API_BYTES = (1 << 20) - (1 << 12)
 """Largest text (as a JSON string, the bytes it takes in the request) `twin learn` sends to the daemon: the API's
 body bound (`twin.api.guard`, 1 MiB) less room for the other fields; a longer one is learned in this process."""
