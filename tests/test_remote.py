@@ -99,12 +99,97 @@ def test_cli_reads_answer_the_same_with_and_without_the_daemon(twin_paths, monke
     assert loaded is False  # the daemon answered: no model in the CLI's process
 
 
-def _model_loaded_by(*args: str) -> bool:
-    """Run `twin ARGS` as a process; whether it imported onnxruntime (loaded the embedding model)."""
-    code = ("import sys, twin.cli; rc = twin.cli.main(sys.argv[1:]); "
-            "print('onnxruntime' in sys.modules, file=sys.stderr); sys.exit(rc)")
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+TIMES = ("created_at", "last_accessed", "updated_at", "hits")
+"""Fields of a memory that differ between two runs of the same writes (the time they ran at)."""
+
+
+def _timeless(out: str) -> object:
+    """JSON output with the `TIMES` of every memory in it left out."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in TIMES}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    return strip(json.loads(out))
+
+
+BIG_TEXT = "My cat Miso sleeps on the piano. " + "Olá, ação. " * 60000
+"""A text longer, as JSON, than the API takes in one body (1 MiB): `twin learn` learns it in its own process."""
+
+
+def _writes() -> list[tuple[str, int, object, str]]:
+    """`twin learn` and `twin forget` on an empty store, in order: `(command, exit code, stdout, stderr)`, JSON
+    stdout without its times. Learns new, reinforced, superseded, sensitive (masked, then shown), rejected and
+    nothing-memorable text, into two namespaces, and a text too long for the API; forgets one id, ids with one
+    missing, a sensitive one as JSON (hidden, then shown) and one of the other namespace."""
+    steps = (("learn", "My brother Tiago repairs bicycles in Braga. My gym locker code is 7730."),
+             ("learn", "My brother Tiago repairs bicycles in Braga.", "--json"),
+             ("learn", "I moved to Aveiro.", "--source", "note:moves"), ("learn", "I moved to Faro.", "--json"),
+             ("learn", "My wifi password is hunter-42-blue.", "--sensitive"),
+             ("learn", "My alarm code is 5512.", "--json"), ("learn", "ok thanks"), ("learn", "ok", "--force"),
+             ("learn", "   "), ("learn", "--namespace", "work", "Our deploy freeze starts every Thursday at noon."),
+             ("memories", "--all", "--sensitive", "--json"), ("forget", "1"), ("forget", "2", "999999"),
+             ("forget", "5", "--json"), ("forget", "6", "--json", "--sensitive"), ("forget", "3", "999", "--json"),
+             ("forget", "8"), ("forget", "--namespace", "work", "8"), ("learn", "-"), ("memories", "--all", "--json"))
+    out = []
+    for step in steps:
+        done = twin_cli(*step, stdin=BIG_TEXT if step[-1] == "-" else None)
+        stdout = _timeless(done.stdout) if "--json" in step and done.stdout else done.stdout
+        out.append((" ".join(step), done.returncode, stdout, done.stderr))
+    return out
+
+
+def test_cli_writes_answer_the_same_with_and_without_the_daemon(twin_paths, monkeypatch, tmp_path):
+    """The same writes on two empty stores, one in this process and one through the real API, print the same."""
+    here = _writes()
+    from twin.api.app import create_app
+    from twin.api.lanes import Lanes
+    from twin.api.token import ensure_token
+
+    sock = free_socket()
+    monkeypatch.setenv("TWIN_API_PORT", str(sock.getsockname()[1]))
+    monkeypatch.setenv("TWIN_DATA_DIR", str(tmp_path / "other"))
+    settings = load_settings()
+    ensure_token(settings.api_token_path)
+    with serving(create_app(settings, Lanes(settings, lambda: None), warm=False), sock):
+        through = _writes()
+        rosa = ("learn", "My neighbour Rosa keeps bees on her roof.")
+        loaded = _model_loaded_by(*rosa)
+        # the operations never imported here, and another data dir for the CLI: the daemon learned it in its own
+        learned_here = _model_loaded_by(*rosa, module="twin.operations",
+                                        env={"TWIN_DATA_DIR": str(tmp_path / "elsewhere")})
+        answered = json.loads(twin_cli("recall", "who keeps bees", "--json").stdout)
+        forgot_here = _model_loaded_by("forget", str(answered[0]["id"]), module="twin.operations",
+                                       env={"TWIN_DATA_DIR": str(tmp_path / "elsewhere")})
+        after = json.loads(twin_cli("recall", "who keeps bees", "--json").stdout)
+    for mine, theirs in zip(here, through, strict=True):
+        assert theirs == mine, mine[0]
+    said = dict((cmd, (rc, stdout, err)) for cmd, rc, stdout, err in here)
+    assert "7730" not in said["learn My brother Tiago repairs bicycles in Braga. My gym locker code is 7730."][1]
+    assert "hunter-42-blue" in said["learn My wifi password is hunter-42-blue. --sensitive"][1]
+    assert "reinforced" in said["learn My brother Tiago repairs bicycles in Braga. --json"][1]
+    assert said["learn I moved to Faro. --json"][1]["superseded"], "the move superseded the old town"
+    assert "5512" not in json.dumps(said["learn My alarm code is 5512. --json"][1])
+    assert said["forget 2 999999"][0] == 1 and "forgot #2" in said["forget 2 999999"][1]
+    assert "no memory #999999" in said["forget 2 999999"][2]
+    assert said["forget 3 999 --json"][1]["missing"] == [999] and said["forget 3 999 --json"][0] == 1
+    assert "5512" in said["forget 6 --json --sensitive"][1]["memories"][0]["content"]
+    assert "hunter" not in json.dumps(said["forget 5 --json"][1])
+    assert said["forget 8"][0] == 1 and said["forget --namespace work 8"][0] == 0  # another namespace's id
+    left = {m["id"] for m in said["memories --all --json"][1]}
+    assert left == {4, 7, 9} and "learned   #9 fact: Owner's cat Miso" in said["learn -"][1]
+    assert loaded is False and learned_here is False and not (tmp_path / "elsewhere" / "twin.db").exists()
+    assert [m["content"] for m in answered[:1]] == ["Owner's neighbour Rosa keeps bees on her roof."]
+    assert forgot_here is False and answered[0]["id"] not in {m["id"] for m in after}  # the daemon forgot it
+
+
+def _model_loaded_by(*args: str, module: str = "onnxruntime", env: dict | None = None) -> bool:
+    """Run `twin ARGS` as a process (with `env` added to this one's); whether it imported `module` (onnxruntime:
+    loaded the embedding model)."""
+    code = ("import sys, twin.cli; rc = twin.cli.main(sys.argv[2:]); "
+            "print(sys.argv[1] in sys.modules, file=sys.stderr); sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code, module, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     return done.stderr.strip().splitlines()[-1] == "True"
 

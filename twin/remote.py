@@ -165,14 +165,15 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "status": ("GET", "/v1/status", ""),
         "activity": ("GET", "/api/twin/activity", ""),
         "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
+        "learn": ("POST", "/v1/learn", "text source force namespace"),
         "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
         "reflect": ("POST", "/api/twin/reflect", "namespace"),
         "dream_cycle": ("POST", "/v1/dream-cycle", "namespace"),
     }.items()}
 """Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
 `{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
-missing here (`learn`: the CLI's answer needs more than the route gives), or called with an argument its route
-does not carry (`list_memories(include_superseded=…)`), runs in this process (`NotOverHttp`)."""
+missing here, or called with an argument its route does not carry (`list_memories(include_superseded=…)`), runs
+in this process (`NotOverHttp`)."""
 WIRE_NAMES = {"source_type_": "source_type"}
 """Arguments whose name in the API's bodies differs from the operation's."""
 QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace"})}

@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("up", "run", "run the daemon in the foreground")
     p.add_argument("--files", type=folder, action="append", help="a folder to learn from (repeatable)")
-    p = add("learn", "memories", "learn from TEXT now", json_help=JSON_HELP)
+    p = add("learn", "memories", "learn from TEXT now (through the running daemon when it answers)",
+            json_help=JSON_HELP)
     p.add_argument("text", help="what to learn, or - to read it from stdin")
     p.add_argument("--force", action="store_true",
                    help="store what the worthiness gate would reject (short, filler); still deduplicated")
@@ -114,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--since", type=time_point, help="UTC ISO-8601 lower bound of created_at")
     p = add("forget", "forget", "forget memories by id, a whole source, or everything about something",
             json_help="as JSON: the plan (a dry run) unless --yes or ids are given, then what was forgotten")
-    p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once)")
+    p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once, through the running "
+                   "daemon when it answers; --source, --about, --dry-run and --all-namespaces open the store here)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
                    "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
     p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "

@@ -20,15 +20,19 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
     vectors and index entries, edges, the chat transcript rows and summaries that hold them, and a source's
     email thread rows and file manifest entries. `--dry-run` lists all of it per table and changes nothing;
     `--source` and `--about` ask first on a terminal and, like `git clean`, need `--yes` otherwise. The index
-    is scrubbed at the daemon's next checkpoint."""
-    from twin.lifecycle import forgetting
-    from twin.operations import Context
-    from twin.operations.writes import after_forget
-
+    is scrubbed at the daemon's next checkpoint. Ids in one namespace go through the running daemon's API when it
+    answers (`_forget_ids`); `--source`, `--about`, `--dry-run` and `--all-namespaces` open the store here: the
+    plan they show lists each memory, chat row, thread and file, and the API answers counts only."""
     by_ids = bool(args.ids)
     if by_ids == bool(args.source is not None or args.about is not None):
         print("twin: forget takes memory ids, or --source / --about (not both)", file=sys.stderr)
         return 2
+    if by_ids and not (args.dry_run or args.all_namespaces):
+        return _forget_ids(settings, args)
+    from twin.lifecycle import forgetting
+    from twin.operations import Context
+    from twin.operations.writes import after_forget
+
     with Store(settings.db_path) as store:
         try:
             todo = forgetting.plan(store, settings.being, ids=args.ids or None, source=args.source, about=args.about,
@@ -43,9 +47,14 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
             return 2 if not sys.stdin.isatty() else 1
         done = forgetting.carry_out(store, Activity(store, settings.being), todo)
         after_forget(Context(settings, store, Activity(store, settings.being), lambda: reachable_bus(settings)), done)
+    if args.json and by_ids:  # --all-namespaces: the shape `_forget_ids` prints
+        shown = done.to_dict(reveal_sensitive=args.sensitive)
+        missing = [mid for mid in dict.fromkeys(args.ids) if mid not in {m.id for m in done.memories}]
+        print_json({"dry_run": False, "counts": shown["counts"], "memories": shown["memories"], "missing": missing})
+        return 1 if missing else 0
     if args.json:
         print_json({"dry_run": False, **done.to_dict(reveal_sensitive=args.sensitive)})
-        return 1 if by_ids and set(args.ids) - {m.id for m in done.memories} else 0
+        return 0
     if by_ids:
         gone = {m.id for m in done.memories}
         for mid in args.ids:
@@ -61,6 +70,43 @@ def cmd_forget(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     show(f"forgot {done.line()}")
     return 0
+
+
+def _forget_ids(settings: Settings, args: argparse.Namespace) -> int:
+    """`twin forget ID…` in one namespace: each memory through `forget_memory` (`twin.remote.open_twin`: the running
+    daemon's API when it answers, else this process, which tells the daemon to scrub its index); the same output
+    either way. `--json` prints `{dry_run: false, counts, memories, missing}`: the counts summed over the ids, the
+    memories as they were (read before, `Memory.shown`: a sensitive one's text only with `--sensitive`), the ids
+    that named no memory. Exit code 1 when an id named none."""
+    from twin.exceptions import NotFound
+    from twin.lifecycle.forgetting import counts_line
+    from twin.remote import open_twin
+
+    ids = list(dict.fromkeys(args.ids))
+    counts: dict[str, int] = {}
+    memories, gone = [], []
+    with open_twin(settings, lambda: reachable_bus(settings)) as twin:
+        for mid in ids:
+            try:
+                if args.json:
+                    shown = twin.get_memory(memory_id=mid, namespace=args.namespace,
+                                            max_sensitivity="sensitive" if args.sensitive else None)
+                done = twin.forget_memory(memory_id=mid, namespace=args.namespace)
+            except NotFound:
+                continue
+            gone.append(mid)
+            memories += [shown] if args.json else []
+            for table, n in done["removed"].items():
+                counts[table] = counts.get(table, 0) + n
+    missing = [mid for mid in ids if mid not in gone]
+    if args.json:
+        print_json({"dry_run": False, "counts": counts, "memories": memories, "missing": missing})
+        return 1 if missing else 0
+    for mid in args.ids:
+        show(f"forgot #{mid}" if mid in gone else f"no memory #{mid}", file=None if mid in gone else sys.stderr)
+    if gone:
+        show(f"removed {counts_line(counts)}")
+    return 1 if missing else 0
 
 
 def _print_plan(todo, args: argparse.Namespace, dry_run: bool) -> None:

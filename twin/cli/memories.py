@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import sys
 
@@ -12,71 +13,83 @@ from twin.cli.queues import reachable_bus as _bus
 from twin.memory import SENSITIVE
 from twin.settings import Settings
 
+LEARN_OVER_API_BYTES = (1 << 20) - (1 << 12)
+"""Largest text (as a JSON string, the bytes it takes in the request) `twin learn` sends to the daemon: the API's
+body bound (`twin.api.guard`, 1 MiB) less room for the other fields; a longer one is learned in this process."""
+
 
 def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
-    """Learn TEXT now (the same `learn()` every source uses) and ask the daemon to embed it. `--json` prints
-    `{created, reinforced, updated, superseded, rejected}`: memories created, reinforced and updated (each
-    updated one with its `reason`), `superseded: [{id, by, reason}]` for each memory this text hid, and
-    `rejected: [{content, reason}]` for each candidate not stored."""
-    from twin.learn.learning import as_memories
-    from twin.operations import Context
-    from twin.operations.writes import learn_text
+    """Learn TEXT now (the same `learn()` every source uses): through the running daemon's API when it answers
+    (no model loaded here), else in this process, which asks the daemon to embed it (`twin.remote.open_twin`);
+    the same output either way. `--json` prints `{created, reinforced, updated, superseded, rejected}`: memories
+    created, reinforced and updated (each updated one with its `reason`), `superseded: [{id, by, reason}]` for
+    each memory this text hid, and `rejected: [{content, reason}]` for each candidate not stored."""
+    from twin.remote import LocalTwin, open_twin
     from twin.text.extractor import MAX_PER_CALL
 
     # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
-    ctx = Context.open(settings, bus=lambda: _bus(settings))
-    try:
-        # --source is outside text that becomes an identifier and diary text: one safe line (learn_text cleans it)
-        result = learn_text(ctx, text, args.source, force=args.force, namespace=args.namespace)
-        created = as_memories(ctx.store, result.created)
-        reinforced = as_memories(ctx.store, result.reinforced)
-        updated = as_memories(ctx.store, result.updated)
-    finally:
-        ctx.close()
+    if not text.strip():
+        show("nothing memorable found in that text")
+        return 0
+    big = len(json.dumps(text)) > LEARN_OVER_API_BYTES
+    bus = lambda: _bus(settings)  # noqa: E731 - in this process, the daemon is told to embed
+    with (LocalTwin(settings, bus) if big else open_twin(settings, bus)) as twin:
+        # --source is outside text that becomes an identifier and diary text: one safe line (learn cleans it)
+        done = twin.learn(text=text, source=args.source, force=args.force or None, namespace=args.namespace)
+        created, reinforced, updated = (_as_shown(twin, done[part], args) for part in
+                                        ("created", "reinforced", "updated"))
+    rejected = [r["reason"] for r in done["rejected"] if r["content"] is not None]
+    skipped = [r["reason"] for r in done["rejected"] if r["content"] is None]
     if args.json:
-        from twin.text.sensitivity import redact
-
-        shown = [m.shown(args.sensitive, redact).to_dict() for m in created + reinforced + updated]
-        shown_created, shown_reinforced = shown[:len(created)], shown[len(created):len(created) + len(reinforced)]
-        _print_json({"created": shown_created, "reinforced": shown_reinforced,
-                     "updated": [{**d, "reason": result.update_reasons.get(d["id"])}
-                                 for d in shown[len(created) + len(reinforced):]],
-                     "superseded": [s.to_dict() for s in result.supersessions],
-                     "rejected": [{"content": c, "reason": r} for c, r in result.rejections]
-                     + [{"content": None, "reason": r} for r in result.skipped]})
+        _print_json({"created": created, "reinforced": reinforced,
+                     "updated": [{**d, "reason": done["update_reasons"].get(str(d["id"]))} for d in updated],
+                     "superseded": done["superseded"], "rejected": done["rejected"]})
         return 0
     for m in created:
-        show(f"learned   #{m.id} {m.kind}{_echo(m, args.sensitive)}")
+        show(f"learned   #{m['id']} {m['kind']}{_echo(m, args.sensitive)}")
     for m in reinforced:
-        show(f"reinforced #{m.id} {m.kind}{_echo(m, args.sensitive)} (importance {m.importance:.2f})")
+        show(f"reinforced #{m['id']} {m['kind']}{_echo(m, args.sensitive)} (importance {m['importance']:.2f})")
     for m in updated:
-        show(f"updated   #{m.id} {m.kind}{_echo(m, args.sensitive)} ({result.update_reasons.get(m.id)})")
-    for s in result.supersessions:
-        show(f"superseded #{s.id} by #{s.by}: {s.reason} (kept: twin memories --all)")
-    for reason in result.rejected + result.skipped:
+        show(f"updated   #{m['id']} {m['kind']}{_echo(m, args.sensitive)} "
+             f"({done['update_reasons'].get(str(m['id']))})")
+    for s in done["superseded"]:
+        show(f"superseded #{s['id']} by #{s['by']}: {s['reason']} (kept: twin memories --all)")
+    for reason in rejected + skipped:
         show(f"not stored: {reason}")
-    if not (created or reinforced or updated or result.rejected or result.skipped):
+    if not (created or reinforced or updated or rejected or skipped):
         show("nothing memorable found in that text")
-    if len(created) + len(reinforced) + len(updated) + len(result.rejected) >= MAX_PER_CALL:
+    if len(created) + len(reinforced) + len(updated) + len(rejected) >= MAX_PER_CALL:
         show(f"note: one text gives at most {MAX_PER_CALL} memories; the rest of it was not read. "
               "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
               file=sys.stderr)
     return 0
 
 
-def _echo(memory, show_secrets: bool) -> str:
-    """": <content>" for `twin learn`'s lines; a sensitive memory's secret values masked (`Memory.shown` with
-    `sensitivity.redact`) unless `show_secrets` (`--sensitive`), with where to see them, so a terminal never
-    echoes a key block."""
+def _as_shown(twin, memories: list[dict], args: argparse.Namespace) -> list[dict]:
+    """`learn`'s memories (dicts, a sensitive one's text hidden) as `twin learn` shows them: a sensitive one read
+    again with its text (`get_memory`, in its namespace) and shown by `Memory.shown` with its secret values
+    masked (`sensitivity.redact`) unless `--sensitive`, so a terminal never echoes a key block."""
+    from twin.memory import Memory
     from twin.text.sensitivity import redact
 
-    if memory.sensitivity != SENSITIVE:
-        return f": {memory.content}"
+    out = []
+    for m in memories:
+        if m["sensitivity"] == SENSITIVE:
+            whole = twin.get_memory(memory_id=m["id"], max_sensitivity="sensitive", namespace=m["namespace"])
+            m = Memory(**whole).shown(args.sensitive, redact).to_dict()
+        out.append(m)
+    return out
+
+
+def _echo(memory: dict, show_secrets: bool) -> str:
+    """": <content>" for `twin learn`'s lines (a memory's dict as `_as_shown` gives it: a sensitive one's secret
+    values already masked unless `show_secrets`, `--sensitive`), with where to see them."""
+    if memory["sensitivity"] != SENSITIVE:
+        return f": {memory['content']}"
     if show_secrets:
-        return f" (sensitive): {memory.content}"
-    return (" (sensitive: the value is stored, `twin memories --sensitive` shows it): "
-            f"{memory.shown(False, redact).content}")
+        return f" (sensitive): {memory['content']}"
+    return f" (sensitive: the value is stored, `twin memories --sensitive` shows it): {memory['content']}"
 
 
 def _mark(memory: dict) -> str:

@@ -91,20 +91,25 @@ class ForgetPlan:
 
     def line(self) -> str:
         """What it removes in words, without any memory text: "2 memories (2 full-text rows), 2 vectors, 1 edge,
-        3 transcript rows, 1 chat summary"."""
-        c = self.counts()
-        parts = [f"{c['memories']} memor{'y' if c['memories'] == 1 else 'ies'} ({c['fts_rows']} full-text "
-                 f"row{'' if c['fts_rows'] == 1 else 's'})"]
-        for key, one, many in (("vectors", "vector", "vectors"), ("edges", "edge", "edges"),
-                               ("transcript_rows", "transcript row", "transcript rows"),
-                               ("summaries", "chat summary", "chat summaries"),
-                               ("email_threads", "email thread row", "email thread rows"),
-                               ("manifest_entries", "file manifest entry", "file manifest entries"),
-                               ("staged_items", "item waiting to be learned", "items waiting to be learned"),
-                               ("diary_lines", "diary line naming it", "diary lines naming it")):
-            if c[key]:
-                parts.append(f"{c[key]} {one if c[key] == 1 else many}")
-        return ", ".join(parts)
+        3 transcript rows, 1 chat summary" (`counts_line` of its counts)."""
+        return counts_line(self.counts())
+
+
+def counts_line(c: dict[str, int]) -> str:
+    """Counts per table (`ForgetPlan.counts`, or the `removed` of an API's forget answer) in words, without any
+    memory text: "2 memories (2 full-text rows), 2 vectors, 1 edge"; zero counts but the memories' left out."""
+    parts = [f"{c['memories']} memor{'y' if c['memories'] == 1 else 'ies'} ({c['fts_rows']} full-text "
+             f"row{'' if c['fts_rows'] == 1 else 's'})"]
+    for key, one, many in (("vectors", "vector", "vectors"), ("edges", "edge", "edges"),
+                           ("transcript_rows", "transcript row", "transcript rows"),
+                           ("summaries", "chat summary", "chat summaries"),
+                           ("email_threads", "email thread row", "email thread rows"),
+                           ("manifest_entries", "file manifest entry", "file manifest entries"),
+                           ("staged_items", "item waiting to be learned", "items waiting to be learned"),
+                           ("diary_lines", "diary line naming it", "diary lines naming it")):
+        if c[key]:
+            parts.append(f"{c[key]} {one if c[key] == 1 else many}")
+    return ", ".join(parts)
 
 
 def remove_memories(store: Store, memory_ids: list[int]) -> list[int]:
