@@ -316,7 +316,8 @@ class Recall:
         found = [] if qvec is None else self.reader.search(qvec, width * extra)
         hits = keyword_future.result()
         near_fields = {m: hits.fields[m] for m, _ in found if m in hits.fields}
-        near_fields.update(self.store.ranking_fields(m for m, _ in found if m not in near_fields))
+        # the vector hits' fields and, in the same read, their bm25 (a vector hit outside the keyword top-k)
+        near_fields.update(hits.read(self.store, [m for m, _ in found if m not in near_fields], cfg.complete))
         vector = {} if qvec is None else self._in_scope(qvec, width * extra, found, near_fields, being, names)
         nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
         quoted: set[int] = set()
@@ -328,7 +329,7 @@ class Recall:
                            if mid not in vector and v.shape == qvec.shape})
         fields = {mid: hits.fields[mid] for mid in ({r[0] for r in hits.rows} | set(vector)) if mid in hits.fields}
         fields.update((m, near_fields[m]) for m in vector if m not in fields and m in near_fields)
-        fields.update(self.store.ranking_fields(m for m in vector if m not in fields))
+        fields.update(hits.read(self.store, [m for m in vector if m not in fields], cfg.complete))
         more = []
         if cfg.complete:  # a vector hit outside the keyword top-k: its real bm25
             found = {r[0] for r in hits.rows}
