@@ -39,40 +39,26 @@ def scale_of(model_id: str) -> CosineScale:
     return COSINE_SCALES.get(model_id, COSINE_SCALES[REFERENCE_MODEL])
 
 
-@dataclass(frozen=True)
 class CommonCosine:
-    """Maps cosines of `model_id` onto the reference model's scale and back (`common`, `raw`); the identity for
-    the reference and for a model not in `COSINE_SCALES`. `identity` tells callers they may skip the call."""
+    """Maps cosines of `model_id` onto the reference model's scale and back (`common`, `raw`): common = slope · raw
+    + offset, the line through the model's anchors and the reference's; the identity (`identity` True, callers may
+    skip the call) for the reference and for a model not in `COSINE_SCALES`."""
 
-    model_id: str
-
-    @property
-    def identity(self) -> bool:
-        return scale_of(self.model_id) == COSINE_SCALES[REFERENCE_MODEL]
-
-    def _line(self) -> tuple[float, float]:
-        """`(slope, offset)` of common = slope · raw + offset."""
-        own, ref = scale_of(self.model_id), COSINE_SCALES[REFERENCE_MODEL]
-        slope = (ref.paraphrase - ref.unrelated) / (own.paraphrase - own.unrelated)
-        return slope, ref.unrelated - slope * own.unrelated
+    def __init__(self, model_id: str):
+        own, ref = scale_of(model_id), COSINE_SCALES[REFERENCE_MODEL]
+        self.model_id = model_id
+        self.identity = own == ref
+        self.slope = (ref.paraphrase - ref.unrelated) / (own.paraphrase - own.unrelated)
+        self.offset = ref.unrelated - self.slope * own.unrelated
 
     def common(self, cosine: float) -> float:
         """`cosine` of this model on the reference scale (not clipped: callers clip to 0..1 as they did)."""
-        if self.identity:
-            return cosine
-        slope, offset = self._line()
-        return slope * cosine + offset
+        return cosine if self.identity else self.slope * cosine + self.offset
 
     def common_array(self, cosines: np.ndarray) -> np.ndarray:
         """`common` over an array (float32 in, float32 out)."""
-        if self.identity:
-            return cosines
-        slope, offset = self._line()
-        return (cosines * slope + offset).astype(np.float32)
+        return cosines if self.identity else (cosines * self.slope + self.offset).astype(np.float32)
 
     def raw(self, cosine: float) -> float:
         """The cosine of this model that `common` maps to `cosine` (for a cut on stored raw cosines, as edges)."""
-        if self.identity:
-            return cosine
-        slope, offset = self._line()
-        return (cosine - offset) / slope
+        return cosine if self.identity else (cosine - self.offset) / self.slope
