@@ -159,14 +159,15 @@ def extras_table(figures: dict[str, dict]) -> str:
 
 
 # -- --before REF: twin as it was, in the same run -------------------------------------------------------------
-def before_runs(ref: str, sets: list[str], dirs: dict[str, Path]) -> dict[str, Path]:
+def before_runs(ref: str, sets: list[str], dirs: dict[str, Path], embedder: str = "local") -> dict[str, Path]:
     """Run files of twin at git `ref` (its packages exported to a temp dir, `_common.export_at`, put first on the
-    path of a child running this script with `--emit-twin`), with that version's default settings."""
-    out_dir = OUT_DIR / f"before-{ref}"
+    path of a child running this script with `--emit-twin`), with that version's default settings and the same
+    `--embedder` as this run."""
+    out_dir = OUT_DIR / f"before-{ref}-{embedder}"
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(export_at(ref))}
     argv = [sys.executable, str(Path(__file__)), "--emit-twin", str(out_dir), "--sets", *sets,
-            "--eval-dir", str(dirs["personal"]), "--locomo-dir", str(dirs["locomo"])]
+            "--eval-dir", str(dirs["personal"]), "--locomo-dir", str(dirs["locomo"]), "--embedder", embedder]
     subprocess.run(argv, env=env, check=True, cwd=REPO_ROOT)
     return {name: out_dir / f"{name}.run.jsonl" for name in sets}
 
@@ -227,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"eval_recall: {load_note()}", flush=True)
     if args.emit_twin:  # a --before child: only the exported revision's twin may load
         drop_editable_finders()
-    before = before_runs(args.before, args.sets, dirs) if args.before and not args.emit_twin else {}
+    before = before_runs(args.before, args.sets, dirs, args.embedder) if args.before and not args.emit_twin else {}
     make_embedder = import_moved("twin.vectors.embedder").make_embedder
 
     inner = make_embedder(args.embedder, 0)

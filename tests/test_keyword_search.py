@@ -1,12 +1,11 @@
 """Recall's keyword search on a real store: the candidates of one being, current at a replay's moment, the bm25 of
-a memory outside the keyword top-k read from the one search or, above `ALL_RANKS_MAX`, asked of FTS5 afterwards
-(both the same), and keyword scores that weigh the share of the query's words a memory holds."""
+a memory outside the keyword top-k read with its other fields or asked of FTS5 apart (both the
+bm25 of a full FTS5 query), and keyword scores that weigh the share of the query's words a memory holds."""
 
 from __future__ import annotations
 
 import pytest
 
-from twin.recall import keyword_search
 from twin.recall.keyword_search import keyword_scores, search_keywords
 from twin.text.query_terms import query_terms
 
@@ -47,16 +46,20 @@ def test_candidates_are_the_beings_current_memories(store, filled):
     assert filled["old"] in found and filled["newer"] not in found
 
 
-@pytest.mark.parametrize("all_ranks_max", [5000, 0])
-def test_a_memory_outside_the_top_k_gets_its_real_bm25(store, filled, monkeypatch, all_ranks_max):
-    monkeypatch.setattr(keyword_search, "ALL_RANKS_MAX", all_ranks_max)
+@pytest.mark.parametrize("how", ["read", "asked"])
+def test_a_memory_outside_the_top_k_gets_its_real_bm25(store, filled, how):
+    unmatched = store.insert_memory("owner", "fact", "Owner repots the fern.", "t", 0.5)
     terms = query_terms("greenhouse bed")
     hits = search_keywords(store, "owner", terms, _forms(terms), 5)
-    assert len(hits.rows) == 5 and (hits.ranks is None) == (all_ranks_max == 0)
+    assert len(hits.rows) == 5
     outside = [filled[f"g{i}"] for i in range(30) if filled[f"g{i}"] not in {r[0] for r in hits.rows}][:3]
-    ranks = hits.ranks_of(store, [*outside, 10**9])
-    exact = {mid: rank for mid, rank, _ in store.fts_ranks(hits.match, outside)}
-    assert set(ranks) == set(outside) and all(ranks[m] == pytest.approx(exact[m]) for m in outside)
+    if how == "read":  # with the vector hits' fields, in one query
+        fields = hits.read(store, [*outside, unmatched, 10**9])
+        assert set(fields) == {*outside, unmatched} and fields[unmatched].content == "Owner repots the fern."
+    ranks = hits.ranks_of(store, [*outside, unmatched, 10**9])
+    every = dict(store.conn.execute("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?", (hits.match,)))
+    assert set(ranks) == set(outside) and all(ranks[m] == pytest.approx(every[m]) for m in outside)
+    assert all(rank == pytest.approx(every[mid]) for mid, rank, _ in hits.rows)
 
 
 def test_keyword_score_weighs_the_share_of_query_words(store, filled):

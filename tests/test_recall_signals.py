@@ -125,3 +125,18 @@ def test_min_relevance_is_a_cut_on_how_well_the_query_found_a_memory(store, embe
     assert [r.memory.id for r in kept] == [ids["Owner's piano teacher is Ilse Brandauer, who teaches on Tuesdays "
                                                 "in Schöneberg."]]
     assert all(r.relevance == max(r.keyword, r.vector) >= 0.4 for r in kept)
+
+
+def test_the_newest_value_of_a_class_slot_ranks_first_and_the_older_stays(store, embedder, recall):
+    older = ("Owner sees physiotherapist Arvid Lund at Reha Ost every Thursday for the right shoulder.", 200.0)
+    newer = ("Owner now does shoulder physiotherapy at Praxis Mitte with therapist Selin Kaya.", 20.0)
+    gym_old = ("Owner boulders twice a week at Boulderkeller in Leipzig.", 300.0)
+    gym_new = ("Owner now climbs at Steinbruch Halle every Tuesday evening.", 30.0)
+    ids = _load(store, embedder, recall, [older, newer, gym_old, gym_new, (
+        "Owner's shoulder feels better after the stretching routine.", 10.0)], kind="fact")
+    first = _ask(recall, "who is my physiotherapist?")
+    order = [r.memory.id for r in first]
+    assert order.index(ids[newer[0]]) < order.index(ids[older[0]])  # the older one is history, still found
+    assert _ask(recall, "who is Arvid Lund?")[0].memory.id == ids[older[0]]
+    order = [r.memory.id for r in _ask(recall, "where do I go climbing?")]
+    assert order.index(ids[gym_new[0]]) < order.index(ids[gym_old[0]])

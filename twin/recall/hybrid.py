@@ -21,6 +21,9 @@ The memory lifecycle (seeds 003 and 004) adds:
 - of the results stating the same slot of a fact (`twin.text.capture_slots.slot_of`, the rule capture supersedes by;
   swappable), the newest ranks above the older ones (`_newest_of_slot`), unless the query names a time;
 - `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
+- every cosine recall scores and cuts on is on all-MiniLM's scale (`twin.vectors.cosine_scale`): the cuts here and
+  the vector half of the score were measured on it, and multilingual-e5's unrelated pairs (~0.8) would clear them
+  all (measured: personal dev R@5 0.707 -> 0.827 with e5, all-MiniLM's figures unchanged);
 - the adaptive cut (seed 004): a result counts only if its score is above `score_floor` and not far below the
   best (`RELATIVE_CUT` of it); when nothing clears the floor recall returns nothing rather than noise (both
   are off by default: see `SCORE_FLOOR` for what was measured).
@@ -47,6 +50,7 @@ from twin.recall.time_window import TimeWindow, event_window, find_event_anchor,
 from twin.store import Store
 from twin.text.capture_slots import slot_of as capture_slot_of
 from twin.text.query_terms import query_terms
+from twin.vectors.cosine_scale import CommonCosine
 from twin.vectors.embedder import Embedder
 from twin.vectors.sidecar import IndexReader
 from twin.weights import RECALL_CONFIG, RECALL_WEIGHTS, RecallConfig, Weights
@@ -194,6 +198,8 @@ class Recall:
         self.weights, self.candidates, self.score_floor = config.weights, config.candidates, score_floor
         self.touch_bar = touch_bar
         self.zone = zone
+        # every cosine recall compares with a cut is on all-MiniLM's scale (twin.vectors.cosine_scale)
+        self.scale = CommonCosine(embedder.model_id if embedder is not None else "")
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -242,10 +248,14 @@ class Recall:
         if outside and len(found) - len(outside) < k:
             found = self.reader.search(qvec, k, allowed=self.store.scope_ids(being, names))
             fields.update(self.store.ranking_fields(m for m, _ in found if m not in fields))
-        return {mid: max(0.0, sim) for mid, sim in found if mid not in outside}
+        return {mid: self.cosine(sim) for mid, sim in found if mid not in outside}
 
-    @staticmethod
-    def _window_scores(rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:
+    def cosine(self, sim: float) -> float:
+        """A raw cosine of the embedder's model as recall scores it: on all-MiniLM's scale (`self.scale`), clipped
+        to 0..1."""
+        return max(0.0, sim) if self.scale.identity else min(1.0, max(0.0, self.scale.common(sim)))
+
+    def _window_scores(self, rows: list[tuple[int, bytes | None]], vector: np.ndarray | None) -> dict[int, float]:
         """`{id: cosine}` of a strict window's memories (`_window_rows`) from their stored vectors, so an episode
         of that day is a candidate even when no word or nearest neighbour found it. Without a query vector every
         one scores 0 (keyword, importance and recency still rank them)."""
@@ -255,8 +265,8 @@ class Recall:
             if vector is not None and blob is not None:
                 stored = np.frombuffer(blob, dtype=np.float32)
                 if stored.shape == vector.shape:
-                    sim = float(stored @ vector)
-            out[mid] = max(0.0, sim)
+                    sim = self.cosine(float(stored @ vector))
+            out[mid] = sim
         return out
 
     def recall(self, being: str, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
@@ -316,7 +326,8 @@ class Recall:
         found = [] if qvec is None else self.reader.search(qvec, width * extra)
         hits = keyword_future.result()
         near_fields = {m: hits.fields[m] for m, _ in found if m in hits.fields}
-        near_fields.update(self.store.ranking_fields(m for m, _ in found if m not in near_fields))
+        # the vector hits' fields and, in the same read, their bm25 (a vector hit outside the keyword top-k)
+        near_fields.update(hits.read(self.store, [m for m, _ in found if m not in near_fields], cfg.complete))
         vector = {} if qvec is None else self._in_scope(qvec, width * extra, found, near_fields, being, names)
         nearest = list(vector)  # best first; a replay searched more, to keep `width` of those that existed then
         quoted: set[int] = set()
@@ -324,11 +335,11 @@ class Recall:
             vector.update(self._window_scores(in_window, qvec))
             quoted = self._quoted(query, vector)
         if cfg.complete and qvec is not None:  # a keyword hit outside the vector top-k: its real cosine
-            vector.update({mid: max(0.0, float(v @ qvec)) for mid, v in hits.vectors.items()
+            vector.update({mid: self.cosine(float(v @ qvec)) for mid, v in hits.vectors.items()
                            if mid not in vector and v.shape == qvec.shape})
         fields = {mid: hits.fields[mid] for mid in ({r[0] for r in hits.rows} | set(vector)) if mid in hits.fields}
         fields.update((m, near_fields[m]) for m in vector if m not in fields and m in near_fields)
-        fields.update(self.store.ranking_fields(m for m in vector if m not in fields))
+        fields.update(hits.read(self.store, [m for m in vector if m not in fields], cfg.complete))
         more = []
         if cfg.complete:  # a vector hit outside the keyword top-k: its real bm25
             found = {r[0] for r in hits.rows}
@@ -404,8 +415,8 @@ class Recall:
         except TwinError:
             return set()
         out = set()
-        for mid, sim in self.reader.search(full, 5):
-            if sim >= VERBATIM_COSINE:
+        for mid, raw in self.reader.search(full, 5):
+            if (sim := self.cosine(raw)) >= VERBATIM_COSINE:
                 out.add(mid)
                 vector[mid] = max(vector.get(mid, 0.0), sim)
         return out
@@ -435,7 +446,7 @@ class Recall:
         reading vectors instead of edges gave the same figures at ~0.6 ms more per query at 100k memories
         (bench/recall_latency.py)."""
         pool = {r[0]: r for r in ranked[:NEWER_STATEMENT_POOL]}
-        pairs = self.store.edges_among(pool, "co_occurs", NEWER_STATEMENT_COSINE)
+        pairs = self.store.edges_among(pool, "co_occurs", self.scale.raw(NEWER_STATEMENT_COSINE))  # raw cosines
         if not pairs:
             return ranked
         heads = {mid: subject_head(fields[mid][8]) for mid in {m for p in pairs for m in p}}

@@ -1,11 +1,12 @@
-"""Recall's keyword half: the query's terms, one FTS5 search that finds the keyword candidates and the bm25 of every
-memory the query's words match, and the keyword score 0..1 of a candidate.
+"""Recall's keyword half: the query's terms, one FTS5 search for the keyword candidates (ranked inside FTS5), and the
+keyword score 0..1 of a candidate.
 
-One search instead of two: a memory the vector index finds but the keyword top-k does not still gets its real bm25
-(a rare code among look-alikes, issue 16), and reading every match's bm25 once, while the query is embedded in the
-other thread, costs less than asking FTS5 again for the vector hits afterwards (`ALL_RANKS_MAX`,
-bench/recall_latency.py). Keyword score = bm25 / the best candidate's × the IDF-weighted share of the query's terms
-the memory holds (`keyword_scores`). Read-only.
+A memory the vector index finds but the keyword top-k does not still gets its real bm25 (a rare code among
+look-alikes, issue 16): it is read with the vector hit's other fields (`KeywordHits.read`, one `Store.ranking_rows`
+query that scores only those ids). Measured at 100k memories (bench/recall_latency.py's queries, ~1,000 matches
+each): scoring every match once in the keyword thread and keeping them all in Python cost more than FTS5's own top-k
+plus the few vector hits scored apart, and held the GIL the query's embedding needs. Keyword score = bm25 / the best
+candidate's × the IDF-weighted share of the query's terms the memory holds (`keyword_scores`). Read-only.
 """
 
 from __future__ import annotations
@@ -29,13 +30,6 @@ COMMON_TERM_SHARE = 0.01
 """A query word found in more than this share of memories is not used to find keyword candidates."""
 COMMON_TERM_MIN_DOCS = 200
 """… unless it is in fewer than this many memories (small stores keep every word)."""
-ALL_RANKS_MAX = 5000
-"""The bm25 of every match is read in the keyword search when the query's words are in at most this many memories
-together (their document counts summed, an upper bound of the matches); above it, only the keyword top-k is read
-and the vector hits are asked for afterwards (`Store.fts_ranks`). Measured at 100k memories
-(bench/recall_latency.py's queries): matches p50 751, p90 1,554, max 4,131; reading all 751 costs about half what
-asking FTS5 for the 50 vector hits did."""
-
 
 _FIRST_PERSON_VERB = re.compile(
     r"(?i)\b(?:i|we)\s+(?:(?:really|still|usually|often|always|never|now|currently|also|just|mostly)\s+)?([a-z]+)\b")
@@ -69,56 +63,63 @@ def idf(documents: int, containing: int) -> float:
 class KeywordHits:
     """What one keyword search found. `documents`: memories in the store (for IDF); `counts`: `{term: memories
     holding one of its forms}`; `rows`: the keyword candidates `(id, bm25, content)`, best first (bm25 negative,
-    lower is better); `match`: the FTS5 expression searched (None: nothing to search); `ranks`: `{id: bm25}` of
-    every memory `match` finds, any being or status (None when there were too many to read: `ALL_RANKS_MAX`);
-    `fields`: `Store.ranking_fields` of the rows (and of the other best matches it read); `shares`: `{id: the
-    IDF-weighted share of the query's terms the memory holds}` of the rows; `vectors`: `{id: (dim,) float32}`
-    stored vectors of the rows (for their cosine once the query is embedded)."""
+    lower is better); `match`: the FTS5 expression searched (None: nothing to search); `ranks`: `{id: bm25}` known
+    so far (the rows', then those `read` and `ranks_of` learn); `asked`: the ids whose bm25 is known (in `ranks`,
+    or not matched); `fields`: `Store.ranking_fields` of the rows; `shares`: `{id: the IDF-weighted share of the
+    query's terms the memory holds}` of the rows; `vectors`: `{id: (dim,) float32}` stored vectors of the rows
+    (for their cosine once the query is embedded)."""
 
     documents: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     rows: list[tuple[int, float, str]] = field(default_factory=list)
     match: str | None = None
-    ranks: dict[int, float] | None = None
+    ranks: dict[int, float] = field(default_factory=dict)
+    asked: set[int] = field(default_factory=set)
     fields: dict[int, tuple] = field(default_factory=dict)
     shares: dict[int, float] = field(default_factory=dict)
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
 
+    def read(self, store: Store, memory_ids: list[int], ranks: bool = True) -> dict[int, tuple]:
+        """`Store.ranking_fields` of `memory_ids` (the vector hits), their bm25 for `match` learned in the same read
+        when `ranks` (`Store.ranking_rows`; kept for `ranks_of`). A malformed match reads the fields alone."""
+        if not memory_ids:
+            return {}
+        if not ranks or self.match is None:
+            return store.ranking_fields(memory_ids)
+        try:
+            read = store.ranking_rows(memory_ids, match=self.match)
+        except sqlite3.OperationalError:
+            return store.ranking_fields(memory_ids)
+        self.asked.update(memory_ids)
+        self.ranks.update((mid, row.bm25) for mid, row in read.items() if row.bm25 is not None)
+        return {mid: row.fields for mid, row in read.items()}
+
     def ranks_of(self, store: Store, memory_ids: list[int]) -> dict[int, float]:
-        """`{id: bm25}` of those of `memory_ids` that `match` finds: from `ranks`, or asked of FTS5 when the search
-        did not read them all (`Store.fts_ranks`); {} on a malformed query."""
+        """`{id: bm25}` of those of `memory_ids` that `match` finds: known ones from `ranks`, the others asked of
+        FTS5 (`Store.fts_ranks`: only those ids are scored); {} on a malformed query."""
         if self.match is None or not memory_ids:
             return {}
-        if self.ranks is not None:
-            return {mid: self.ranks[mid] for mid in memory_ids if mid in self.ranks}
-        try:
-            return {mid: rank for mid, rank, _ in store.fts_ranks(self.match, memory_ids)}
-        except sqlite3.OperationalError:
-            return {}
-
-
-def is_current(fields: tuple, being: str, before: str | None, namespaces: tuple[str, ...] | None = None) -> bool:
-    """Whether a memory with `Store.ranking_fields` `fields` is `being`'s, in `namespaces` (None: any) and current:
-    active, or in a replay (`before`, UTC ISO-8601) made before then and superseded, if at all, only at or after
-    then."""
-    owner, status, created_at, superseded_at = fields[0], fields[2], fields[4], fields[7]
-    if owner != being or (namespaces is not None and fields[9] not in namespaces):
-        return False
-    if before is None:
-        return status == "active"
-    return created_at < before and (status == "active" or (superseded_at is not None and superseded_at >= before))
+        unknown = [mid for mid in memory_ids if mid not in self.asked]
+        if unknown:
+            try:
+                self.ranks.update((mid, rank) for mid, rank, _ in store.fts_ranks(self.match, unknown))
+            except sqlite3.OperationalError:
+                return {}
+            self.asked.update(unknown)
+        return {mid: self.ranks[mid] for mid in memory_ids if mid in self.ranks}
 
 
 def search_keywords(store: Store, being: str, terms: list[str], forms: dict[str, frozenset[str]], limit: int,
                     before: str | None = None, model_id: str | None = None,
                     namespaces: tuple[str, ...] = DEFAULT_SCOPE) -> KeywordHits:
-    """The keyword search of one query (module docstring): at most `limit` candidates of `being` in `namespaces`
-    (current: `is_current`; when other namespaces' matches crowd the best ones out, `Store.fts_search` finds the
-    namespaces' own), the bm25 of every match when they are few enough (`ALL_RANKS_MAX`), the candidates' ranking
-    fields and term shares, and their stored vectors of `model_id` (none for None). Very common words
-    (`COMMON_TERM_SHARE`) count in the share but are left out of the MATCH: they add little to bm25 and would make
-    FTS5 score most of the store. Runs in recall's keyword thread while the query is embedded (SQLite releases the
-    GIL). A failing search is logged and finds nothing."""
+    """The keyword search of one query (module docstring): at most `limit` candidates of `being` in `namespaces`,
+    best first (ties by id): current ones (active; at a replay's `before`, made earlier and superseded, if at all,
+    only later); when other namespaces' matches crowd the best ones out, `Store.fts_search` finds the namespaces'
+    own. Their ranking fields and stored vectors of `model_id` (none for None) come in one query
+    (`Store.ranking_rows`), then their term shares. Very common words (`COMMON_TERM_SHARE`) count in the share but
+    are left out of the MATCH: they add little to bm25 and would make FTS5 score most of the store. Runs in recall's
+    keyword thread while the query is embedded (SQLite releases the GIL). A failing search is logged and finds
+    nothing."""
     if not terms:
         return KeywordHits()
     try:
@@ -133,21 +134,13 @@ def search_keywords(store: Store, being: str, terms: list[str], forms: dict[str,
         selective = [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]
         used = [f for t in selective for f in forms[t] if by_form[f] > 0]
         match = fts_query(used)
-        if sum(by_form[f] for f in used) > ALL_RANKS_MAX:
-            rows, ranks = store.fts_search(being, match, limit, before, namespaces), None
-            fields = store.ranking_fields(r[0] for r in rows)
-        else:
-            ranks = store.fts_all_ranks(match)
-            best = sorted(ranks, key=lambda mid: (ranks[mid], mid))[:(8 if before else 2) * limit]
-            fields = store.ranking_fields(best)
-            rows = [(mid, ranks[mid], fields[mid][8]) for mid in best
-                    if mid in fields and is_current(fields[mid], being, before, namespaces)][:limit]
-            if len(rows) < limit and any(fields[mid].namespace not in namespaces for mid in fields):
-                rows = store.fts_search(being, match, limit, before, namespaces)  # crowded out by other namespaces
-                fields.update(store.ranking_fields(r[0] for r in rows if r[0] not in fields))
-        hits = KeywordHits(documents, counts, rows, match, ranks, fields)
+        rows = store.fts_search(being, match, limit, before, namespaces)
+        read = store.ranking_rows([r[0] for r in rows], model_id)
+        hits = KeywordHits(documents, counts, rows, match, {r[0]: r[1] for r in rows}, {r[0] for r in rows},
+                           {mid: row.fields for mid, row in read.items()})
+        hits.vectors = {mid: np.frombuffer(row.vector, dtype=np.float32) for mid, row in read.items()
+                        if row.vector is not None}
         hits.shares = term_shares(terms, forms, hits, rows)
-        hits.vectors = store.stored_vectors([r[0] for r in rows], model_id) if model_id and rows else {}
         return hits
     except sqlite3.OperationalError as exc:
         log.warning("recall: keyword search failed (%s)", exc)

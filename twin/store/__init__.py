@@ -5,7 +5,8 @@
 store's tables lives in this package; the rest of twin calls the named functions here.
 """
 
-from twin.store.core import BUSY_TIMEOUT_MS, RankingFields, Store, private_dir, secure_dir
+from twin.store.core import BUSY_TIMEOUT_MS, RankingFields, RankingRow, Store, private_dir, secure_dir
 from twin.store.ids import IN_CHUNK, id_chunks
 
-__all__ = ["BUSY_TIMEOUT_MS", "IN_CHUNK", "RankingFields", "Store", "id_chunks", "private_dir", "secure_dir"]
+__all__ = ["BUSY_TIMEOUT_MS", "IN_CHUNK", "RankingFields", "RankingRow", "Store", "id_chunks", "private_dir",
+           "secure_dir"]

@@ -38,6 +38,11 @@ _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, 
             "namespace")
 
 
+_RANKING = ("m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier, s.created_at, m.content,"
+            " m.namespace")
+"""`RankingFields`' columns, in its order (`memories m` joined to the memory `s` that superseded it)."""
+
+
 class RankingFields(NamedTuple):
     """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
     `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
@@ -53,6 +58,14 @@ class RankingFields(NamedTuple):
     superseded_at: str | None
     content: str
     namespace: str
+
+
+class RankingRow(NamedTuple):
+    """One candidate as `Store.ranking_rows` reads it: its `fields`, its stored `vector` (float32 bytes; None when
+    not asked or it has none of that model) and its `bm25` for a match (None when not asked or not matched)."""
+    fields: RankingFields
+    vector: bytes | None
+    bm25: float | None
 
 
 def _row_to_memory(row: sqlite3.Row | tuple) -> Memory:
@@ -251,11 +264,12 @@ class Store(MemoryStates):
     def touch(self, memory_ids: Iterable[int], now: str) -> None:
         """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, and a cold memory back to warm
         (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction."""
-        ids = [(now, int(i)) for i in memory_ids]
+        ids = list(dict.fromkeys(int(i) for i in memory_ids))
         if ids:
             with self.atomic() as conn:
-                conn.executemany("UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id = ?",
-                                 ids)
+                for chunk, marks in id_chunks(ids):  # one statement per chunk, not one per id
+                    conn.execute(f"UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id IN"
+                                 f" ({marks})", (now, *chunk))
 
     def get(self, memory_id: int) -> Memory | None:
         """One memory by id (any status), or None."""
@@ -276,11 +290,31 @@ class Store(MemoryStates):
         out = {}
         for chunk, marks in id_chunks(memory_ids):
             for row in self.conn.execute(
-                    "SELECT m.id, m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier,"
-                    " s.created_at, m.content, m.namespace"
-                    " FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                    f"SELECT m.id, {_RANKING} FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
                     f" WHERE m.id IN ({marks})", chunk):
                 out[row[0]] = RankingFields(*row[1:])
+        return out
+
+    def ranking_rows(self, memory_ids: Iterable[int], model_id: str | None = None,
+                     match: str | None = None) -> dict[int, RankingRow]:
+        """`{id: RankingRow}`: `ranking_fields` with, in the same read, the stored vector of `model_id` (None: not
+        read) and the bm25 of FTS5 `match` (None: not read; bm25 negative, lower is better, the scale of
+        `fts_search`) of each id (read-only; missing ids are absent). Recall's one read per candidate: reading the
+        three apart cost about twice as much at 100k memories (bench/recall_latency.py). Raises
+        `sqlite3.OperationalError` on a malformed `match`."""
+        out = {}
+        columns = _RANKING + (", e.vector" if model_id else ", NULL") + (", f.rank" if match else ", NULL")
+        for chunk, marks in id_chunks(memory_ids):
+            # the matches' bm25 once, for these ids alone (`fts_ranks`), materialised before the join
+            sql = ((f"WITH f AS MATERIALIZED (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
+                    f" AND +rowid IN ({marks})) " if match else "")
+                   + f"SELECT m.id, {columns} FROM memories m LEFT JOIN memories s ON s.id = m.superseded_by"
+                   + (" LEFT JOIN memory_embeddings e ON e.memory_id = m.id AND e.model_id = ?" if model_id else "")
+                   + (" LEFT JOIN f ON f.rowid = m.id" if match else "")
+                   + f" WHERE m.id IN ({marks})")
+            args = [*([match, *chunk] if match else []), *([model_id] if model_id else []), *chunk]
+            for row in self.conn.execute(sql, args):
+                out[row[0]] = RankingRow(RankingFields(*row[1:11]), row[11], row[12])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
@@ -421,25 +455,20 @@ class Store(MemoryStates):
             args += [before, before]
         else:
             sql += " AND m.status = 'active'"
-        sql += " ORDER BY f.rank LIMIT ?"
+        sql += " ORDER BY f.rank, m.id LIMIT ?"
         return self.conn.execute(sql, (*args, int(limit))).fetchall()
-
-    def fts_all_ranks(self, match: str) -> dict[int, float]:
-        """`{id: bm25}` of every memory FTS5 `match` finds (any being or status; bm25 negative, lower is better, on
-        `fts_search`'s scale); read-only. For a match known to find few memories (`keyword_search.ALL_RANKS_MAX`).
-        Raises `sqlite3.OperationalError` on a malformed query."""
-        return dict(self.conn.execute("SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?", (match,)))
 
     def fts_ranks(self, match: str, memory_ids: Iterable[int]) -> list[tuple[int, float, str]]:
         """`(id, bm25, content)` of those of `memory_ids` that FTS5 `match` finds (bm25 negative, lower is better,
         on the same scale as `fts_search`'s: the whole table's statistics), in no order; read-only. Lets recall
         give a keyword score to a candidate the vector index found beyond the keyword top-k. Raises
-        `sqlite3.OperationalError` on a malformed query."""
+        `sqlite3.OperationalError` on a malformed query. `+rowid`: the ids filter one pass over the matches, and
+        bm25 is computed for them alone (a rowid lookup per id re-ran the match: ~20 times slower at 100k)."""
         out: list[tuple[int, float, str]] = []
         for chunk, marks in id_chunks(memory_ids):
             out += self.conn.execute(
                 "SELECT m.id, f.rank, m.content FROM (SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH ?"
-                f" AND rowid IN ({marks})) AS f JOIN memories m ON m.id = f.rowid", (match, *chunk)).fetchall()
+                f" AND +rowid IN ({marks})) AS f JOIN memories m ON m.id = f.rowid", (match, *chunk)).fetchall()
         return out
 
     def term_document_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:

