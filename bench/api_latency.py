@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import _corpus
@@ -59,6 +60,37 @@ def start_api(env: dict, log: Path, url: str, token_path: Path):
             raise RuntimeError(f"the API exited ({proc.returncode}); see {log}")
         time.sleep(0.2)
     raise RuntimeError("the API did not answer within 180 s")
+
+
+@contextmanager
+def served_corpus_api(n: int, prefix: str):
+    """The `n`-memory corpus store (`_corpus.ensure_store`'s cache) copied to a temporary data dir and served by
+    `python -m twin.api` (as the daemon runs it); yields `(settings, client with the token, url, api log path)`, and
+    stops the API and removes the copy afterwards."""
+    from twin.settings import Settings
+
+    data, _ = _corpus.ensure_store(n, log=lambda m: print(m, flush=True))
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    proc = None
+    try:
+        shutil.copytree(data, work / "data")
+        port = free_port()
+        env = bench_env(work / "data", work / "run", work / "config", "redis://127.0.0.1:1/0",
+                        TWIN_API_PORT=str(port), TWIN_CONFIG=str(work / "twin.toml"))
+        (work / "twin.toml").write_text("")
+        (work / "config").mkdir()
+        settings = Settings(data_dir=work / "data", runtime_dir=work / "run", config_dir=work / "config",
+                            being=_corpus.BEING, _env_file=None)
+        url = f"http://127.0.0.1:{port}"
+        proc, client = start_api(env, work / "api.log", url, settings.api_token_path)
+        try:
+            yield settings, client, url, work / "api.log"
+        finally:
+            client.close()
+    finally:
+        if proc is not None:
+            stop_process(proc)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def latency(settings, client, questions: list[str]) -> dict:
@@ -148,33 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--requests", type=int, default=200)
     args = parser.parse_args(argv)
-    from twin.settings import Settings
-
-    data, _ = _corpus.ensure_store(args.n, log=lambda m: print(m, flush=True))
-    work = Path(tempfile.mkdtemp(prefix="api-bench-"))
-    proc = None
-    try:
-        shutil.copytree(data, work / "data")
-        port = free_port()
-        env = bench_env(work / "data", work / "run", work / "config", "redis://127.0.0.1:1/0",
-                        TWIN_API_PORT=str(port), TWIN_CONFIG=str(work / "twin.toml"))
-        (work / "twin.toml").write_text("")
-        (work / "config").mkdir()
-        settings = Settings(data_dir=work / "data", runtime_dir=work / "run", config_dir=work / "config",
-                            being=_corpus.BEING, _env_file=None)
-        proc, client = start_api(env, work / "api.log", f"http://127.0.0.1:{port}", settings.api_token_path)
+    with served_corpus_api(args.n, "api-bench-") as (settings, client, url, log_path):
         questions = _corpus.queries(args.queries + 20)
         lat = latency(settings, client, questions)
-        load = mixed_load(f"http://127.0.0.1:{port}", settings.api_token_path.read_text().strip(), args.clients,
-                          args.requests, questions)
-        client.close()
-        log = (work / "api.log").read_text(errors="replace")
+        load = mixed_load(url, settings.api_token_path.read_text().strip(), args.clients, args.requests, questions)
+        log = log_path.read_text(errors="replace")
         load["locked_in_log"] = log.count("database is locked")
         load["tracebacks_in_log"] = log.count("Traceback")
-    finally:
-        if proc is not None:
-            stop_process(proc)
-        shutil.rmtree(work, ignore_errors=True)
     overhead = lat["api"]["p50_ms"] - lat["in_process"]["p50_ms"]
     local, api = lat["in_process"], lat["api"]
     print(table(["", "p50 ms", "p99 ms", "mean ms"],

@@ -14,15 +14,12 @@ first view (`open` + `memories`) and of a search under 300 ms at 100k memories.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import _corpus
-from _common import bench_env, load_note, stop_process, summary_ms, table, write_json
-from api_latency import free_port, start_api
+from _common import load_note, summary_ms, table, write_json
+from api_latency import served_corpus_api
 
 NAME = "page_latency"
 TARGET_MS = 300.0
@@ -86,27 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args(argv)
-    from twin.settings import Settings
-
-    data, _ = _corpus.ensure_store(args.n, log=lambda m: print(m, flush=True))
-    work = Path(tempfile.mkdtemp(prefix="page-bench-"))
-    proc = None
-    try:
-        shutil.copytree(data, work / "data")
-        port = free_port()
-        env = bench_env(work / "data", work / "run", work / "config", "redis://127.0.0.1:1/0",
-                        TWIN_API_PORT=str(port), TWIN_CONFIG=str(work / "twin.toml"))
-        (work / "twin.toml").write_text("")
-        (work / "config").mkdir()
-        settings = Settings(data_dir=work / "data", runtime_dir=work / "run", config_dir=work / "config",
-                            being=_corpus.BEING, _env_file=None)
-        proc, client = start_api(env, work / "api.log", f"http://127.0.0.1:{port}", settings.api_token_path)
+    with served_corpus_api(args.n, "page-bench-") as (_, client, _, _):
         figures = measure(client, args.rounds, _corpus.queries(args.queries))
-        client.close()
-    finally:
-        if proc is not None:
-            stop_process(proc)
-        shutil.rmtree(work, ignore_errors=True)
     names = ["open", "memories", "first_view", "memory", "stats", "sources", "activity", "search"]
     print(table(["view", "n", "p50 ms", "p90 ms", "p99 ms", "max ms"],
                 [[v, figures[v]["n"], figures[v]["p50_ms"], figures[v]["p90_ms"], figures[v]["p99_ms"],

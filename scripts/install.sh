@@ -160,38 +160,24 @@ if [ -z "$version" ]; then
     version="$(venv_version)"
 fi
 
-# -- the MCP Inspector (--test) ---------------------------------------------------------------------
-# tests/test_mcp_inspector.py drives `twin mcp` with the MCP Inspector's CLI, a client nobody here wrote. It is
-# an npm package, installed once into $VENV/mcp-inspector (never fetched at test time); without node and npm it
-# is skipped with a note and that test skips with the reason.
-INSPECTOR_VERSION="2.12.0"
-if [ "$with_test" = yes ]; then
-    inspector_dir="$VENV/mcp-inspector"
-    inspector_pkg="$inspector_dir/node_modules/@modelcontextprotocol/inspector/package.json"
+# -- npm tools (--test) ---------------------------------------------------------------------------------
+# Test clients from the npm registry, each installed once into its own folder of the venv (never fetched at test
+# time); without npm they are skipped with a note and their tests skip with the reason:
+# - the MCP Inspector: tests/test_mcp_inspector.py drives `twin mcp` with its CLI, a client nobody here wrote;
+# - axe-core: tests/test_page.py runs its accessibility checks on every view of the page.
+npm_tool() {  # npm_tool FOLDER PACKAGE VERSION: PACKAGE@VERSION into $VENV/FOLDER unless that version is there
+    local dir="$VENV/$1" package="$2" version="$3"
     if ! command -v npm >/dev/null 2>&1; then
-        say "note: no npm: the MCP Inspector is not installed (tests/test_mcp_inspector.py skips)"
-    elif ! grep -q "\"version\": \"$INSPECTOR_VERSION\"" "$inspector_pkg" 2>/dev/null; then
-        say "installing the MCP Inspector $INSPECTOR_VERSION into $inspector_dir"
-        mkdir -p "$inspector_dir"
-        npm install --prefix "$inspector_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
-            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null
+        say "note: no npm: $package is not installed (the tests that use it skip)"
+    elif ! grep -q "\"version\": \"$version\"" "$dir/node_modules/$package/package.json" 2>/dev/null; then
+        say "installing $package $version into $dir"
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts --loglevel=error "$package@$version" >/dev/null
     fi
-fi
-
-# -- axe-core (--test) ------------------------------------------------------------------------------
-# tests/test_page.py runs axe-core's accessibility checks on every view of the page. An npm package, installed
-# once into $VENV/axe-core (never fetched at test time); without npm the test skips with the reason.
-AXE_VERSION="4.14.1"
+}
 if [ "$with_test" = yes ]; then
-    axe_dir="$VENV/axe-core"
-    if ! command -v npm >/dev/null 2>&1; then
-        say "note: no npm: axe-core is not installed (the page's accessibility test skips)"
-    elif ! grep -q "\"version\": \"$AXE_VERSION\"" "$axe_dir/node_modules/axe-core/package.json" 2>/dev/null; then
-        say "installing axe-core $AXE_VERSION into $axe_dir"
-        mkdir -p "$axe_dir"
-        npm install --prefix "$axe_dir" --no-audit --no-fund --ignore-scripts --loglevel=error \
-            "axe-core@$AXE_VERSION" >/dev/null
-    fi
+    npm_tool mcp-inspector @modelcontextprotocol/inspector 2.12.0
+    npm_tool axe-core axe-core 4.14.1
 fi
 
 # -- chromium without root (--test) ----------------------------------------------------------------------
