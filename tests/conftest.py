@@ -152,6 +152,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def isolated_home(mp: pytest.MonkeyPatch, home: Path) -> None:
+    """Point twin at `home` alone for a module-scoped fixture (which cannot use `twin_paths`): every `TWIN_`
+    variable dropped but the tests' own (`TWIN_TEST_*`, `TWIN_PAGE*`), data/config/runtime dirs, env file and an empty
+    0600 `twin.toml` under `home`, keyword-only recall (no model), a free API port, `HOME` there too."""
+    for key in [k for k in os.environ if k.startswith("TWIN_") and not k.startswith(("TWIN_TEST_", "TWIN_PAGE"))]:
+        mp.delenv(key)
+    for key, value in {"TWIN_DATA_DIR": home / "data", "TWIN_CONFIG_DIR": home / "config",
+                       "TWIN_RUNTIME_DIR": home / "run", "TWIN_ENV_FILE": home / "config" / "env",
+                       "TWIN_CONFIG": home / "twin.toml", "TWIN_EMBED_BACKEND": "none",
+                       "TWIN_API_PORT": free_port(), "HOME": home}.items():
+        mp.setenv(key, str(value))
+    (home / "twin.toml").write_text("")
+    (home / "twin.toml").chmod(0o600)
+
+
 @pytest.fixture
 def keyword_api(twin_paths, monkeypatch):
     """A running API (tests/api_server.py) over an empty store, keyword-only (no model load), no daemon; yields

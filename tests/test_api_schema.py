@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 import schemathesis
 from api_server import running_api
-from conftest import free_port
+from conftest import isolated_home
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -34,14 +34,7 @@ def running(tmp_path_factory):
     """One API for the module over a store seeded with a few memories (ids 1-3 exist), keyword-only."""
     home = tmp_path_factory.mktemp("schema")
     with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in __import__("os").environ if k.startswith("TWIN_")]:
-            mp.delenv(key)
-        for key, value in {"TWIN_DATA_DIR": home / "data", "TWIN_CONFIG_DIR": home / "config",
-                           "TWIN_RUNTIME_DIR": home / "run", "TWIN_ENV_FILE": home / "config" / "env",
-                           "TWIN_CONFIG": home / "twin.toml", "TWIN_EMBED_BACKEND": "none",
-                           "TWIN_API_PORT": free_port(), "HOME": home}.items():
-            mp.setenv(key, str(value))
-        (home / "twin.toml").write_text("")
+        isolated_home(mp, home)
         with running_api(load_settings()) as api:
             for text in ("Owner lives in Lisbon.", "Owner's bank card PIN is 8264.", "Owner keeps bees."):
                 api.client.post("/v1/remember", json={"content": text}).raise_for_status()

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from api_server import running_api
-from conftest import free_port
+from conftest import isolated_home
 from page_browser import axe_path, chromium_path, corpus, fill, screenshot_dir
 
 from twin.api.latency import SearchTimes
@@ -45,15 +45,7 @@ def api(tmp_path_factory):
     source of three; keyword-only, no daemon. `api.ids` names the special memories."""
     home = tmp_path_factory.mktemp("page")
     with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("TWIN_") and not k.startswith(("TWIN_TEST_", "TWIN_PAGE"))]:
-            mp.delenv(key)
-        for key, value in {"TWIN_DATA_DIR": home / "data", "TWIN_CONFIG_DIR": home / "config",
-                           "TWIN_RUNTIME_DIR": home / "run", "TWIN_ENV_FILE": home / "config" / "env",
-                           "TWIN_CONFIG": home / "twin.toml", "TWIN_EMBED_BACKEND": "none",
-                           "TWIN_API_PORT": free_port(), "HOME": home}.items():
-            mp.setenv(key, str(value))
-        (home / "twin.toml").write_text("")
-        (home / "twin.toml").chmod(0o600)
+        isolated_home(mp, home)
         settings = load_settings()
         Context.open(settings).close()  # the store, migrated
         now = datetime.now(UTC)

@@ -140,19 +140,18 @@ class NotOverHttp(TwinError):
     """An operation, or an argument of it, that the API has no route for (`ROUTES`): it runs in this process."""
 
 
+SCOPED_READ = "max_sensitivity namespace include_namespaces"
+"""The arguments every read carries: the sensitivity it may show and the namespaces it reads (seed 003)."""
 ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
     name: (method, path, frozenset(args.split())) for name, (method, path, args) in {
-        "search": ("POST", "/v1/search", "query limit kind since weights max_sensitivity namespace include_namespaces"),
-        "context": ("POST", "/v1/context", "query limit recent_limit kind weights max_sensitivity namespace "
-                                           "include_namespaces"),
-        "list_memories": ("GET", "/api/twin/memories", "limit kind max_sensitivity namespace include_namespaces"),
-        "recent": ("GET", "/v1/recent", "since limit kind max_sensitivity namespace include_namespaces"),
-        "today": ("GET", "/v1/today", "limit kind max_sensitivity namespace include_namespaces"),
-        "get_memory": ("GET", "/v1/memories/{memory_id}", "memory_id max_sensitivity namespace include_namespaces"),
-        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", "memory_id depth max_sensitivity namespace "
-                                                                   "include_namespaces"),
-        "history": ("GET", "/v1/memories/{memory_id}/history", "memory_id max_sensitivity namespace "
-                                                               "include_namespaces"),
+        "search": ("POST", "/v1/search", f"query limit kind since weights {SCOPED_READ}"),
+        "context": ("POST", "/v1/context", f"query limit recent_limit kind weights {SCOPED_READ}"),
+        "list_memories": ("GET", "/api/twin/memories", f"limit kind {SCOPED_READ}"),
+        "recent": ("GET", "/v1/recent", f"since limit kind {SCOPED_READ}"),
+        "today": ("GET", "/v1/today", f"limit kind {SCOPED_READ}"),
+        "get_memory": ("GET", "/v1/memories/{memory_id}", f"memory_id {SCOPED_READ}"),
+        "neighbors": ("GET", "/v1/memories/{memory_id}/neighbors", f"memory_id depth {SCOPED_READ}"),
+        "history": ("GET", "/v1/memories/{memory_id}/history", f"memory_id {SCOPED_READ}"),
         "update_memory": ("PATCH", "/v1/memories/{memory_id}", "memory_id content kind importance tags sensitivity "
                                                                "source_type_ captured_from confidence max_sensitivity "
                                                                "namespace"),
