@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from twin.outside_text import escape_controls
 from twin.store import Store
 from twin.store import activity as diary
+from twin.text.source_pattern import SourcePattern
 
 log = logging.getLogger("twin.activity")
 
@@ -71,19 +72,20 @@ the diary had one."""
 
 
 def naming(store: Store, being: str, source: str | None = None,
-           mentions: Callable[[str], bool] | None = None) -> list[int]:
-    """Ids of `being`'s diary lines that name `source` (exact, or every source that starts so when it ends in `*`)
+           mentions: Callable[[str], bool] | None = None, exact: bool = False) -> list[int]:
+    """Ids of `being`'s diary lines that name `source` (exact, or every source that starts so when it ends in `*`
+    and not `exact`: `twin.text.source_pattern`)
     or a source whose name `mentions` says mentions the subject of a forget (read-only). Lines written before the
     diary kept subjects count by their text (a skip line's path)."""
     if source is None and mentions is None:
         return []
+    pattern = SourcePattern.of(source, exact) if source is not None else None
     found = []
     for line_id, text, subject in diary.lines_with_subject(store, being, _LEGACY_SKIP):
         subject = subject or _legacy_subject(text)
         if subject is None:
             continue
-        by_source = source is not None and (subject.startswith(source[:-1]) if source.endswith("*")
-                                            else subject == source)
+        by_source = pattern is not None and pattern.matches(subject)
         if by_source or (mentions is not None and mentions(subject.split(":", 1)[-1])):
             found.append(line_id)
     return found

@@ -91,14 +91,14 @@ def fetch(store: Store, ids: Iterable[int]) -> list[Staged]:
 
 
 def matching(store: Store, being: str, source: str | None = None,
-             mentions: Callable[[str], bool] | None = None) -> list[int]:
+             mentions: Callable[[str], bool] | None = None, exact: bool = False) -> list[int]:
     """Ids of `being`'s staged items not yet learned (forget items aside) from `source` (exact, or every source that
-    starts so when it ends in `*`) or whose text (or title) `mentions` says mentions the subject of a forget
-    (`twin.text.about.Subject.mentions`): what a forget of that source or subject must reach too, before a learn job
-    brings it back (read-only)."""
+    starts so when it ends in `*` and not `exact`: `twin.text.source_pattern`) or whose text (or title) `mentions`
+    says mentions the subject of a forget (`twin.text.about.Subject.mentions`): what a forget of that source or
+    subject must reach too, before a learn job brings it back (read-only)."""
     if source is None and mentions is None:
         return []
-    rows = ingest_items.unlearned(store, being, source)
+    rows = ingest_items.unlearned(store, being, source, exact)
     return [r[0] for r in rows if mentions is None or mentions(r[1]) or any(mentions(v) for v in _strings(r[2]))]
 
 

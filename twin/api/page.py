@@ -37,7 +37,7 @@ page_routes = APIRouter(prefix="/v1", tags=["page"])
 
 class ForgetSourceBody(StrictBody):
     """`POST /v1/forget-source`: the source to forget whole (`file:/path`, `email:<thread>`, `telegram:<chat>`,
-    `browser`; `file:/folder/*` for every source that starts so), in `namespace`."""
+    `browser`; exactly that source: a trailing `*` is part of its name here), in `namespace`."""
 
     source: str = Field(min_length=1, max_length=1000)
     namespace: str = namespace_field()

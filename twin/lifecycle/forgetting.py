@@ -35,6 +35,7 @@ from twin.store import chat as transcript
 from twin.store.ids import DEFAULT_SCOPE, Namespaces
 from twin.store.manifest import FORGOTTEN_FILE_REASON
 from twin.text.about import Subject
+from twin.text.source_pattern import SourcePattern
 
 __all__ = ["FORGOTTEN_FILE_REASON", "ForgetPlan", "carry_out", "forget", "plan"]
 
@@ -119,12 +120,13 @@ def remove_memories(store: Store, memory_ids: list[int]) -> list[int]:
     return store.remove_memories(memory_ids)
 
 
-def _select_source(store: Store, being: str, source: str, namespaces: Namespaces) -> list[int]:
+def _select_source(store: Store, being: str, source: str, namespaces: Namespaces, exact: bool) -> list[int]:
     """Ids of `being`'s memories in `namespaces` (None: every one) from `source`: exact, or every source that starts
-    with it when it ends in `*`."""
-    if source.endswith("*"):
-        return store.ids_with_source_prefix(being, source[:-1], namespaces)
-    return sorted(store.ids_by_source(being, source, namespaces))
+    with it when it ends in `*` and not `exact` (`twin.text.source_pattern`)."""
+    pattern = SourcePattern.of(source, exact)
+    if pattern.prefix:
+        return store.ids_with_source_prefix(being, pattern.text, namespaces)
+    return sorted(store.ids_by_source(being, pattern.text, namespaces))
 
 
 def _select_about(store: Store, being: str, subject: Subject, namespaces: Namespaces) -> dict[int, tuple[str, ...]]:
@@ -138,19 +140,17 @@ def _select_about(store: Store, being: str, subject: Subject, namespaces: Namesp
     return found
 
 
-def _source_state(store: Store, being: str, source: str) -> tuple[list[str], list[str]]:
-    """`(email thread ids, file paths)` of the connector state `source` (exact or `…*`) names."""
-    prefix = source[:-1] if source.endswith("*") else None
-
-    def hit(candidate: str) -> bool:
-        return candidate.startswith(prefix) if prefix is not None else candidate == source
-    threads = [t for t in email_threads.thread_ids(store, being) if hit(f"email:{t}")]
-    paths = [p for p in manifest.all_paths(store, being) if hit(f"file:{p}")]
+def _source_state(store: Store, being: str, source: str, exact: bool) -> tuple[list[str], list[str]]:
+    """`(email thread ids, file paths)` of the connector state `source` (exact, or `…*` unless `exact`) names."""
+    pattern = SourcePattern.of(source, exact)
+    threads = [t for t in email_threads.thread_ids(store, being) if pattern.matches(f"email:{t}")]
+    paths = [p for p in manifest.all_paths(store, being) if pattern.matches(f"file:{p}")]
     return threads, paths
 
 
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
-         about: str | None = None, whole: bool = False, namespaces: Namespaces = DEFAULT_SCOPE) -> ForgetPlan:
+         about: str | None = None, whole: bool = False, namespaces: Namespaces = DEFAULT_SCOPE,
+         exact: bool = False) -> ForgetPlan:
     """What forgetting `ids`, a whole `source` (`file:/path`, `email:<thread>`, `telegram:<chat>`, `browser`;
     `file:/folder/*` for every source that starts so) or everything `about` a person or thing would remove, per
     table: the memories, transcript rows, chat summaries and staged items that mention it (`twin.text.about.Subject`:
@@ -159,14 +159,16 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     included; the other copies a source or a subject has outside memories (transcript rows that mention it, staged
     items, connector state, diary lines) belong to the connectors, which write `default`, and are planned only when
     `default` is in `namespaces`; transcript rows holding a planned memory's text always are.
-    Read-only: this is the dry run. Raises `ValueError` for an `about` with no word in it."""
+    With `exact`, `source` is that one source even when it ends in `*` (a memory's own source, as the page forgets
+    it: `twin.text.source_pattern`). Read-only: this is the dry run. Raises `ValueError` for an `about` with no word
+    in it."""
     subject = Subject(about, parts=not whole) if about is not None else None
     selected: list[int] = list(ids or [])
     if source is not None:
-        selected += _select_source(store, being, source, namespaces)
+        selected += _select_source(store, being, source, namespaces, exact)
         if not selected and clean_name(source) != source:  # typed raw; stored as `clean_name` writes names
             source = clean_name(source)
-            selected += _select_source(store, being, source, namespaces)
+            selected += _select_source(store, being, source, namespaces, exact)
     about_ids = _select_about(store, being, subject, namespaces) if subject is not None else {}
     found = store.get_many(selected + list(about_ids))
     memories = [found[i] for i in sorted(found) if found[i].being_id == being
@@ -186,20 +188,21 @@ def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str 
     if about_subject is not None:
         rows.update(chat.rows_mentioning(store, being, about_subject))
     if source is not None and source.startswith("telegram:"):
-        rows.update(chat.rows_of_chats(store, being, _chats_of(store, being, source[len("telegram:"):])))
+        rows.update(chat.rows_of_chats(store, being, _chats_of(store, being, source[len("telegram:"):], exact)))
     out.transcript_rows = dict(sorted(rows.items()))
     out.summaries = chat.summaries_holding(store, being, out.transcript_rows, memories, about_subject)
     if source is not None:
-        out.email_threads, out.manifest_entries = _source_state(store, being, source)
-    out.staged = ingest.matching(store, being, source=source, mentions=about_subject)
-    out.diary_lines = naming(store, being, source, about_subject)
+        out.email_threads, out.manifest_entries = _source_state(store, being, source, exact)
+    out.staged = ingest.matching(store, being, source=source, mentions=about_subject, exact=exact)
+    out.diary_lines = naming(store, being, source, about_subject, exact=exact)
     return out
 
 
-def _chats_of(store: Store, being: str, pattern: str) -> list[str]:
-    """The chat ids of `being`'s transcript that `pattern` names: exact, or every one that starts so (`…*`)."""
-    return [c for c in transcript.chat_ids(store, being)
-            if (c.startswith(pattern[:-1]) if pattern.endswith("*") else c == pattern)]
+def _chats_of(store: Store, being: str, pattern: str, exact: bool) -> list[str]:
+    """The chat ids of `being`'s transcript that `pattern` names: exact, or every one that starts so (`…*`, unless
+    `exact`: `twin.text.source_pattern`)."""
+    named = SourcePattern.of(pattern, exact)
+    return [c for c in transcript.chat_ids(store, being) if named.matches(c)]
 
 
 def carry_out(store: Store, activity: Activity | None, todo: ForgetPlan) -> ForgetPlan:

@@ -108,12 +108,15 @@ def _source_plan(ctx: Context, source: str, namespace: str):
     if not isinstance(source, str) or not source.strip() or len(source) > 1000:
         raise InvalidInput("source must name a source (file:/path, email:<thread>, telegram:<chat>, browser)",
                            field="source")
-    return plan(ctx.store, ctx.being, source=source.strip(), namespaces=scope(namespace))
+    # exact: the page forgets the source of one memory, and a stored source may end in `*` (a file `draft*`, a
+    # source an API client chose), which the CLI's pattern would read as "every source that starts so"
+    return plan(ctx.store, ctx.being, source=source.strip(), namespaces=scope(namespace), exact=True)
 
 
 def forget_source_plan(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> dict:
-    """The dry run of forgetting every memory of `source` (`twin.lifecycle.forgetting.plan`; `file:/folder/*`
-    for every source that starts so) in `namespace`: `{source, counts}` per table, nothing changed."""
+    """The dry run of forgetting every memory of exactly `source` (`twin.lifecycle.forgetting.plan(exact=True)`: a
+    trailing `*` is part of the name here, not the CLI's pattern) in `namespace`: `{source, counts}` per table,
+    nothing changed."""
     return {"source": source, "counts": _source_plan(ctx, source, namespace).counts()}
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from twin.memory import utc_now
 from twin.store.core import Store
 from twin.store.ids import id_chunks
+from twin.text.source_pattern import SourcePattern
 
 StagedRow = tuple[str, str, str, str | None, str, dict, str]
 """`(being, mode, source, ref, text, extra, namespace)`: one item as `stage_rows` writes it."""
@@ -41,17 +42,20 @@ def fetch_rows(store: Store, ids: Iterable[int]) -> list[tuple[int, StagedRow]]:
     return out
 
 
-def unlearned(store: Store, being: str, source: str | None = None) -> list[tuple[int, str, str | None]]:
+def unlearned(store: Store, being: str, source: str | None = None,
+              exact: bool = False) -> list[tuple[int, str, str | None]]:
     """`(id, text, extra JSON)` of `being`'s staged items not yet learned (forget items aside), ascending id; of
-    `source` only when given (exact, or every source that starts so when it ends in `*`) (read-only)."""
+    `source` only when given (`twin.text.source_pattern.SourcePattern.of(source, exact)`: exact, or every source
+    that starts so when it ends in `*` and not `exact`) (read-only)."""
     where, args = ["being_id = ?", "mode != 'forget'"], [being]
     if source is not None:
-        if source.endswith("*"):
+        pattern = SourcePattern.of(source, exact)
+        if pattern.prefix:
             where.append("substr(source, 1, ?) = ?")
-            args += [len(source) - 1, source[:-1]]
+            args += [len(pattern.text), pattern.text]
         else:
             where.append("source = ?")
-            args.append(source)
+            args.append(pattern.text)
     return store.conn.execute(f"SELECT id, text, extra FROM ingest_items WHERE {' AND '.join(where)} ORDER BY id",
                               args).fetchall()
 
