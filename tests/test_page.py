@@ -218,6 +218,7 @@ def test_edit_a_memory_then_its_new_text_is_recalled(api, browser):
     page.get_by_role("button", name="Save").click()
     page.locator("blockquote", has_text="striped beetroot").wait_for()
     shoot(page, "memory-edited")
+    assert "null" not in page.locator("main").inner_text().split()  # no absent part written as the word "null"
     with store(api) as db:
         edited = db.get(target)
     assert edited.id == target and edited.content == "Owner grows striped beetroot on the allotment."
@@ -277,6 +278,7 @@ def test_teach_shows_what_was_stored_and_what_was_known(api, browser):
     assert "Ilse" in page.locator("section.outcome").first.inner_text()
     page.get_by_role("button", name="Learn").click()
     page.get_by_role("heading", name="Already known (reinforced) (1)").wait_for()
+    assert "null" not in page.locator("main").inner_text().split()
     with store(api) as db:
         assert any("Ilse" in m.content for m in db.list_memories(api.settings.being, limit=5, source_type="page"))
     page.context.close()

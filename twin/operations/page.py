@@ -24,7 +24,7 @@ from twin.namespaces import DEFAULT_NAMESPACE, scope
 from twin.operations.context import Context, capped, sensitivity_levels
 from twin.operations.reads import check_kind, check_time, own_memory
 from twin.operations.shapes import ActivityLineOut, ForgetOut, MemoryOut
-from twin.store import state
+from twin.store import state, weekly
 
 PAGE_SCOPE = "page"
 """The `state` scope of the page's one-time links."""
@@ -50,9 +50,8 @@ def new_page_link(ctx: Context, now: datetime | None = None) -> str:
     is stored. Links that expired are dropped on the way."""
     now = now or datetime.now(UTC)
     code = secrets.token_urlsafe(LINK_BYTES)
-    with ctx.store.atomic() as conn:
-        for (key,) in conn.execute("SELECT key FROM state WHERE scope = ? AND being_id = ? AND key LIKE 'link:%'",
-                                   (PAGE_SCOPE, ctx.being)).fetchall():
+    with ctx.store.atomic():
+        for key in state.keys_starting(ctx.store, PAGE_SCOPE, ctx.being, "link:"):
             if parse_time(state.get_time(ctx.store, PAGE_SCOPE, ctx.being, key)) <= now:
                 state.delete(ctx.store, PAGE_SCOPE, ctx.being, key)
         state.set_time(ctx.store, PAGE_SCOPE, ctx.being, _link_key(code),
@@ -167,21 +166,12 @@ def _mondays(weeks: int, now: datetime | None) -> list[str]:
     return [(first + timedelta(days=7 * i)).isoformat() for i in range(weeks)]
 
 
-def _monday_of(column: str) -> str:
-    """SQL for the Monday (YYYY-MM-DD) of the week of the UTC ISO-8601 time in `column`."""
-    day = f"substr({column}, 1, 10)"
-    return f"date({day}, '-' || ((CAST(strftime('%w', {day}) AS INTEGER) + 6) % 7) || ' days')"
-
-
 def memory_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> dict:
     """Memories made per week in the last `weeks` (1-520), by source type, for the page's chart: `{weeks: [monday
     of each week, YYYY-MM-DD, oldest first], series: {source_type: [count per week]}}` over every status and
     namespace (what the store holds). Weeks start on Monday, UTC."""
     mondays = _mondays(weeks, now)
-    rows = ctx.store.conn.execute(
-        f"SELECT {_monday_of('created_at')} AS monday, CASE WHEN instr(source, ':') > 0 THEN substr(source, 1,"
-        " instr(source, ':') - 1) ELSE source END AS kind, count(*) FROM memories WHERE being_id = ?"
-        " AND created_at >= ? GROUP BY monday, kind", (ctx.being, mondays[0])).fetchall()
+    rows = weekly.memories_per_week(ctx.store, ctx.being, mondays[0])
     index = {d: i for i, d in enumerate(mondays)}
     series: dict[str, list[int]] = {}
     for monday, source_type, count in rows:
@@ -196,11 +186,7 @@ def supersession_weeks(ctx: Context, weeks: int = 26, now: datetime | None = Non
     superseded memory counts in the week its successor (`superseded_by`) was made: capture supersedes the old
     value as it stores the new one. A superseded memory whose successor is gone counts in no week."""
     mondays = _mondays(weeks, now)
-    rows = ctx.store.conn.execute(
-        f"SELECT {_monday_of('newer.created_at')} AS monday, count(*) FROM memories stale"
-        " JOIN memories newer ON newer.id = stale.superseded_by WHERE stale.being_id = ?"
-        " AND stale.status = 'superseded' AND newer.created_at >= ? GROUP BY monday",
-        (ctx.being, mondays[0])).fetchall()
+    rows = weekly.supersessions_per_week(ctx.store, ctx.being, mondays[0])
     index = {d: i for i, d in enumerate(mondays)}
     counts = [0] * weeks
     for monday, count in rows:

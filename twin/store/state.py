@@ -75,6 +75,13 @@ def delete(store: Store, scope: str, being: str, key: str) -> None:
     store.conn.execute("DELETE FROM state WHERE scope = ? AND being_id = ? AND key = ?", (scope, being, key))
 
 
+def keys_starting(store: Store, scope: str, being: str, prefix: str) -> list[str]:
+    """The keys of `scope` for `being` that start with `prefix` (taken literally), in key order."""
+    rows = store.conn.execute("SELECT key FROM state WHERE scope = ? AND being_id = ? AND substr(key, 1, ?) = ?"
+                              " ORDER BY key", (scope, being, len(prefix), prefix)).fetchall()
+    return [key for (key,) in rows]
+
+
 def is_set(store: Store, scope: str, being: str, key: str) -> bool:
     """Whether the key holds a value of any kind (read-only)."""
     return store.conn.execute("SELECT 1 FROM state WHERE scope = ? AND being_id = ? AND key = ?",

@@ -157,7 +157,7 @@ export async function memory(main, arg, reveal = false) {
     api(`/v1/memories/${id}/history`, { params: { ...scope, namespace: m.namespace } }),
     api(`/v1/memories/${id}/neighbors`, { params: { ...scope, namespace: m.namespace, depth: 2 } })]);
   const masked = m.sensitivity === "sensitive" && !reveal;
-  const revealButton = masked ? el("button", { type: "button", onclick: () => { clear(main); memory(main, arg, true); } }, "Reveal the text") : null;
+  const revealButton = masked ? el("button", { type: "button", onclick: () => { clear(main); memory(main, arg, true); } }, "Reveal the text") : "";  // "" not null: the native append below writes null as text
   area.append(
     el("h1", {}, `Memory #${m.id}`),
     el("blockquote", { class: "content" }, m.content), revealButton, memoryMeta(m),

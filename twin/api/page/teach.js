@@ -26,7 +26,7 @@ export async function teach(main) {
         group("Superseded", done.superseded, (s) => el("li", {}, el("a", { href: `#memory/${s.id}` }, `#${s.id}`),
           " replaced by ", el("a", { href: `#memory/${s.by}` }, `#${s.by}`), ` — ${s.reason}`)),
         group("Not stored", done.rejected, (r) => el("li", {}, r.content ? `${r.content} — ` : "", r.reason)),
-        done.profile_updated ? el("p", {}, "The profile was updated.") : null);
+        done.profile_updated ? el("p", {}, "The profile was updated.") : "");  // not null: native append
       say(`Learned: ${done.created.length} stored, ${done.reinforced.length} already known, ${done.updated.length} updated.`);
     } catch (error) {
       clear(out).append(errorBox(error));
