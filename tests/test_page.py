@@ -239,6 +239,12 @@ def test_forget_one_memory_and_it_is_gone_from_the_store(api, browser):
     page.get_by_role("button", name="Keep it").click()  # the first answer can be no
     with store(api) as db:
         assert db.get(victim.id) is not None
+    page.get_by_role("button", name="Forget this memory…").click()  # by keyboard: focus on the safe answer
+    assert page.evaluate("document.activeElement.textContent") == "Keep it"
+    page.keyboard.press("Escape")  # cancels, and focus returns to the question
+    assert page.evaluate("document.activeElement.textContent") == "Forget this memory…"
+    with store(api) as db:
+        assert db.get(victim.id) is not None
     page.get_by_role("button", name="Forget this memory…").click()
     page.get_by_role("button", name=f"Forget #{victim.id} for good").click()
     page.get_by_text(f"Forgotten: memory #{victim.id} is gone.").wait_for()

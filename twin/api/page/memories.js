@@ -92,7 +92,7 @@ function forgetOne(m, area) {
     const no = el("button", { type: "button" }, "Keep it");
     const box = el("div", { class: "confirm", role: "group", "aria-label": "Confirm" },
       el("p", {}, "This removes the memory and every copy of it. There is no undo."), yes, no);
-    no.addEventListener("click", () => box.replaceWith(ask));
+    cancellable(box, no, ask);
     yes.addEventListener("click", async () => {
       try {
         await api(`/v1/memories/${m.id}`, { method: "DELETE", params: { namespace: m.namespace } });
@@ -105,9 +105,16 @@ function forgetOne(m, area) {
       }
     });
     ask.replaceWith(box);
-    yes.focus();
+    no.focus();
   });
   return ask;
+}
+
+function cancellable(box, no, ask) {
+  // A confirmation starts on its safe button and Escape cancels it: a second Enter never forgets by accident.
+  const cancel = () => { box.replaceWith(ask); ask.focus(); };
+  no.addEventListener("click", cancel);
+  box.addEventListener("keydown", (event) => { if (event.key === "Escape") cancel(); });
 }
 
 function forgetSource(m, area) {
@@ -119,9 +126,9 @@ function forgetSource(m, area) {
       const yes = el("button", { type: "button", class: "danger" }, `Forget ${n} memor${n === 1 ? "y" : "ies"} from this source`);
       const no = el("button", { type: "button" }, "Keep them");
       const box = el("div", { class: "confirm", role: "group", "aria-label": "Confirm" },
-        el("p", {}, `Everything from ${m.source}: ${n} memor${n === 1 ? "y" : "ies"}, ${plan.counts.vectors} vectors, ` +
+        el("p", {}, `Everything from ${m.source}: ${n} memor${n === 1 ? "y" : "ies"}, ${plan.counts.vectors} vector${plan.counts.vectors === 1 ? "" : "s"}, ` +
           `${plan.counts.transcript_rows} transcript rows. There is no undo.`), yes, no);
-      no.addEventListener("click", () => box.replaceWith(ask));
+      cancellable(box, no, ask);
       yes.addEventListener("click", async () => {
         try {
           const done = await api("/v1/forget-source", { method: "POST", body: { source: m.source, namespace: m.namespace } });
@@ -132,7 +139,7 @@ function forgetSource(m, area) {
         }
       });
       ask.replaceWith(box);
-      yes.focus();
+      no.focus();
     } catch (error) {
       ask.after(errorBox(error));
     }
