@@ -205,6 +205,11 @@ def test_search_shows_the_breakdown_and_reveals_a_secret_only_when_asked(api, br
     page.get_by_label("Search your memories").fill("bank card PIN number")  # a new search hides it again
     page.wait_for_timeout(600)
     assert PIN not in page.locator("main").inner_text()
+    page.get_by_role("button", name="Reveal sensitive memories for this search").click()
+    page.locator(".results li", has_text=PIN).wait_for()
+    page.get_by_label("Kind").select_option("fact")  # so does another kind
+    page.wait_for_timeout(600)
+    assert PIN not in page.locator("main").inner_text()
     page.context.close()
 
 

@@ -50,12 +50,12 @@ export async function search(main) {
   }
 
   const soon = debounce(run, 250);
-  query.addEventListener("input", () => {
+  const hide = () => {  // a new search, by its words or its kind, starts with sensitive memories hidden again
     revealed = false;
     reveal.setAttribute("aria-pressed", "false");
-    soon();
-  });
-  kind.addEventListener("change", run);
+  };
+  query.addEventListener("input", () => { hide(); soon(); });
+  kind.addEventListener("change", () => { hide(); run(); });
   reveal.addEventListener("click", () => {
     revealed = !revealed;
     reveal.setAttribute("aria-pressed", String(revealed));
