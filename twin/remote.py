@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -34,20 +35,22 @@ class DaemonUnreachable(TwinError):
     sent, so running the call in this process instead is safe."""
 
 
-class TwinAccess:
+class TwinAccess(ABC):
     """The operations of `twin.operations`, by name (the same keyword arguments; each returns JSON-ready values).
     Subclasses give `_call(operation, arguments)`. Raises what the operation raises: `InvalidInput` (bad input,
     naming the field), `NotFound` (no such memory), `TwinError` (anything else, with a message for people)."""
 
+    @abstractmethod
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """Run `operation` with `arguments` this access's way; its JSON-ready answer."""
 
+    @abstractmethod
     def describe(self) -> str:
         """Which way the calls go, for a log line ("the daemon at http://127.0.0.1:7821")."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Release what the access holds (a client, a store); safe to call twice."""
+        return None  # nothing held by default
 
     answered_here = True
     """Whether the last call ran in this process (the CLI says what only this process can tell, e.g. how many
