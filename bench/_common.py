@@ -331,3 +331,30 @@ def module_at(rev: str, name: str):
         for key in [k for k in sys.modules if ours(k)]:
             del sys.modules[key]
         sys.modules.update(today)
+
+
+def role(pid: int, supervisor: int) -> str:
+    """What a process of the daemon's tree is, by its command line (and its parent's, for forks)."""
+    cmd = proc_cmdline(pid)
+    if pid == supervisor:
+        return "supervisor (twin up)"
+    if "redis-server" in cmd:
+        return "redis-server"
+    if "twin.api" in cmd:
+        return "api"
+    if "workers scheduler" in cmd:
+        return "scheduler"
+    for name in ("embed", "learn"):
+        if f"workers {name}" in cmd:
+            parent = proc_cmdline(parent_pid(pid))
+            return f"{name} worker" if f"workers {name}" not in parent else f"{name} worker's child (fork)"
+    return f"other ({cmd[:40]})"
+
+
+def parent_pid(pid: int) -> int:
+    """The parent of process `pid` (/proc/PID/stat), 0 when it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+        return int(raw[raw.rindex(")") + 2:].split()[1])
+    except (OSError, ValueError):
+        return 0

@@ -1,15 +1,18 @@
-"""Memory of the running daemon with N memories in the store: `twin up` (supervisor + private redis-server +
-learn worker + embedding worker), per process and summed, read from /proc.
+"""Memory and cold start of the running daemon with N memories in the store, beside an empty store in the same
+run: `twin up` (supervisor + private redis-server + learn worker + embedding worker + scheduler + API), per process
+and summed, read from /proc.
 
     .venv/bin/python bench/daemon_rss.py                   # N = 100,000 (the cache of recall_latency.py)
     .venv/bin/python bench/daemon_rss.py --n 10000 --ingest 300
 
 The cached data dir of `recall_latency.py` (store, vectors, index; built if missing) is copied to a temp dir
-and `twin up` runs on it with the shipped defaults. Samples: (1) idle, once every child is up, both workers
-are registered and the summed RSS has been stable for `--settle-s`; (2) after `--ingest` texts were pushed
-through the bus, embedded, and the index checkpoint that follows was written. VmRSS (now), VmHWM (peak) and
-PSS (shared pages split, so it sums honestly) per process; the learn worker's short-lived fork per job is
-counted while it exists.
+and `twin up` runs on it with the shipped defaults; the baseline is the same daemon on an empty data dir.
+Cold start: seconds from `twin up` to the supervisor's READY=1 (read on a `NOTIFY_SOCKET` of the bench's), to the
+API's first answered search (`POST /v1/search`, the recall warm), and to both workers registered. Samples: (1)
+idle, once every child is up, both workers are registered and the summed RSS has been stable for `--settle-s`;
+(2) after `--ingest` texts were pushed through the bus, embedded, and the index checkpoint that follows was
+written (N store only). VmRSS (now), VmHWM (peak) and PSS (shared pages split, so it sums honestly) per process.
+The page cache is warm (the data dir was just copied): a start after a reboot reads the files from disk too.
 """
 
 from __future__ import annotations
@@ -17,52 +20,34 @@ from __future__ import annotations
 import argparse
 import math
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import _corpus
+from api_latency import free_port
 from _common import (
     OUT_DIR,
     REPO_ROOT,
     bench_env,
     load_note,
     mib,
-    proc_cmdline,
+    proc_cpu_s,
     proc_pss_kb,
     proc_status_kb,
     proc_tree,
+    role,
     stop_process,
     table,
     write_json,
 )
 
 NAME = "daemon_rss"
-
-
-def role(pid: int, supervisor: int) -> str:
-    """What a process of the daemon's tree is, by its command line (and its parent's, for forks)."""
-    cmd = proc_cmdline(pid)
-    if pid == supervisor:
-        return "supervisor (twin up)"
-    if "redis-server" in cmd:
-        return "redis-server"
-    for name in ("embed", "learn"):
-        if f"workers {name}" in cmd:
-            parent = proc_cmdline(_ppid(pid))
-            return f"{name} worker" if f"workers {name}" not in parent else f"{name} worker's child (fork)"
-    return f"other ({cmd[:40]})"
-
-
-def _ppid(pid: int) -> int:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-        return int(raw[raw.rindex(")") + 2:].split()[1])
-    except (OSError, ValueError):
-        return 0
 
 
 def sample(supervisor: int) -> list[dict]:
@@ -82,21 +67,73 @@ def total(rows: list[dict], key: str) -> float:
 
 
 class Daemon:
-    """`twin up` on a copy of a data dir; `stop()` sends SIGTERM and waits (the supervisor drains)."""
+    """`twin up` on a copy of a data dir (None: an empty one), with the API on a free port and a `NOTIFY_SOCKET` of
+    ours; `stop()` sends SIGTERM and waits (the supervisor drains)."""
 
-    def __init__(self, workdir: Path, source_data: Path):
+    def __init__(self, workdir: Path, source_data: Path | None, label: str):
         self.workdir = workdir
         self.data = workdir / "data"
-        shutil.copytree(source_data, self.data)
-        self.env = bench_env(self.data, workdir / "run", workdir / "config", None)
+        if source_data is None:
+            self.data.mkdir(mode=0o700)
+        else:
+            shutil.copytree(source_data, self.data)
+        self.port = free_port()
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(str(workdir / "notify.sock"))
+        self.ready_at: float | None = None
+        self.env = bench_env(self.data, workdir / "run", workdir / "config", None, TWIN_API_PORT=str(self.port),
+                             NOTIFY_SOCKET=str(workdir / "notify.sock"))
         twin_bin = Path(sys.executable).with_name("twin")
         self.argv = [str(twin_bin), "up"] if twin_bin.exists() else [sys.executable, "-m", "twin.cli", "up"]
-        self.log_path = OUT_DIR / "daemon_rss-twin-up.log"
+        self.log_path = OUT_DIR / f"daemon_rss-{label}-twin-up.log"
 
     def start(self) -> Daemon:
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.started = time.monotonic()
         self.proc = subprocess.Popen(self.argv, cwd=REPO_ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        threading.Thread(target=self._read_notify, daemon=True).start()
         return self
+
+    def _read_notify(self) -> None:
+        while self.ready_at is None:
+            message = self.notify.recv(4096).decode()
+            if "READY=1" in message.split("\n"):
+                self.ready_at = time.monotonic()
+
+    def cold_start(self, timeout_s: float) -> dict:
+        """Seconds from the start to READY=1, to the first search the API answers (200) and to both workers
+        registered; polls every 50 ms. Also the CPU seconds each process had used when the first search was
+        answered: the supervisor's plus the API's is about the wall time of a start on an idle machine (both start
+        single-threaded, one after the other), which a shared machine's timings are not."""
+        import httpx
+        from rq import Worker
+
+        token_path = self.workdir / "config" / "api-token"
+        answered_s = workers_s = None
+        cpu: dict[str, float] = {}
+        deadline = self.started + timeout_s
+        while (answered_s is None or workers_s is None or self.ready_at is None) and time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"twin up exited with {self.proc.returncode}; see {self.log_path}")
+            if answered_s is None and token_path.exists():
+                try:
+                    answer = httpx.post(f"http://127.0.0.1:{self.port}/v1/search", json={"query": "coffee", "limit": 5},
+                                        headers={"Authorization": f"Bearer {token_path.read_text().strip()}"},
+                                        timeout=60)
+                    if answer.status_code == 200:
+                        answered_s = time.monotonic() - self.started
+                        cpu = {role(pid, self.proc.pid): proc_cpu_s(pid)["self_s"] for pid in proc_tree(self.proc.pid)}
+                except httpx.TransportError:
+                    pass
+            if workers_s is None:
+                try:
+                    if len(Worker.all(connection=self.redis())) >= 2:
+                        workers_s = time.monotonic() - self.started
+                except Exception:  # noqa: BLE001 - redis not up yet
+                    pass
+            time.sleep(0.05)
+        ready_s = None if self.ready_at is None else self.ready_at - self.started
+        return {"ready_s": ready_s, "first_search_s": answered_s, "workers_s": workers_s, "cpu_s_at_first_search": cpu}
 
     def redis(self):
         from redis import Redis
@@ -130,12 +167,14 @@ class Daemon:
     def stop(self) -> int | None:
         code = stop_process(self.proc, grace_s=60)
         self.log.close()
+        self.notify.close()
         return code
 
 
 def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
-    """Push `n` owner statements through the bus, wait until every new memory they make is embedded and the next
-    index checkpoint is on disk; track the largest summed RSS/PSS seen meanwhile (1 s samples)."""
+    """Push `n` owner statements through the bus, wait until every new memory they made that still exists is
+    embedded and the next index checkpoint is on disk; track the largest summed RSS/PSS seen meanwhile (1 s
+    samples). The checkpoint comes with the supervisor's next request (`index_checkpoint_s`, 300 s) or sooner."""
     from twin import ingest
     from twin.ingest import Ingest
     from twin.memory import content_sha256
@@ -161,9 +200,12 @@ def ingest(daemon: Daemon, n: int, timeout_s: float) -> dict:
     while time.monotonic() - started < timeout_s:
         rows = sample(daemon.proc.pid)
         peak_rss, peak_pss = max(peak_rss, total(rows, "rss_mib")), max(peak_pss, total(rows, "pss_mib"))
-        done = db.execute(f"SELECT COUNT(*) FROM memory_embeddings e JOIN memories m ON m.id = e.memory_id"
-                          f" WHERE m.content_sha256 IN ({marks})", new).fetchone()[0] if new else 0
-        if embedded_s is None and done >= len(new):
+        # waiting = new memories still there without a vector: the dream pass (due at boot on the cached store) may
+        # merge some of them into older ones, so counting embedded ones up to len(new) would never finish
+        made, waiting = db.execute(
+            f"SELECT COUNT(*), COUNT(*) - COUNT(e.memory_id) FROM memories m LEFT JOIN memory_embeddings e"
+            f" ON e.memory_id = m.id WHERE m.content_sha256 IN ({marks})", new).fetchone() if new else (0, 0)
+        if embedded_s is None and made and not waiting:
             embedded_s = time.monotonic() - started
         if embedded_s is not None and meta.stat().st_mtime != meta_mtime:
             checkpoint_s = time.monotonic() - started
@@ -182,6 +224,23 @@ def print_sample(rows: list[dict], title: str) -> None:
                 title=title))
 
 
+def run_daemon(source: Path | None, label: str, args, ingest_texts: int) -> dict:
+    """One `twin up` on a copy of `source` (None: empty): cold start, idle sample, optional ingest, stop."""
+    fig: dict = {"label": label}
+    with tempfile.TemporaryDirectory(prefix="twin-rss-") as tmp:
+        daemon = Daemon(Path(tmp), source, label).start()
+        try:
+            fig["cold_start"] = daemon.cold_start(args.timeout_s)
+            fig["settled_after_s"] = daemon.wait_settled(args.settle_s, args.timeout_s)
+            fig["idle"] = sample(daemon.proc.pid)
+            if ingest_texts:
+                fig["ingest"] = ingest(daemon, ingest_texts, args.timeout_s)
+                fig["after_ingest"] = sample(daemon.proc.pid)
+        finally:
+            fig["exit_code"] = daemon.stop()
+    return fig
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="memories in the store (default 100000)")
@@ -193,29 +252,39 @@ def main(argv: list[str] | None = None) -> int:
     data, build = _corpus.ensure_store(args.n, log=lambda m: print(m, flush=True))
     fig: dict = {"n": args.n, "store_db_mib": build.get("db_bytes", 0) / 2**20,
                  "index_mib": build.get("index_bytes", 0) / 2**20, "load_before": load_note()}
-    with tempfile.TemporaryDirectory(prefix="twin-rss-") as tmp:
-        daemon = Daemon(Path(tmp), data).start()
-        try:
-            fig["settled_after_s"] = daemon.wait_settled(args.settle_s, args.timeout_s)
-            fig["idle"] = sample(daemon.proc.pid)
-            if args.ingest:
-                fig["ingest"] = ingest(daemon, args.ingest, args.timeout_s)
-                fig["after_ingest"] = sample(daemon.proc.pid)
-        finally:
-            fig["exit_code"] = daemon.stop()
+    fig["empty"] = run_daemon(None, "empty", args, 0)
+    fig["store"] = run_daemon(data, f"n{args.n}", args, args.ingest)
     fig["load_after"] = load_note()
+    empty, full = fig["empty"], fig["store"]
     print()
-    print_sample(fig["idle"], f"twin up with {args.n:,} memories: idle, settled after {fig['settled_after_s']:.0f} s")
+    print_sample(empty["idle"], f"twin up on an empty store (baseline): idle, settled after {empty['settled_after_s']:.0f} s")
+    print()
+    print_sample(full["idle"], f"twin up with {args.n:,} memories: idle, settled after {full['settled_after_s']:.0f} s")
+    peak = None
     if args.ingest:
-        ing = fig["ingest"]
+        ing = full["ingest"]
+        peak = ing["peak_sum_rss_mib"]
         print()
-        print_sample(fig["after_ingest"], f"after ingesting {ing['texts']} texts, {ing['new_memories']} new "
-                                          f"(embedded after {ing['embedded_after_s'] or float('nan'):.0f} s, "
-                                          f"checkpoint after {ing['checkpoint_after_s'] or float('nan'):.0f} s)")
-        print(f"largest summed VmRSS seen during the ingest: {ing['peak_sum_rss_mib']:.0f} MiB; "
-              f"summed PSS: {ing['peak_sum_pss_mib']:.0f} MiB")
-    print(f"store {fig['store_db_mib']:.0f} MiB, index {fig['index_mib']:.0f} MiB on disk; "
-          f"twin up exit code {fig['exit_code']}; {fig['load_before']} before, {fig['load_after']} after")
+        print_sample(full["after_ingest"], f"after ingesting {ing['texts']} texts, {ing['new_memories']} new "
+                                           f"(embedded after {ing['embedded_after_s'] or float('nan'):.0f} s, "
+                                           f"checkpoint after {ing['checkpoint_after_s'] or float('nan'):.0f} s)")
+    rows = [["idle: summed VmRSS MiB", total(empty["idle"], "rss_mib"), total(full["idle"], "rss_mib")],
+            ["idle: summed PSS MiB", total(empty["idle"], "pss_mib"), total(full["idle"], "pss_mib")],
+            ["peak: summed VmHWM MiB", total(empty["idle"], "hwm_mib"),
+             total(full.get("after_ingest", full["idle"]), "hwm_mib")],
+            ["ingest: largest summed VmRSS seen MiB", None, peak]]
+    for key, words in (("ready_s", "cold start to READY=1 s"), ("first_search_s", "cold start to a search answered s"),
+                       ("workers_s", "cold start to both workers registered s")):
+        rows.append([words, empty["cold_start"][key], full["cold_start"][key]])
+    def critical_cpu(run: dict) -> float:
+        cpu = run["cold_start"]["cpu_s_at_first_search"]
+        return cpu.get("supervisor (twin up)", math.nan) + cpu.get("api", math.nan)
+
+    rows.append(["CPU s of supervisor + API at that search", critical_cpu(empty), critical_cpu(full)])
+    print()
+    print(table(["", "empty store", f"{args.n:,} memories"], rows, digits=2, title="summary (same run)"))
+    print(f"store {fig['store_db_mib']:.0f} MiB, index {fig['index_mib']:.0f} MiB on disk; twin up exit codes "
+          f"{empty['exit_code']} / {full['exit_code']}; {fig['load_before']} before, {fig['load_after']} after")
     print(f"\nfigures written to {write_json(NAME, fig)}")
     return 0
 

@@ -108,8 +108,15 @@ def redis(twin_env, redis_server) -> Redis:
     client.close()
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory) -> Path:
+    """One `TWIN_CACHE_DIR` for the session: the optimised local model (~90 MB, twin.vectors.optimized_model) is
+    made by the first twin that loads the model, not by every test's."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture
-def twin_paths(tmp_path, monkeypatch) -> Settings:
+def twin_paths(tmp_path, monkeypatch, model_cache) -> Settings:
     """An isolated twin without Redis: data, config and runtime dirs and HOME under tmp_path, zero flush delay;
     no `TWIN_REDIS_URL`, so nothing finds a queue (the CLI says the daemon is not running). What a test of
     SQLite alone needs (the `store` fixture): it runs where `redis-server` is not installed. Set through
@@ -122,6 +129,7 @@ def twin_paths(tmp_path, monkeypatch) -> Settings:
         "TWIN_EMBED_FLUSH_DELAY_S": "0",
         "TWIN_EMBED_RESCHEDULE_S": "0",
         "TWIN_EMBED_THREADS": "1",
+        "TWIN_CACHE_DIR": str(model_cache),
     }
     for key in [k for k in os.environ if k.startswith("TWIN_")]:
         monkeypatch.delenv(key)
@@ -180,8 +188,15 @@ def keyword_api(twin_paths, monkeypatch):
 
 
 @pytest.fixture
-def daemon_env(tmp_path, monkeypatch) -> dict:
+def daemon_env(tmp_path, monkeypatch, model_cache) -> dict:
     """Environment for a `twin up` on its embedded defaults (no TWIN_REDIS_URL: it starts its own Redis)."""
+    return daemon_environment(tmp_path, model_cache)
+
+
+def daemon_environment(tmp_path: Path, cache_dir: Path) -> dict:
+    """What `daemon_env` gives, under the folder `tmp_path` (which it fills: docs, home, config with an empty
+    `twin.toml`), with `cache_dir` as `TWIN_CACHE_DIR` (the session's `model_cache`): for a module-scoped fixture,
+    which cannot use `daemon_env`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "NOTIFY_SOCKET"}
     env.update({
         "TWIN_DATA_DIR": str(tmp_path / "data"),
@@ -191,6 +206,7 @@ def daemon_env(tmp_path, monkeypatch) -> dict:
         "TWIN_ENV_FILE": str(tmp_path / "config" / "env"),
         "TWIN_FILES_ROOTS": str(tmp_path / "docs"),
         "TWIN_EMBED_THREADS": "1",
+        "TWIN_CACHE_DIR": str(cache_dir),
         "TWIN_STOP_GRACE_S": "15",
         "TWIN_API_PORT": str(free_port()),  # each daemon its own API port: tests run side by side
         "PYTHONUNBUFFERED": "1",
@@ -337,3 +353,13 @@ def recall(twin_paths, store, embedder, activity):
     engine.embed = embed
     yield engine
     engine.close()
+
+
+@pytest.fixture
+def bot_api():
+    """A fake Telegram Bot API (tests/fake_telegram.py) for the bot token `TEST_BOT_TOKEN`, stopped after the test."""
+    from fake_telegram import TEST_BOT_TOKEN, FakeTelegram
+
+    server = FakeTelegram(token=TEST_BOT_TOKEN).start()
+    yield server
+    server.stop()

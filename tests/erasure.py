@@ -58,8 +58,14 @@ def vector_in(data: bytes, blob: bytes) -> bool:
 def read_apart(path: Path) -> bytes:
     """The bytes of `path`, read by a child process (`cat`): closing a descriptor of a SQLite file in this process
     would drop the POSIX locks of every `Store` this process has open on it, and another process could then reset
-    the WAL under them (see `Store.open`)."""
-    return subprocess.run(["cat", str(path)], capture_output=True, check=True).stdout
+    the WAL under them (see `Store.open`). A file gone before it could be read (Redis's temporary files of an
+    append-only rewrite come and go) holds nothing any more: b"". Raises `CalledProcessError` for a file that is
+    there and cannot be read."""
+    done = subprocess.run(["cat", str(path)], capture_output=True)
+    if done.returncode != 0 and not path.exists():
+        return b""
+    done.check_returncode()
+    return done.stdout
 
 
 def files_under(folder: Path) -> list[Path]:

@@ -30,6 +30,8 @@ from urllib.parse import parse_qsl, urlsplit
 from local_server import LocalServer, QuietHandler
 
 MAX_MESSAGE_LENGTH = 4096
+TEST_BOT_TOKEN = "4242:SECRET-bot-token_x"
+"""The bot token the tests give the twin and this server (its secret part must never reach a log or a reply)."""
 BOT_USER = {
     "id": 1000,
     "is_bot": True,

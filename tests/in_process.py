@@ -108,3 +108,17 @@ def burst_worker(role: str) -> int:
             signal.signal(signum, handler)
         if alarm_left:
             signal.setitimer(signal.ITIMER_REAL, max(0.001, alarm_left - (time.monotonic() - started)))
+
+
+def add_person(name: str) -> str:
+    """Add `name` as `twin people add` does (`twin.operations.people.add_person`, with the settings of this
+    process's environment); their token."""
+    from twin.operations import Context
+    from twin.operations import people
+    from twin.settings import load_settings
+
+    ctx = Context.open(load_settings())
+    try:
+        return people.add_person(ctx, name).token
+    finally:
+        ctx.close()

@@ -203,16 +203,20 @@ def test_bodies_over_one_mebibyte_are_refused(api):
     assert len(fits) == 1
 
 
-def test_limit_is_capped_at_200_and_nothing_older_is_hidden(api):
+def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
     with Store(api.settings.db_path) as store, store.atomic():
         for n in range(230):
             store.insert_memory("owner", "fact", f"Owner noted item number {n} today.", "test", 0.5,
                                 created_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z")
-    listed = api.client.get("/api/twin/memories", params={"limit": 10**30}).json()
+    listed = api.client.get("/api/twin/memories", params={"limit": 200}).json()
     assert len(listed) == 200 and listed[0]["content"] == "Owner noted item number 229 today."
-    assert 0 < len(post(api, "/v1/search", {"query": "item number", "limit": 5000})["results"]) <= 200
-    older = api.client.get("/v1/recent", params={"since": "2026-01-01T00:00:00Z", "limit": 230}).json()
-    assert len(older) == 200
+    assert error_of(api.client.get("/api/twin/memories", params={"limit": 10**30}), 422)["field"] == "limit"
+    assert 0 < len(post(api, "/v1/search", {"query": "item number", "limit": 200})["results"]) <= 200
+    too_many = api.client.post("/v1/search", json={"query": "item number", "limit": 5000})
+    assert error_of(too_many, 422)["field"] == "limit"
+    older = api.client.get("/v1/recent", params={"since": "2026-01-01T00:00:00Z", "limit": 200}).json()
+    assert len(older) == 200 and older[-1]["content"] == "Owner noted item number 30 today."
+    assert error_of(api.client.get("/v1/recent", params={"since": "2026-01-01T00:00:00Z", "limit": 230}), 422)
     assert len(api.client.get("/v1/recent", params={"since": "2026-01-01T00:03:00Z"}).json()) == 50
     assert error_of(api.client.get("/api/twin/memories", params={"limit": 0}), 422)["field"] == "limit"
     assert error_of(api.client.post("/v1/search", json={"query": "x", "limit": -1}), 422)["field"] == "limit"

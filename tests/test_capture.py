@@ -269,3 +269,31 @@ def test_a_fact_whose_number_changed_supersedes_but_two_episodes_do_not(store):
         again = capture(store, "owner", Candidate(content="Owner ran 8 km along the canal.", kind="episode",
                                                   importance=0.4, tags=[]), "muse", LATER, PROVENANCE)
     assert not again.superseded and store.get(ran).status == "active"  # two runs, not an update
+
+
+def test_a_word_nearly_every_memory_holds_finds_no_related_memory_but_the_rest_still_do(store):
+    """"Owner" begins most memories: the search for the memories a new one may supersede leaves it out
+    (`RELATED_COMMON_SHARE`), so a memory sharing only that word is no candidate, and capture's keyword search does
+    not score the whole store; a word the old fact shares ("lives") still finds it, and supersession still works."""
+    from twin.learn.capture import RELATED_COMMON_MIN_DOCS, related_memories
+
+    fillers = [_capture(store, f"Owner keeps receipt {n:04d} from shop{n:04d} in drawer{n % 7}.").id
+               for n in range(RELATED_COMMON_MIN_DOCS + 20)]
+    assert all(fillers)
+    old = _capture(store, "Owner lives in Lisbon.").id
+    related = related_memories(store, "owner", "Owner lives in Berlin.")
+    assert [mid for mid, _ in related] == [old]  # before: the Lisbon memory and 49 receipts sharing "Owner"
+    new = _capture(store, "Owner moved to Berlin and now lives in Neukölln.", now=LATER)
+    assert new.superseded == [old]
+
+
+def test_selective_terms_drops_the_common_ones_keeps_small_stores_whole_and_the_rarest_when_all_are_common():
+    from twin.text.query_terms import selective_terms
+
+    counts = {"owner": 900, "lives": 40, "berlin": 3, "nowhere": 0}
+    assert selective_terms(list(counts), counts, 1000, 0.5, 200) == ["lives", "berlin"]
+    assert selective_terms(list(counts), counts, 1000, 0.01, 200) == ["lives", "berlin"]  # 200 docs at least
+    assert selective_terms(list(counts), counts, 1000, 0.01, 10) == ["berlin"]
+    assert selective_terms(["owner", "lives"], counts, 1000, 0.01, 10) == ["lives"]  # every one common: the rarest
+    assert selective_terms(["owner"], {"owner": 900}, 1000, 0.5, 2000) == ["owner"]  # a small store keeps it
+    assert selective_terms(["nowhere"], counts, 1000, 0.5, 200) == []

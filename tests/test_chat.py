@@ -37,6 +37,25 @@ def test_every_reply_recalls_and_sensitive_memories_need_asking(twin_env, store,
     assert say(chat, "Who won the 1954 world cup?", 4).text == "I don't remember anything about that yet."
 
 
+def test_a_chat_bound_to_a_project_recalls_from_the_project_alone(twin_env, store, recall):
+    """A family group bound to a project: its replies quote the project's memories, never the owner's own (read by
+    the group's other members), by words or by meaning; the owner's private chat still recalls the owner's."""
+    from twin.namespaces import project_namespace
+
+    household = project_namespace("01JB2C3D4E5F6G7H8J9K0M1N2P")
+    boiler = store.insert_memory("owner", "fact", "The boiler is serviced every May by Hendrik Plumbing.", "muse",
+                                 0.5, namespace=household)
+    private = store.insert_memory("owner", "fact", "Owner's boiler-room safe code hides in the May diary.", "muse",
+                                  0.5)
+    recall.embed()
+    recall.reader._refreshed_at = float("-inf")
+    group = Conversation(store, "owner", "-100", twin_env, recall, None, source="telegram:-100", namespace=household)
+    reply = say(group, "When is the boiler serviced in May?", 1)
+    assert reply.shown == [boiler] and "safe code" not in reply.text
+    own = Conversation(store, "owner", "42", twin_env, recall, None)
+    assert say(own, "Where does the boiler-room safe code hide in May?", 2).shown == [private]
+
+
 def test_the_same_update_is_handled_once(twin_env, store, recall):
     chat = Conversation(store, "owner", "42", twin_env, recall, None)
     row_id, _ = chat.receive("I like figs.", 7)

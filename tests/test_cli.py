@@ -187,7 +187,7 @@ def test_every_setting_is_documented_in_the_example_config():
     from twin.settings import Settings
 
     example = (ROOT / "config" / "twin.example.toml").read_text()
-    secrets = {"llm_api_key", "telegram_bot_token"}  # documented as TWIN_ variables for the env file only
+    secrets = {"llm_api_key", "telegram_bot_token", "redis_password"}  # TWIN_ variables for the env file only
     assert [name for name in Settings.model_fields if f"#{name} =" not in example and name not in secrets] == []
     assert all(f"TWIN_{name.upper()}" in example for name in secrets)
 

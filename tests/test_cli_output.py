@@ -97,7 +97,8 @@ def test_every_command_that_prints_a_result_takes_json_and_the_rest_do_not():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     with_json = {name for name, p in sub.choices.items() if any("--json" in a.option_strings for a in p._actions)}
     assert with_json == {"learn", "recall", "memories", "recent", "today", "forget", "activity", "status", "doctor",
-                         "profile", "reflect", "signals", "dream", "stats", "neighbors", "telegram", "sync", "email"}
+                         "profile", "reflect", "signals", "dream", "stats", "neighbors", "telegram", "sync", "email",
+                         "people", "project"}
 
 
 def test_plain_status_of_a_real_store_has_no_repr_and_json_keeps_its_shape(twin_env):

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from fault_run import wait_for  # other daemon tests import it from here
 
+from twin.remote import DaemonTwin
 from twin.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,14 +48,6 @@ def memory_count(env: dict) -> int:
         return store.counts("owner")["memories"]
 
 
-def wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.25)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def settled(env: dict, files: int):
@@ -90,7 +84,7 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
             per_file = dict(store.conn.execute("SELECT source, COUNT(*) FROM memories GROUP BY source").fetchall())
             learned_lines = store.conn.execute("SELECT COUNT(*) FROM activity WHERE text LIKE 'Files:%'").fetchone()[0]
         # what the first run left staged is followed too: the restart says once when it is all searchable
-        wait_for(lambda: "are learned and searchable" in log.read_text(), 30, "the backlog line")
+        wait_for(lambda: "Backlog searchable:" in log.read_text(), 30, "the backlog line")
         assert set(per_file) == {f"file:{p}" for p in paths}
         assert all(n >= 2 for n in per_file.values())
     finally:
@@ -145,6 +139,10 @@ def test_sd_notify_ready_and_stopping(daemon_env, tmp_path):
     try:
         first = sock.recv(4096).decode()
         assert "READY=1" in first and "STATUS=" in first
+        # READY means the daemon answers: the API is listening and its recall (model, index) is open
+        token = (Path(env["TWIN_CONFIG_DIR"]) / "api-token").read_text().strip()
+        health = DaemonTwin(f"http://127.0.0.1:{env['TWIN_API_PORT']}", token).health()
+        assert health["ok"] is True and health["loading"] is False
     finally:
         proc.send_signal(signal.SIGTERM)
         messages = []
@@ -223,9 +221,10 @@ def test_supervisor_killed_leaves_no_orphans(daemon_env, tmp_path):
     def gone():
         return not any(os.path.exists(f"/proc/{pid}") and "zombie" not in _state(pid) for pid in children)
     wait_for(gone, 30, "the children to die with their parent")
+    ups = (tmp_path / "daemon.log").read_text().count("twin is up")  # 0 or 1: killed before or after its READY
     again = start(daemon_env, tmp_path / "daemon.log")  # the lock died with the supervisor
     try:
-        wait_for(lambda: (tmp_path / "daemon.log").read_text().count("twin is up") == 2, 60, "a clean restart")
+        wait_for(lambda: (tmp_path / "daemon.log").read_text().count("twin is up") == ups + 1, 60, "a clean restart")
     finally:
         assert stop(again) == 0
 

@@ -161,3 +161,56 @@ def test_no_module_of_twin_imports_onnxruntime_at_import_time() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# -- the optimised model saved in the cache dir (twin.vectors.optimized_model; issue 18) ---------------------------
+SENTENCES = ["The owner sails on Lake Geneva.", "Anna's birthday is on 3 May.", "x" * 3000]
+
+
+def test_the_saved_optimised_model_gives_the_shipped_models_vectors(embedder: LocalEmbedder, tmp_path: Path) -> None:
+    from twin.vectors.optimized_model import MANIFEST_NAME
+
+    first = LocalEmbedder(threads=1, cache_dir=tmp_path)
+    first.open()  # builds the saved graph
+    (folder,) = (tmp_path / "models").iterdir()
+    assert (folder / MANIFEST_NAME).is_file()
+    again = LocalEmbedder(threads=1, cache_dir=tmp_path)
+    again.open()  # loads it
+    expected = embedder.embed(SENTENCES)
+    assert np.array_equal(first.embed(SENTENCES), expected)
+    assert np.array_equal(again.embed(SENTENCES), expected)
+
+
+@pytest.mark.parametrize("damage", ["truncated weights", "altered weights", "manifest gone"])
+def test_a_damaged_saved_model_is_made_again(embedder: LocalEmbedder, tmp_path: Path, damage: str,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    from twin.vectors.optimized_model import MANIFEST_NAME, WEIGHTS_NAME
+
+    LocalEmbedder(threads=1, cache_dir=tmp_path).open()
+    (folder,) = (tmp_path / "models").iterdir()
+    weights = folder / WEIGHTS_NAME
+    if damage == "truncated weights":
+        os.truncate(weights, weights.stat().st_size // 2)
+    elif damage == "altered weights":  # same size, other values: only the probe's output can tell
+        with open(weights, "r+b") as f:
+            data = np.frombuffer(f.read(), dtype=np.float32).copy()
+            f.seek(0)
+            f.write((data * 1.01).tobytes())
+    else:
+        (folder / MANIFEST_NAME).unlink()
+    model = LocalEmbedder(threads=1, cache_dir=tmp_path)
+    model.open()
+    assert np.array_equal(model.embed(SENTENCES), embedder.embed(SENTENCES))
+    if damage == "altered weights":
+        assert "cannot be used" in caplog.text and "differs" in caplog.text
+    reopened = LocalEmbedder(threads=1, cache_dir=tmp_path)  # the saved model is whole again
+    reopened.open()
+    assert np.array_equal(reopened.embed(SENTENCES), embedder.embed(SENTENCES))
+
+
+def test_an_unwritable_cache_dir_loads_the_shipped_model(embedder: LocalEmbedder, tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    model = LocalEmbedder(threads=1, cache_dir=blocked)
+    model.open()
+    assert np.array_equal(model.embed(SENTENCES), embedder.embed(SENTENCES))

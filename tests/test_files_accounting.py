@@ -1,17 +1,14 @@
 """Every file is accounted for: a real folder of every kind (ordinary, empty, binary, names the connector does not
 know or leaves out on purpose, one bad byte, huge, chmod 000, a tool's folder) gives one line that counts each
-as to learn, skipped with its reason, or failed; and the start-up backlog is said to be searchable only once the
-real learn and embedding workers have learned and embedded it."""
+as to learn, skipped with its reason, or failed (when what the scan handed over is searchable, the daemon says
+so: tests/test_backlog.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
-import pytest
-from conftest import run_worker
-from test_files_connector import lines, make, memories, root, scan_as_nobody, wait_for  # noqa: F401 (fixture)
+from test_files_connector import scan_as_nobody
 
 from twin.connectors.file_text import to_text
 from twin.connectors.files_tally import Tally, batch_line, is_failure, scan_line
@@ -83,41 +80,6 @@ def test_the_lines_count_every_outcome():
                                 " (2 not a text file, 1 empty, 1 unreadable: broken symlink), 1 failed (1 unreadable:"
                                 " permission denied); 1 gone; 2 hidden or tool folders not read.")
     assert batch_line(Tally(new=1)) == "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed."
-
-
-@pytest.mark.slow
-def test_the_backlog_is_searchable_only_once_learned_and_embedded(twin_env, store, activity, redis, root):  # noqa: F811
-    for n in range(6):
-        (root / f"note{n}.md").write_text(f"# Note {n}\n\nThe number {n} is painted on the red garden gate.\n")
-    (root / "empty.md").write_text("")
-    conn = make(twin_env, store, redis, activity, root)
-    conn.backlog_poll_s = 0.1
-
-    def searchable() -> list[str]:
-        return [t for t in lines(activity) if "learned and searchable" in t]
-
-    async def scenario() -> None:
-        stop = asyncio.Event()
-        task = asyncio.create_task(conn.run(stop))
-        await wait_for(lambda: any(t.startswith("Files: found 7 files: 6 to learn") for t in lines(activity)))
-        await asyncio.sleep(0.5)
-        assert searchable() == []  # queued is not learned
-        await asyncio.to_thread(run_worker, "learn")
-        await asyncio.sleep(0.5)
-        assert searchable() == []  # learned is not searchable until every memory has a vector
-        assert memories(store, twin_env.being, root / "note0.md")
-        await asyncio.to_thread(run_worker, "embed")
-        await wait_for(lambda: searchable(), 10)
-        await asyncio.sleep(0.3)
-        stop.set()
-        await asyncio.wait_for(task, 10)
-
-    asyncio.run(scenario())
-    [line] = searchable()
-    assert line.startswith("Files: the 6 files queued at start are learned and searchable (took ") and line.endswith(
-        " s).")
-    ids = [i for n in range(6) for i in memories(store, twin_env.being, root / f"note{n}.md")]
-    assert ids and store.live_embedding_ids(ids) == set(ids)
 
 
 def test_a_file_cut_at_its_memory_bound_says_so_once_per_learning(store, activity):

@@ -85,11 +85,12 @@ async def wait_for(predicate, timeout_s: float = 15.0) -> None:
         await asyncio.sleep(0.05)
 
 
-def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
-    """A second private redis-server on a unix socket in `directory` (for the Redis-down test)."""
+def start_redis(directory: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """A private redis-server of its own on a unix socket in `directory`, with `extra` arguments (for the tests that
+    stop it or change its configuration)."""
     sock = directory / "r.sock"
     proc = subprocess.Popen([shutil.which("redis-server"), "--port", "0", "--unixsocket", str(sock), "--save", "",
-                             "--appendonly", "no", "--dir", str(directory)],
+                             "--appendonly", "no", "--dir", str(directory), *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"unix://{sock}?db=0"
     deadline = time.monotonic() + 10
@@ -101,7 +102,7 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
             pass
         time.sleep(0.02)
     proc.kill()
-    pytest.fail("second redis-server did not start")
+    pytest.fail("redis-server did not start")
 
 
 # -- to_text: pure -----------------------------------------------------------------------------------------------

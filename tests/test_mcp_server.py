@@ -18,8 +18,10 @@ from twin.operations.adoption import AGENT_INSTRUCTIONS, AGENT_TOOLS
 from twin.remote import OPERATIONS
 from twin.store import Store
 
+DESTRUCTIVE = {"memory_forget", "project_delete", "project_unshare"}
+"""The tools that remove something for good (a memory, a project, a member's access)."""
 READS = {"memory_context", "memory_search", "memory_recent", "memory_today", "memory_neighbors", "memory_stats",
-         "memory_adoption"}
+         "memory_adoption", "project_list"}
 
 
 def test_the_surface_is_the_operations_one():
@@ -77,7 +79,7 @@ def _assert_session(s: dict) -> None:
         assert tool.title and hints.title and tool.description and tool.output_schema["type"] == "object"
         assert hints.open_world_hint is False
         assert hints.read_only_hint is (name in READS), name
-        assert hints.destructive_hint is (name == "memory_forget"), name
+        assert hints.destructive_hint is (name in DESTRUCTIVE), name
     assert s["captured"] == {"id": s["captured"]["id"]} and s["captured"]["id"] > 0  # a fresh fact: `{id}`
     assert s["again"] == {"id": s["captured"]["id"], "deduplicated": True}  # seed 003's exact duplicate
     data = s["found_data"]
@@ -160,6 +162,15 @@ def test_bad_input_is_the_tools_error_not_a_crash(twin_paths):
     assert missing.is_error and "no memory #424242" in missing.content[0].text
     assert bad_time.is_error and "ISO-8601" in bad_time.content[0].text
     assert bad_limit.is_error and "Traceback" not in bad_limit.content[0].text
+
+
+def test_a_limit_over_200_is_the_tools_error_with_the_rule_every_interface_says(twin_paths):
+    async def go(client: Client):
+        return [await client.call_tool(tool, {"query": "x", "limit": 1000} if tool == "memory_search" else
+                                       {"limit": 201}) for tool in ("memory_search", "memory_recent", "memory_today")]
+
+    for refused in run(Client(stdio_server()), go):
+        assert refused.is_error and "limit must be 1-200" in refused.content[0].text
 
 
 def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):

@@ -128,7 +128,8 @@ def test_dream_and_reflect_take_the_namespace_over_http(api):
 
 
 READS_WITH_UNION = {"memory_context", "memory_search", "memory_recent", "memory_today", "memory_neighbors"}
-WITHOUT_NAMESPACE = {"memory_stats", "memory_adoption"}
+WITHOUT_NAMESPACE = {"memory_stats", "memory_adoption", "project_list", "project_create", "project_delete",
+                     "project_share", "project_unshare", "project_activate", "project_deactivate"}
 
 
 def _mcp_session(client: Client) -> dict:

@@ -121,7 +121,7 @@ def test_link_works_once_and_sets_strict_http_only_cookies(api):
     assert re.fullmatch(rf"{re.escape(api.url)}/twin/session/[A-Za-z0-9_-]{{32}}", link), out.stdout
     with api.anonymous() as browser_like:
         first = browser_like.get(link)
-    assert first.status_code == 303 and first.headers["location"] == "/twin"
+    assert first.status_code == 303 and re.fullmatch(r"/twin#key=[A-Za-z0-9_-]{43}", first.headers["location"])
     cookies = {c.split("=", 1)[0]: c.lower() for c in first.headers.get_list("set-cookie")}
     assert "httponly" in cookies["twin_session"] and "samesite=strict" in cookies["twin_session"]
     assert "path=/" in cookies["twin_session"] and "httponly" not in cookies["twin_csrf"]
@@ -156,7 +156,8 @@ def test_no_cookie_or_a_wrong_csrf_token_is_refused(api):
         assert anonymous.get("/v1/memories").status_code == 401
         assert anonymous.post("/v1/remember", json={"content": "Owner likes quince jam."}).status_code == 401
     with api.anonymous() as owner:
-        owner.get(f"/twin/session/{code}")
+        key = owner.get(f"/twin/session/{code}").headers["location"].split("#key=", 1)[1]
+        owner.headers["X-Twin-Page-Key"] = key  # as the page sends it with every request (test_page_sessions.py)
         csrf = owner.cookies["twin_csrf"]
         assert owner.get("/v1/memories", params={"limit": 1}).status_code == 200  # a read needs no token
         for headers in ({}, {"X-CSRF-Token": "x" * 43}, {"X-CSRF-Token": owner.cookies["twin_session"]}):
@@ -527,4 +528,46 @@ def test_search_says_when_the_time_the_query_named_lifted_a_result(api, browser)
     query.fill("quinces")
     until(lambda: page.locator(".results .reason").count() == 0)  # no time named: no reason given
     page.locator(f".results li[data-id='{old}']").wait_for()
+    page.context.close()
+
+
+@pytest.mark.slow
+def test_search_shows_recalls_reasons_as_text_even_when_they_quote_markup(api, browser):
+    """A supersession whose reason quotes markup, and a memory whose whole text is markup made today: the page
+    shows each result's reasons as recall gave them (over `/v1/search`), as text; no element, no script runs."""
+    now = datetime.now(UTC)
+    markup = "<img src=x onerror=alert(1)>"
+    stamp = lambda days: (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    old, new, bare = fill(api.settings.db_path, api.settings.being, [
+        {"kind": "fact", "content": f"Owner worked at {markup} in Gdańsk.", "source": "muse", "importance": 0.5,
+         "created_at": stamp(300)},
+        {"kind": "fact", "content": "Owner works at Vesterhavn Ropeworks now.", "source": "muse", "importance": 0.5,
+         "created_at": stamp(30)},
+        {"kind": "document", "content": markup, "source": "muse", "importance": 0.5,
+         "created_at": stamp(0)}])  # made now: minutes earlier is yesterday when the test runs just after midnight
+    with store(api) as db, db.atomic():
+        db.supersede(old, new, f"employer: {markup} -> Vesterhavn Ropeworks")
+    page = session(api, browser)
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    query = page.get_by_label("Search your memories")
+    query.fill("Vesterhavn Ropeworks")
+    replaced = page.locator(f".results li[data-id='{new}'] .reason[data-code='replaces']")
+    replaced.wait_for()
+    said = next(r for r in api.client.post("/v1/search", json={"query": "Vesterhavn Ropeworks"}).json()["results"]
+                if r["id"] == new)["reasons"]
+    assert replaced.inner_text() == said[0]["words"] and markup in said[0]["words"] and f"#{old}" in said[0]["words"]
+    assert page.locator(".results img").count() == 0
+    query.fill("onerror alert today")
+    windowed = page.locator(f".results li[data-id='{bare}'] .reason[data-code='time_window']")
+    windowed.wait_for()
+    assert "Made in the time your query names ('today'" in windowed.inner_text()
+    assert page.locator(f".results li[data-id='{bare}'] a").first.inner_text().strip() == markup
+    assert page.locator(".results img").count() == 0 and dialogs == []
+    assert page.evaluate("() => window.__xss") is None
+    shoot(page, "search-reasons")
+    page.goto(f"{api.url}/twin#stats")
+    asked = page.locator("svg[aria-labelledby=latency-title] ~ ul .asked")
+    asked.wait_for()  # the page's own searches are in the chart, named as the page's
+    assert re.search(r"\bpage [1-9]", asked.inner_text()) and re.search(r"\bhttp [1-9]", asked.inner_text())
     page.context.close()

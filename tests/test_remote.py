@@ -15,7 +15,7 @@ import httpx
 import pytest
 from in_process import twin_cli
 from mcp import Client
-from mcp_clients import ROOT, free_socket, run_async, serving
+from mcp_clients import ROOT, free_socket, run, run_async, serving, stdio_server
 
 from twin.settings import load_settings
 
@@ -226,7 +226,7 @@ def test_mcp_over_the_api_behind_its_token_host_and_origin(api):
             return await run_async(Client(streamable_http_client(f"{url}/mcp", http_client=http)), go)
 
     names, captured, found, gone = asyncio.run(session())
-    assert len(names) == 12 and not captured.is_error
+    assert len(names) == 19 and not captured.is_error
     assert found.structured_content["results"][0]["id"] == captured.structured_content["id"]
     assert gone.structured_content["ok"] is True
 
@@ -344,3 +344,40 @@ def test_cli_usage_errors_exit_2_with_the_daemon_up_or_not(twin_paths, monkeypat
         assert exits() == [2] * len(cases)
     monkeypatch.setenv("TWIN_API_ENABLED", "false")
     assert exits() == [2] * len(cases)
+
+
+def test_http_mcp_and_the_cli_carry_the_reasons_and_each_search_is_in_the_latency_chart(api):
+    """One supersession, then the same search over `/v1/search`, the `/mcp` tool and `twin recall --why` through
+    the daemon: each answer says the newer memory replaced the older (the reason recall made, quoted as it is), and
+    the page's latency data counts all three searches, each under the interface that asked."""
+    url, token = api
+    bearer = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=url, headers=bearer, timeout=30) as http:
+        old = http.post("/v1/capture", json={"content": "Owner works at Halden Logistics in Hamburg."}).json()
+        new = http.post("/v1/capture", json={"content": "Owner now works at Fjordline Robotics."}).json()
+        assert new["superseded"] == [old["id"]]
+        before = http.get("/v1/stats/recall-latency").json()["by_interface"]
+        found = http.post("/v1/search", json={"query": "works Fjordline Robotics"}).json()["results"]
+    over_http = {hit["id"]: hit["reasons"] for hit in found}
+    said = [r for r in over_http[new["id"]] if r["code"] == "replaces"]
+    assert len(said) == 1 and said[0]["others"] == [old["id"]] and said[0]["words"].startswith(f"Replaces #{old['id']}")
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def session():
+        async with httpx2.AsyncClient(headers=bearer) as client_http:
+            return await run_async(Client(streamable_http_client(f"{url}/mcp", http_client=client_http)),
+                                   lambda client: client.call_tool("memory_search",
+                                                                   {"query": "works Fjordline Robotics"}))
+
+    over_mcp = {hit["id"]: hit["reasons"] for hit in asyncio.run(session()).structured_content["results"]}
+    assert over_mcp[new["id"]] == over_http[new["id"]]
+    printed = _cli("recall", "works Fjordline Robotics", "--why")
+    assert f"        why: {said[0]['words']}" in printed.splitlines()
+    stdio = run(Client(stdio_server()), lambda client: client.call_tool("memory_search",
+                                                                        {"query": "works Fjordline Robotics"}))
+    assert {hit["id"]: hit["reasons"] for hit in stdio.structured_content["results"]}[new["id"]] == over_http[new["id"]]
+    asked = httpx.get(f"{url}/v1/stats/recall-latency", headers=bearer).json()["by_interface"]
+    assert {k: asked.get(k, 0) - before.get(k, 0) for k in ("http", "mcp", "cli", "mcp-stdio")} == {
+        "http": 1, "mcp": 1, "cli": 1, "mcp-stdio": 1}

@@ -1,7 +1,8 @@
 """The Telegram connector for real: `twin up` as a subprocess (private Redis, real workers, the real model) talking
 to a local server that speaks the Bot API (tests/fake_telegram.py): replies that recall, strangers ignored,
 restarts that neither lose nor double a message, every command, signals delivered once, split and paced under
-flood control, pairing, and a bot token that never reaches a log or the diary."""
+flood control, pairing (the owner, and a person the owner added), and a bot token that never reaches a log or the
+diary."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_telegram import FakeTelegram
+from fake_telegram import TEST_BOT_TOKEN, FakeTelegram
 from test_daemon import start, stop, wait_for
 
 from twin.activity import Activity
@@ -23,15 +24,8 @@ from twin.store import Store
 from twin.store.signals import ProposedSignal, list_signals, record_signal
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "4242:SECRET-bot-token_x"
+TOKEN = TEST_BOT_TOKEN
 OWNER, STRANGER = 42, 999
-
-
-@pytest.fixture
-def bot_api():
-    server = FakeTelegram(token=TOKEN).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -317,3 +311,22 @@ def test_bad_input_never_stops_the_bot_and_a_refusing_chat_does_not_repeat_a_sig
     finally:
         assert stop(proc) == 0
     assert "Forbidden" in log.read_text() and "Traceback" not in log.read_text()
+
+
+def test_twin_up_answers_a_paired_person_as_themselves(env, daemon, bot_api):
+    """`twin up` hands the bot the people's chat: a person paired with `twin people pair` is answered in their own
+    chat, their `/remember` lands in their own scope (never the owner's), and removing them silences the bot."""
+    twin_cli(env, "people", "add", "alice")
+    code = twin_cli(env, "people", "pair", "alice").stdout.split("/start ")[1].split()[0]
+    assert ask(bot_api, f"/start {code}", user_id=7).startswith("Paired: I'll answer you here as alice")
+    assert ask(bot_api, "/remember Alice keeps the allotment shed key.", user_id=7).startswith("Remembered #")
+    with store_of(env) as store:
+        rows = store.conn.execute("SELECT namespace FROM memories WHERE content LIKE '%shed key%'").fetchall()
+    assert len(rows) == 1 and rows[0][0].startswith("person:")
+    assert ask(bot_api, "/recall shed key", user_id=7).endswith("Alice keeps the allotment shed key.")
+    assert ask(bot_api, "/recall shed key").startswith("I remember nothing")  # the owner's reach: not hers
+    twin_cli(env, "people", "remove", "alice")
+    before = len(bot_api.sent)
+    bot_api.send_user_message("/recall shed key", user_id=7)
+    assert ask(bot_api, "/help").startswith("I'm your twin")
+    assert [chat for chat, _ in bot_api.sent[before:]] == [OWNER]

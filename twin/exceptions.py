@@ -9,6 +9,16 @@ class SettingsError(TwinError):
     """A setting is invalid; start-up stops with exit code 2 and one line naming the setting."""
 
 
+class RedisRefused(SettingsError):
+    """An external Redis refused twin's login (a wrong password or user) or its ACL user's commands: a setting to fix,
+    so a worker exits 2 and is not restarted, and `twin up` stops with the reason (`twin.redis_client.check_access`)."""
+
+
+class ForeignStore(SettingsError):
+    """The work on this Redis is another store's (`twin.workers.bus.Bus.bind_store`): a learn or embedding worker runs
+    on the store its jobs' items were staged in, so it exits 2 and is not restarted."""
+
+
 class StoreError(TwinError):
     """The SQLite store cannot be opened or migrated (disk full, wrong permissions, newer schema)."""
 
@@ -54,6 +64,12 @@ class InvalidInput(TwinError, ValueError):
 
 class NotFound(TwinError, LookupError):
     """The memory (or other row) an operation names does not exist, or belongs to another being (HTTP 404)."""
+
+
+class Forbidden(TwinError, PermissionError):
+    """The caller may not do this: a project that exists but that they are no member of, a project operation only
+    its owner may do, an operation only the twin's owner may do (seed 003's table: HTTP 403, "distinct from
+    404"). Nothing was read or changed."""
 
 
 _PYDANTIC_LINK = " For further information visit https://errors.pydantic.dev"

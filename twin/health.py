@@ -46,18 +46,20 @@ def index_state(settings: Settings) -> dict:
 
 def status(settings: Settings, store: Store, bus, redis_error: BaseException | None = None,
            answer_s: float = 2.0) -> dict:
-    """Counts (per namespace too, `by_namespace`, once there is another than `default`), embedding backlog, queue
-    depths, index state, each registered connector's state
+    """Counts (per namespace too, `by_namespace`, once there is another than `default`), embedding backlog, how Redis
+    is reached (`redis_state`), queue depths, index state, whether learning is paused (`learning`: `{paused, at,
+    reason}`, a Redis that refuses writes; `twin.workers.refusal.LearningPause`), each registered connector's state
     (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
     `bus` is a `twin.workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
     and `answer_s` (how long it waited, seconds) say why (`redis_line`).
     """
-    counts = store.counts(settings.being)
+    census = store.census(settings.being)  # every count below from one pass over a narrow index (issue 18)
+    counts = store.counts(settings.being, census)
     report: dict = {"being": settings.being, "memories": counts["memories"], "active": counts["active"],
                     "embedded": counts["embedded"]}
     report["by_kind"] = {k[5:]: v for k, v in counts.items() if k.startswith("kind_")}
-    spaces = store.namespace_counts(settings.being)
+    spaces = store.namespace_counts(settings.being, census)
     if set(spaces) - {"default"}:  # seed 003's per-namespace counts; a store with one namespace reads as it did
         report["by_namespace"] = spaces
     degraded = []
@@ -69,6 +71,7 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     if report["index"]["state"] != "checkpointed" and settings.embed_backend != "none":
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
                         "embedding worker rebuilds it")
+    report["redis"] = redis_state(settings)
     if bus is None:
         degraded.append(redis_line(settings, redis_error, answer_s))
     else:
@@ -76,6 +79,13 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     from twin import ingest
 
     report["staged"] = ingest.counts(store)
+    from twin.workers.refusal import paused_since
+
+    paused = paused_since(store, settings.being)
+    report["learning"] = {"paused": paused is not None, **(paused or {})}
+    if paused is not None:
+        degraded.append(f"learning paused since {paused['at']}: {paused['reason']}; what changes waits in the "
+                        "database and is learned when Redis takes writes again")
     if report["staged"]["failed"]:
         degraded.append(f"{report['staged']['failed']} staged item(s) could not be learned (their job failed; the "
                         "journal says why)")
@@ -90,7 +100,7 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
     report.update(connector_states(settings, store, degraded))
     from twin.lifecycle.cycle import stats
 
-    life = stats(store, settings.being)
+    life = stats(store, settings.being, census)
     report["lifecycle"] = {k: life[k] for k in ("total_warm", "total_cold", "superseded", "edges", "last_decay",
                                                 "last_dream")}
     report["api"] = {"enabled": settings.api_enabled, "listen": f"{settings.api_host}:{settings.api_port}",
@@ -100,21 +110,36 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(f"the HTTP API listens on {report['api']['listen']}, beyond this machine "
                         "(TWIN_API_ALLOW_REMOTE): only its token guards it")
     report["data_dir"] = str(settings.data_dir)
-    for exposed in exposed_secret_files():
+    for exposed in exposed_secret_files(settings.redis_tls_key_file):
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
     report["degraded"] = degraded
     return report
 
 
+def redis_state(settings: Settings) -> dict:
+    """How twin reaches Redis, never a secret: `url` without its password (`Settings.redis_shown_url`), whether it is
+    the `private` server, `tls` (a `rediss://` URL) and the ACL `user` (None: the default user)."""
+    from urllib.parse import urlsplit
+
+    url = settings.effective_redis_url
+    return {"url": settings.redis_shown_url, "private": settings.redis_url is None, "tls": url.startswith("rediss://"),
+            "user": settings.redis_username or urlsplit(url).username}
+
+
 def redis_line(settings: Settings, error: BaseException | None, answer_s: float) -> str:
     """What is known when Redis did not answer: whether it took the connection but gave no answer in `answer_s`
     seconds (a frozen or overloaded server) or refused it, and whether the daemon's lock is held (by which pid),
-    so the line never guesses "is `twin up` running?" when it is. One line, no secret (the URL is as configured)."""
+    so the line never guesses "is `twin up` running?" when it is; a refused login or command says so and what to
+    check (`twin.redis_client.refusal`). One line, no secret (the URL without its password)."""
+    from redis.exceptions import AuthenticationError, NoPermissionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
     from twin.daemon.lifetime import InstanceLock
+    from twin.redis_client import refusal, untrusted_certificate
 
-    url = settings.effective_redis_url
+    if isinstance(error, (AuthenticationError, NoPermissionError)) or untrusted_certificate(error):
+        return str(refusal(settings, error))
+    url = settings.redis_shown_url
     holder = InstanceLock.holder(settings.data_dir / "twin.lock")
     if isinstance(error, (RedisTimeoutError, TimeoutError)):
         what = f"Redis at {url} takes connections but does not answer in {answer_s:g} s"

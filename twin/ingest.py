@@ -18,9 +18,11 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from twin.namespaces import DEFAULT_NAMESPACE
-from twin.store import Store, ingest_items
+from twin.namespaces import DEFAULT_NAMESPACE, project_namespace
+from twin.outside_text import clean_name
+from twin.store import Store, ingest_items, project_sources
 from twin.store.ingest_items import (
+    claim_texts,
     consume,
     counts,
     held_ids,
@@ -33,8 +35,9 @@ from twin.store.ingest_items import (
     waiting,
 )
 
-__all__ = ["MODES", "Ingest", "Staged", "consume", "counts", "fetch", "held_ids", "mark_failed", "mark_queued",
-           "matching", "queued_jobs", "ready", "release", "requeue", "stage", "waiting"]
+__all__ = ["MODES", "Ingest", "Staged", "bound_namespace", "claim_texts", "consume", "counts", "fetch", "held_ids",
+           "mark_failed", "mark_queued", "matching", "moved_from", "queued_jobs", "ready", "release", "requeue",
+           "source_namespace", "stage", "waiting"]
 
 MODES = ("text", "document", "email", "interests", "forget")
 """How the learn job treats an item: `text` through `learn()` (a chat message, a note); `document` replaces the
@@ -50,7 +53,9 @@ class Ingest:
     `'telegram:<chat>/message/<row id>'`). `extra` holds what a mode needs besides the text: `speaker` and `origin`
     (text written by someone other than the owner, e.g. a forwarded chat message: who wrote it, where from), `title` and
     `max_memories` (document), `summary` (email), `visits` (`[[url, title, visited_at], …]`) and `profiles`
-    (interests). `namespace`: where its memories go (`twin.namespaces`; connectors write `default`)."""
+    (interests), `labels` (email: the thread's Gmail label ids). `namespace`: where its memories go
+    (`twin.namespaces`; connectors write `default`, and `stage` moves an item of a source bound to a project into
+    the project's: `bound_namespace`)."""
 
     being: str
     source: str
@@ -76,11 +81,64 @@ class Staged:
 
 
 def stage(store: Store, items: Iterable[Ingest], held: bool = False) -> list[int]:
-    """Stage `items` (in the caller's transaction when one is open, else in one of its own) and return their ids,
-    in order. `held` items wait for `release` before they are queued. Raises `sqlite3.Error` when the store
-    cannot write (nothing is staged then)."""
-    return ingest_items.stage_rows(store, ((i.being, i.mode, i.source, i.ref, i.text, i.extra, i.namespace)
-                                           for i in items), held)
+    """Stage `items` (in the caller's transaction when one is open, else in one of its own) and return the ids of
+    the rows staged, in order. `held` items wait for `release` before they are queued. Each item is staged into
+    the namespace `bound_namespace` gives (a source bound to a project: the project's), so the learn job, and a
+    forget of the project before it runs (`ingest_items.in_namespaces`), find it there. A file or a thread that a
+    binding moves (`document`, `email` or `forget`, not an appended part) brings a `forget` of its source in the
+    namespace it named before it (`moved_from`): its memories of an older version learned there before the
+    binding go, so one source's memories live in one scope. Raises `sqlite3.Error` when the store cannot write
+    (nothing is staged then)."""
+    bindings = project_sources.all_bindings(store)
+    rows = []
+    for i in items:
+        namespace = bound_namespace(i, bindings)
+        if moved_from(i, namespace):
+            rows.append((i.being, "forget", i.source, i.ref, "", {}, i.namespace))
+        rows.append((i.being, i.mode, i.source, i.ref, i.text, i.extra, namespace))
+    return ingest_items.stage_rows(store, rows, held)
+
+
+def moved_from(item: Ingest, namespace: str) -> bool:
+    """True when staging `item` into `namespace` (its bound one) moves a whole source out of `item.namespace`: a
+    file or a thread that replaces its memories (`document` not `extra.appended`, `email`) or a `forget`. Pure."""
+    if namespace == item.namespace or item.mode not in ("document", "email", "forget"):
+        return False
+    return not (isinstance(item.extra, dict) and item.extra.get("appended") is True)
+
+
+def source_namespace(store: Store, being: str, source: str) -> str:
+    """Where a text from `source` learned straight away (not staged: a chat's `/remember`) goes: `bound_namespace`
+    of it, so a bound chat's explicit "remember this" lands in the project as its messages do (read-only)."""
+    return bound_namespace(Ingest(being, source), project_sources.all_bindings(store))
+
+
+def bound_namespace(item: Ingest, bindings: Iterable[project_sources.SourceBinding]) -> str:
+    """The one rule of where a source's item is learned (issue 19: sources bound to a project): the namespace of
+    the project its source is bound to, else `item.namespace`. Only an item a connector left in the owner's
+    user-global `default` moves; one that names another namespace keeps it. Pure.
+
+    - a file (`file:<path>`): bound by the deepest `files` binding at or above its path (`/a/b` binds `/a/b` and
+      `/a/b/c.md`, never `/a/bc.md`);
+    - a Telegram chat (`telegram:<chat id>`): by the `telegram_chat` binding of that chat id;
+    - an email thread (`email:<thread id>`): by a `gmail_label` binding of one of `extra["labels"]`, the
+      earliest bound first when several are (`bindings` comes ordered so: `project_sources.all_bindings`)."""
+    if item.namespace != DEFAULT_NAMESPACE:
+        return item.namespace
+    kind, _, rest = item.source.partition(":")
+    found: project_sources.SourceBinding | None = None
+    for binding in bindings:
+        if kind == "file" and binding.kind == "files":
+            root = clean_name(binding.value).rstrip("/")  # as `file_source` writes a path
+            deeper = found is None or len(binding.value) > len(found.value)
+            if deeper and (rest == root or rest.startswith(root + "/")):
+                found = binding
+        elif kind == "telegram" and binding.kind == "telegram_chat" and rest == binding.value:
+            found = binding
+        elif (kind == "email" and binding.kind == "gmail_label" and found is None
+              and binding.value in (item.extra.get("labels") or ())):
+            found = binding
+    return project_namespace(found.project_id) if found is not None else item.namespace
 
 
 def fetch(store: Store, ids: Iterable[int]) -> list[Staged]:
@@ -118,3 +176,101 @@ def _strings(extra: str | None) -> list[str]:
     return found
 
 
+BACKLOG_MIN = 50
+"""Work in flight (staged items waiting to be learned plus memories waiting for a vector) that makes a backlog worth
+its own diary line when it is done: a first index, a folder copied in, a big import (ours). Less (a chat message, a
+few notes) is searchable within seconds, and its "Learned …" line says what it made."""
+
+
+def _took(seconds: float) -> str:
+    """A duration for a diary line: "45 s", "14 min", "2.5 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+@dataclass
+class BacklogWatch:
+    """The one rule for "a backlog is searchable" (issue 18): the daemon makes one at start (`starting`, before any
+    connector stages anything), calls `check` every few seconds (`twin.daemon.supervisor`, every `STAGED_EVERY_S`)
+    and writes the line it returns, once per backlog, whatever filled it (the files connector's first scan, a
+    restart that found items an earlier run staged, Gmail's first sync, `twin import`).
+
+    A backlog starts at a check that finds at least `BACKLOG_MIN` units of work in flight: staged items `ready` or
+    `queued` (`held` ones wait for something else, `failed` ones for nobody) plus memories without a vector of
+    `model_id` (None: keyword-only recall, where a learned memory is searchable at once); or at a check that finds
+    nothing in flight but `BACKLOG_MIN` items staged or vectors stored since the last quiet one (workers that
+    learned and embedded it all between two checks). It is done at the first
+    check that finds neither: every staged item learned and every memory with its vector, which the index readers
+    then catch up on (invariant 4). Its line counts what was staged and embedded since the last check that found
+    nothing in flight (`since_item`, `since_vectors`), or since the start. Counting stays cheap at any size
+    (`Store.count_pending_embeddings`: two index counts). `now_s` is monotonic seconds."""
+
+    model_id: str | None
+    since_item: int = 0
+    """Staged items with a higher id belong to the next backlog."""
+    since_vectors: int = 0
+    """Vectors of `model_id` stored before it."""
+    started_s: float | None = None
+    quiet_s: float = 0.0
+    """When a check (or the start) last found nothing in flight: where a backlog done between two checks began."""
+
+    @classmethod
+    def starting(cls, store: Store, model_id: str | None, now_s: float) -> BacklogWatch:
+        """A watch from now (`now_s`, monotonic seconds; read-only). Work an earlier run left in flight (staged items
+        waiting, memories without a vector) is a backlog of any size, begun now: the restart says once when it is
+        searchable, even when the workers finish it before the first `check`."""
+        watch = cls(model_id)
+        watch._quiet(store, now_s)
+        items, first = ingest_items.in_flight(store)
+        if items or (model_id is not None and store.count_pending_embeddings(model_id)):
+            watch.started_s = now_s
+            watch.since_item = first - 1 if first is not None else watch.since_item
+        return watch
+
+    def _done_since_quiet(self, store: Store) -> int:
+        """The larger of the items staged and the vectors stored since the last quiet check (read-only)."""
+        vectors = 0 if self.model_id is None else store.embedding_count(self.model_id) - self.since_vectors
+        return max(ingest_items.last_id(store) - self.since_item, vectors)
+
+    def _quiet(self, store: Store, now_s: float) -> None:
+        self.quiet_s = now_s
+        self.since_item = ingest_items.last_id(store)
+        self.since_vectors = 0 if self.model_id is None else store.embedding_count(self.model_id)
+
+    def check(self, store: Store, now_s: float) -> str | None:
+        """The diary line when a backlog has just become searchable, else None (read-only): "Backlog searchable:
+        20,000 staged items learned, 90,412 memories given their vectors (took 14 min).", with "; 2 items could
+        not be learned (see twin status)" when jobs failed for good; without a model "…learned (keyword-only recall;
+        took 14 min)."."""
+        items, first = ingest_items.in_flight(store)
+        unembedded = 0 if self.model_id is None else store.count_pending_embeddings(self.model_id)
+        if self.started_s is None:
+            if items + unembedded >= BACKLOG_MIN:
+                self.started_s = now_s
+                self.since_item = min(self.since_item, first - 1) if first is not None else self.since_item
+                return None
+            if items or unembedded:
+                return None
+            if self._done_since_quiet(store) < BACKLOG_MIN:
+                self._quiet(store, now_s)
+                return None
+            self.started_s = self.quiet_s  # begun and done between two checks (the workers outran them): said too
+        if items or unembedded:
+            return None
+        staged = max(0, ingest_items.last_id(store) - self.since_item)
+        failed = ingest_items.failed_from(store, self.since_item + 1)
+        took = _took(now_s - self.started_s)
+        parts = [f"{staged - failed:,} staged item{'s' if staged - failed != 1 else ''} learned"] if staged else []
+        if self.model_id is None:
+            line = f"Backlog searchable: {' and '.join(parts) or 'nothing staged'} (keyword-only recall; took {took})"
+        else:
+            vectors = max(0, store.embedding_count(self.model_id) - self.since_vectors)
+            parts.append(f"{vectors:,} memor{'ies' if vectors != 1 else 'y'} given their vectors")
+            line = f"Backlog searchable: {', '.join(parts)} (took {took})"
+        self.started_s = None
+        self._quiet(store, now_s)
+        return line + (f"; {failed:,} item{'s' if failed != 1 else ''} could not be learned (see twin status)."
+                       if failed else ".")

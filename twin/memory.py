@@ -143,10 +143,30 @@ class Memory:
                        supersede_reason=None)
 
 
+@dataclass(frozen=True)
+class RankReason:
+    """Why a recall result ranks where it does, when a rule of recall moved it (`twin.recall.reasons`: each is made
+    by the rule that applied it, in `twin.recall.hybrid`): `code` a stable word (`time_window`, `soft_window`,
+    `newest_value`, `older_value`, `newer_statement`, `older_statement`, `superseded_later`, `replaces`), `words`
+    for people, `others` the ids of the memories it was compared with (ranked above them, below them, or replacing
+    them), `quotes_memory` True when `words` quote text of a memory (a supersession's reason: hidden with a
+    sensitive memory's text, as `Memory.shown` hides `supersede_reason`)."""
+
+    code: str
+    words: str
+    others: tuple[int, ...] = ()
+    quotes_memory: bool = False
+
+    def to_dict(self) -> dict:
+        """`{code, words, others}` (JSON-ready; `others` a list)."""
+        return {"code": self.code, "words": self.words, "others": list(self.others)}
+
+
 @dataclass
 class Recalled:
     """One recall result: the memory and its scores (all 0..1; `score` is the final blended score); `in_window`
-    when the query named a strict time window ("last Saturday") and the memory was made inside it."""
+    when the query named a strict time window ("last Saturday") and the memory was made inside it; `reasons` what
+    moved it from where its score alone put it (`RankReason`, in the order the rules ran; empty when none did)."""
 
     memory: Memory
     score: float
@@ -154,6 +174,7 @@ class Recalled:
     vector: float
     recency: float
     in_window: bool = False
+    reasons: tuple[RankReason, ...] = ()
 
     @property
     def relevance(self) -> float:
@@ -162,8 +183,10 @@ class Recalled:
         return max(self.keyword, self.vector)
 
     def to_dict(self) -> dict:
-        """The memory's fields plus `score`, `keyword`, `vector`, `recency` and `relevance`, rounded to 4 places."""
+        """The memory's fields plus `score`, `keyword`, `vector`, `recency` and `relevance`, rounded to 4 places,
+        `in_window` and `reasons` (`RankReason.to_dict` each)."""
         out = self.memory.to_dict()
         out.update(score=round(self.score, 4), keyword=round(self.keyword, 4),
-                   vector=round(self.vector, 4), recency=round(self.recency, 4), relevance=round(self.relevance, 4))
+                   vector=round(self.vector, 4), recency=round(self.recency, 4), relevance=round(self.relevance, 4),
+                   in_window=self.in_window, reasons=[r.to_dict() for r in self.reasons])
         return out

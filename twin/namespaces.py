@@ -4,8 +4,14 @@ and the `include_namespaces` union are checked (DESIGN.md invariant 9: CLI, HTTP
 A write goes to one namespace; a read looks in one namespace and, widened by `include_namespaces`, in the union of
 it and up to `INCLUDE_MAX` more (seed 003: "union across namespaces (capped at 16)"). A memory's identity (its
 content hash, DESIGN.md invariant 2), its supersessions, near-duplicate updates, dream merges and graph edges all
-stay inside its (being, namespace). Projects shared with other people are a later step: a project will be one
-more column beside this one, and reads will filter on both the way they filter on `namespace` here.
+stay inside its (being, namespace).
+
+A project (seed 003's sub-brain, `twin.operations.scopes`) IS a namespace with members: its memories are stored
+in namespace `project:<id>` (`project_namespace`), and a person other than the owner keeps their user-global
+memories in `person:<id>:<name>` (`person_namespace`). Both hold a `:`, which no caller's name may hold
+(`NAME_PATTERN`), so no `namespace` or `include_namespaces` a caller gives can ever name them: only
+`twin.operations.scopes.reach` puts them in a read or a write, after checking who asks. The layers below (recall,
+learn, the store) take these stored names (`stored_scope`).
 """
 
 from __future__ import annotations
@@ -20,6 +26,10 @@ DEFAULT_NAMESPACE = "default"
 namespaces existed went (`twin.store.schema`'s `0014_namespaces`)."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """A namespace name: 1-64 ASCII letters, digits, `_`, `.` or `-` (the being's own rule, `twin.settings`)."""
+STORED_PATTERN = re.compile(r"(?:person:[a-z0-9]{1,32}:)?[A-Za-z0-9_.-]{1,64}|project:[0-9A-Z]{26}")
+"""A namespace as stored: a caller's name, a person's own (`person_namespace`) or a project's
+(`project_namespace`)."""
+PROJECT_PREFIX = "project:"
 INCLUDE_MAX = 16
 """At most this many namespaces in `include_namespaces` (seed 003: "capped at 16")."""
 
@@ -42,6 +52,36 @@ def checked(name: object, field: str = "namespace") -> str:
         shown = repr(name)[:70]
         raise NamespaceError(field, f"{field} {shown} is not a namespace name (1-64 letters, digits, '_', '.', '-')")
     return name
+
+
+def person_namespace(person_id: str, name: str) -> str:
+    """Where the person `person_id` (not the owner) keeps their user-global namespace `name` (a checked name):
+    `person:<id>:<name>`."""
+    return f"person:{person_id}:{name}"
+
+
+def project_namespace(project_id: str) -> str:
+    """Where the memories of project `project_id` (a ULID, `twin.store.projects`) are stored: `project:<id>`."""
+    return PROJECT_PREFIX + project_id
+
+
+def stored_scope(namespace: str = DEFAULT_NAMESPACE, include_namespaces: Iterable[str] | None = None,
+                 ) -> tuple[str, ...]:
+    """`scope` for the layers below the operations (recall, learn): the same union, but each name may also be a
+    stored name (`STORED_PATTERN`: a person's or a project's namespace, put there by `twin.operations.scopes`).
+    Raises `NamespaceError` for anything else. Pure."""
+    out: list[str] = []
+    for name in (namespace, *(include_namespaces or ())):
+        if not isinstance(name, str) or STORED_PATTERN.fullmatch(name) is None:
+            raise NamespaceError("namespace", f"namespace {repr(name)[:70]} is not a namespace name")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def checked_stored(name: object) -> str:
+    """`name` when it is a stored namespace name (`STORED_PATTERN`), else raises `NamespaceError`."""
+    return stored_scope(name)[0]  # type: ignore[arg-type]
 
 
 def scope(namespace: str = DEFAULT_NAMESPACE, include_namespaces: Iterable[str] | None = None) -> tuple[str, ...]:

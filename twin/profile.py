@@ -20,13 +20,20 @@ LISTS = ("facts", "goals", "preferences", "routines")
 MAX_ITEMS = 40
 """Items kept per list (ours): the profile is a summary, memories hold the rest."""
 MAX_ITEM_CHARS = 300
+"""Characters in one profile item or the tone (ours): an item is one short sentence (the profile is sent with every
+reflection and chat prompt; what needs more words is a memory). What an extraction proposes is cut to this; a hand
+edit (`Profile`: `twin profile edit`, the API's `PUT /v1/profile`, the page) longer than this is refused."""
+
+
+def _one_line(value: object) -> str:
+    """One profile item as one line: the same rule as memory content (`twin.outside_text.strip_controls`: escape
+    sequences removed whole, other controls dropped, emoji joiners kept), whitespace collapsed."""
+    return " ".join(strip_controls(str(value)).split())
 
 
 def _clean_item(value: object) -> str:
-    """One profile item as one line: the same rule as memory content (`twin.outside_text.strip_controls`: escape
-    sequences removed whole, other controls dropped, emoji joiners kept), whitespace collapsed, at most
-    `MAX_ITEM_CHARS` characters."""
-    return " ".join(strip_controls(str(value)).split())[:MAX_ITEM_CHARS]
+    """`_one_line`, cut to at most `MAX_ITEM_CHARS` characters (what a model proposes)."""
+    return _one_line(value)[:MAX_ITEM_CHARS]
 
 
 class ProfileDelta(BaseModel):
@@ -49,14 +56,19 @@ class ProfileDelta(BaseModel):
             value = [value]
         if not isinstance(value, list):
             raise ValueError("must be a list of strings")
-        return [item for item in (_clean_item(v) for v in value if v is not None) if item]
+        return [item for item in (cls._item(v) for v in value if v is not None) if item]
 
     @field_validator("tone", mode="before")
     @classmethod
     def _tone(cls, value: object) -> str | None:
         if value is None:
             return None
-        return _clean_item(value) or None
+        return cls._item(value) or None
+
+    @classmethod
+    def _item(cls, value: object) -> str:
+        """One item as stored: `_clean_item` (a delta's items are cut to `MAX_ITEM_CHARS`)."""
+        return _clean_item(value)
 
     def is_empty(self) -> bool:
         """True when the delta adds nothing."""
@@ -65,9 +77,20 @@ class ProfileDelta(BaseModel):
 
 class Profile(ProfileDelta):
     """The whole profile of one being (same shape as a delta; a hand edit may not add unknown keys, nor more
-    than `MAX_ITEMS` items to a list: it is sent with every reflection)."""
+    than `MAX_ITEMS` items to a list, nor an item or tone longer than `MAX_ITEM_CHARS`: it is sent with every
+    reflection). The one check of `twin profile edit`, `PUT /v1/profile` and the page."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def _item(cls, value: object) -> str:
+        """One item of a hand edit: `_one_line`; longer than `MAX_ITEM_CHARS` is refused (`ValueError`), not cut
+        (cutting would keep a part the owner never chose)."""
+        item = _one_line(value)
+        if len(item) > MAX_ITEM_CHARS:
+            raise ValueError(f"at most {MAX_ITEM_CHARS} characters a line, one short sentence (got a line of "
+                             f"{len(item)}); what needs more words is a memory")
+        return item
 
     @field_validator(*LISTS)
     @classmethod

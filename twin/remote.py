@@ -17,8 +17,10 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
-from twin.exceptions import InvalidInput, NotFound, TwinError
+from twin.exceptions import Forbidden, InvalidInput, NotFound, TwinError
+from twin.namespaces import NAME_PATTERN
 from twin.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,9 @@ class TwinAccess(ABC):
 
 OPERATIONS = ("search", "context", "list_memories", "recent", "today", "get_memory", "neighbors", "history",
               "stats", "signals", "profile", "status", "activity", "adoption", "capture_memory", "update_memory",
-              "forget_memory", "learn", "session_recap", "reflect", "dream_cycle")
+              "forget_memory", "learn", "session_recap", "reflect", "dream_cycle", "list_projects", "create_project",
+              "delete_project", "share_project", "unshare_project", "activate_project", "deactivate_project",
+              "show_project", "bind_source", "unbind_source")
 """The operations of `twin.operations` an interface reaches (by their function names; the package's `__all__`
 but `Context`: tests/test_remote.py checks). Named here so that choosing the way costs no import of them."""
 
@@ -111,17 +115,19 @@ class LocalTwin(TwinAccess):
 
 
 WRITES = frozenset({"capture_memory", "update_memory", "forget_memory", "learn", "session_recap", "reflect",
-                    "dream_cycle"})
+                    "dream_cycle", "create_project", "delete_project", "share_project", "unshare_project",
+                    "activate_project", "deactivate_project", "bind_source", "unbind_source"})
 """The operations that write (the API runs them on its write lane)."""
 
 
 class LanesTwin(TwinAccess):
     """The operations on the lanes of the API's process (`twin.api.lanes.Lanes`: reads on the read lane, writes on
     the write lane, each one thread with its own store and the read lane's recall), for the MCP server it serves
-    at `/mcp`: one model and one index reader per process, not one more."""
+    at `/mcp`: one model and one index reader per process, not one more. Each call is said to be asked by
+    `interface` (`twin.operations.context.ASKING`: the latency chart names it)."""
 
-    def __init__(self, lanes):
-        self.lanes = lanes
+    def __init__(self, lanes, interface: str = "mcp"):
+        self.lanes, self.interface = lanes, interface
 
     def describe(self) -> str:
         return "the API's lanes"
@@ -130,9 +136,14 @@ class LanesTwin(TwinAccess):
         from pydantic_core import to_jsonable_python
 
         import twin.operations as operations
+        from twin.operations.context import ASKING
 
         lane = self.lanes.write if operation in WRITES else self.lanes.read
-        return to_jsonable_python(lane.call(getattr(operations, operation), **arguments))
+        asked = ASKING.set(self.interface)
+        try:
+            return to_jsonable_python(lane.call(getattr(operations, operation), **arguments))
+        finally:
+            ASKING.reset(asked)
 
 
 class TokenRefused(TwinError):
@@ -143,7 +154,7 @@ class NotOverHttp(TwinError):
     """An operation, or an argument of it, that the API has no route for (`ROUTES`): it runs in this process."""
 
 
-SCOPED_READ = "max_sensitivity namespace include_namespaces"
+SCOPED_READ = "max_sensitivity namespace include_namespaces project"
 """The arguments every read carries: the sensitivity it may show and the namespaces it reads (seed 003)."""
 ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
     name: (method, path, frozenset(args.split())) for name, (method, path, args) in {
@@ -157,10 +168,10 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "history": ("GET", "/v1/memories/{memory_id}/history", f"memory_id {SCOPED_READ}"),
         "update_memory": ("PATCH", "/v1/memories/{memory_id}", "memory_id content kind importance tags sensitivity "
                                                                "source_type_ captured_from confidence max_sensitivity "
-                                                               "namespace"),
-        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id namespace"),
+                                                               "namespace project"),
+        "forget_memory": ("DELETE", "/v1/memories/{memory_id}", "memory_id namespace project"),
         "capture_memory": ("POST", "/v1/capture", "content kind importance tags source sensitivity source_type_ "
-                                                  "captured_from confidence force compare namespace"),
+                                                  "captured_from confidence force compare namespace project"),
         "stats": ("GET", "/v1/stats", ""),
         "signals": ("GET", "/v1/signals", "status limit"),
         "profile": ("GET", "/v1/profile", ""),
@@ -168,9 +179,19 @@ ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
         "activity": ("GET", "/api/twin/activity", ""),
         "adoption": ("POST", "/v1/adoption", "observed_tools observed_instructions_hash"),
         "learn": ("POST", "/v1/learn", "text source force namespace"),
-        "session_recap": ("POST", "/v1/session-recap", "summary source namespace"),
+        "session_recap": ("POST", "/v1/session-recap", "summary source namespace project"),
         "reflect": ("POST", "/api/twin/reflect", "namespace"),
         "dream_cycle": ("POST", "/v1/dream-cycle", "namespace"),
+        "list_projects": ("GET", "/v1/projects", ""),
+        "create_project": ("POST", "/v1/projects", "name"),
+        "delete_project": ("DELETE", "/v1/projects/{project}", "project"),
+        "share_project": ("POST", "/v1/projects/{project}/members", "project person"),
+        "unshare_project": ("DELETE", "/v1/projects/{project}/members/{person}", "project person"),
+        "activate_project": ("POST", "/v1/projects/{project}/activate", "project"),
+        "deactivate_project": ("POST", "/v1/projects/deactivate", ""),
+        "show_project": ("GET", "/v1/projects/{project}", "project"),
+        "bind_source": ("POST", "/v1/projects/{project}/sources", "project kind value"),
+        "unbind_source": ("DELETE", "/v1/projects/{project}/sources", "project kind value"),
     }.items()}
 """Each operation's route on the daemon's API (`twin.api.routes`): `(method, path, the arguments it carries)`. A
 `{name}` in the path is filled from that argument; the rest go as the query (GET) or the JSON body. An operation
@@ -178,9 +199,20 @@ missing here, or called with an argument its route does not carry (`list_memorie
 in this process (`NotOverHttp`)."""
 WIRE_NAMES = {"source_type_": "source_type"}
 """Arguments whose name in the API's bodies differs from the operation's."""
-QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace"})}
+QUERY_ARGS = {"update_memory": frozenset({"max_sensitivity", "namespace", "project"})}
 """Arguments that go in the query of a route with a body (PATCH's `max_sensitivity` and `namespace`: the memory's
 namespace, not a field to change). A GET's and a DELETE's arguments all go in the query."""
+
+
+def path_segment(name: str, value: Any) -> str:
+    """`value` as one path segment of a route's `{name}` (a memory id, a project's or a person's name or id), or
+    `NotFound` naming it when it cannot be one: names and ids are `twin.namespaces.NAME_PATTERN` (letters, digits,
+    `_.-`), so "work/members/bob", "work?x=1" or ".." name nothing, and must never reach another route (the
+    server matches routes on the decoded path, so escaping alone would not keep a "/" inside the segment)."""
+    text = str(value).strip()  # as a name is stripped when it is made
+    if NAME_PATTERN.fullmatch(text) is None or not text.strip("."):
+        raise NotFound(f"no such {name.replace('_id', '').replace('_', ' ')} {text[:80]!r}")
+    return quote(text, safe="")
 
 
 class DaemonTwin(TwinAccess):
@@ -195,12 +227,19 @@ class DaemonTwin(TwinAccess):
     `token_source` gives the current token (the token file read again, `daemon_token`): on a 401 (`twin token
     --rotate` ran while this access lives, e.g. in a long-running `twin mcp`) the token is read again and, when it
     changed, the request is sent once more. A 401 is the guard's answer before any operation runs, so sending the
-    request again cannot do a write twice."""
+    request again cannot do a write twice.
 
-    def __init__(self, base_url: str, token: str, token_source: Callable[[], str | None] | None = None):
+    `interface` names the caller in the `User-Agent` (`twin-cli/<version>`, `twin-mcp/<version>`): the daemon's
+    latency chart says which interface asked (`twin.api.routes.interface_of`)."""
+
+    def __init__(self, base_url: str, token: str, token_source: Callable[[], str | None] | None = None,
+                 interface: str = "cli"):
         from urllib.parse import urlsplit
 
+        from twin import __version__
+
         self.base_url = base_url
+        self._agent = f"twin-{interface}/{__version__}"
         parts = urlsplit(base_url)
         self._host, self._port = parts.hostname, parts.port
         self._token_source = token_source
@@ -208,7 +247,7 @@ class DaemonTwin(TwinAccess):
 
     def _use_token(self, token: str) -> None:
         self._token = token
-        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", "User-Agent": self._agent}
 
     def _token_changed(self) -> bool:
         """Read the token again (`token_source`); True when there is a new one (then it is used from now on)."""
@@ -229,7 +268,7 @@ class DaemonTwin(TwinAccess):
         args = dict(arguments)
         if operation == "capture_memory" and args.pop("compare", True) is False:
             path = "/v1/remember"
-        path = path.format(**{k: args.pop(k) for k in list(args) if "{" + k + "}" in path})
+        path = path.format(**{k: path_segment(k, args.pop(k)) for k in list(args) if "{" + k + "}" in path})
         wire = {WIRE_NAMES.get(k, k): v for k, v in args.items()}
         in_query = QUERY_ARGS.get(operation, frozenset())
         query = {k: v for k, v in wire.items() if method in ("GET", "DELETE") or k in in_query}
@@ -240,6 +279,12 @@ class DaemonTwin(TwinAccess):
             if not self._token_changed():
                 raise
             return self._request(method, path, query, body)
+
+    def health(self) -> dict:
+        """`GET /v1/health`: `{ok, version, loading}` when the API answers with this token (`loading`: its recall is
+        still opening). Raises `DaemonUnreachable`,
+        `TokenRefused` or `TwinError` as `_call` does."""
+        return self._request("GET", "/v1/health", {}, None)
 
     def _request(self, method: str, path: str, query: dict, body: dict | None) -> Any:
         """One request; the decoded JSON answer, or the error it stands for (`_error_of`)."""
@@ -281,7 +326,8 @@ NAMESPACE_FIELDS = ("namespace", "include_namespaces")
 def _error_of(status: int, raw: bytes) -> TwinError:
     """The error an API answer with a 4xx/5xx `status` and body `raw` stands for (`{error: {code, message,
     field?}}`): the class the operation raised where the answer tells it (`NamespaceError` for a 422 naming a
-    namespace field), else `InvalidInput`, `NotFound`, `TokenRefused` or `TwinError`."""
+    namespace field), else `InvalidInput`, `NotFound`, `Forbidden` (a 403 `forbidden`: a project out of the
+    caller's reach), `TokenRefused` or `TwinError`."""
     import json
 
     from twin.namespaces import NamespaceError
@@ -297,6 +343,8 @@ def _error_of(status: int, raw: bytes) -> TwinError:
         return InvalidInput(message, field=field, code=code or "invalid")
     if status == 404:
         return NotFound(message)
+    if status == 403 and code == "forbidden":
+        return Forbidden(message)
     if status == 401:
         return TokenRefused("the daemon refused the token, and the token file holds no other one "
                             "(`twin token` prints the current one)")
@@ -308,8 +356,8 @@ class AutoTwin(TwinAccess):
     (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need). A call that reached the daemon and
     failed is not run again here."""
 
-    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None):
-        self.settings, self.bus = settings, bus
+    def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None, interface: str = "cli"):
+        self.settings, self.bus, self.interface = settings, bus, interface
         self._daemon: DaemonTwin | None = None
         self._local: LocalTwin | None = None
 
@@ -322,7 +370,7 @@ class AutoTwin(TwinAccess):
             token = daemon_token(self.settings)
             if token is not None:
                 self._daemon = DaemonTwin(daemon_url(self.settings), token,
-                                          token_source=lambda: daemon_token(self.settings))
+                                          token_source=lambda: daemon_token(self.settings), interface=self.interface)
         return self._daemon
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
@@ -359,7 +407,8 @@ def daemon_token(settings: Settings) -> str | None:
         return None
 
 
-def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None) -> TwinAccess:
-    """The access an interface uses: an `AutoTwin` (the daemon when it answers, else this process, with `bus`);
-    `api_enabled` false: this process alone."""
-    return AutoTwin(settings, bus) if settings.api_enabled else LocalTwin(settings, bus)
+def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None,
+              interface: str = "cli") -> TwinAccess:
+    """The access an interface uses: an `AutoTwin` (the daemon when it answers, else this process, with `bus`; the
+    daemon is told which `interface` asks: `cli`, `mcp`); `api_enabled` false: this process alone."""
+    return AutoTwin(settings, bus, interface) if settings.api_enabled else LocalTwin(settings, bus)

@@ -13,7 +13,7 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
@@ -29,7 +29,7 @@ from twin.exceptions import SettingsError
 from twin.weights import RECALL_WEIGHTS
 
 ENV_PREFIX = "TWIN_"
-SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 """Settings whose values are secrets: an error about one never repeats its value."""
 DEFAULT_FILES_IGNORE = ("LICENSE*", "LICENCE*", "COPYING*", "copyright", "changelog*", "ChangeLog*", "CHANGELOG*",
                         "*.lock", "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Vagrantfile",
@@ -54,6 +54,11 @@ def default_data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "twin"
 
 
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/twin`, else `~/.cache/twin`: what twin can make again (the optimised local model)."""
+    return _xdg("XDG_CACHE_HOME", ".cache") / "twin"
+
+
 def default_runtime_dir() -> Path:
     """`$XDG_RUNTIME_DIR/twin`, else `<data dir>/run`: the private Redis socket and the pid file."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -66,11 +71,12 @@ def env_file_path() -> Path:
     return Path(explicit).expanduser() if explicit else default_config_dir() / "env"
 
 
-def exposed_secret_files() -> list[str]:
-    """The env file and the config file, when they exist and other users may read them (mode & 0o077):
-    secrets are never world-readable (invariant 8). Each entry names the file and its mode."""
+def exposed_secret_files(*more: Path | None) -> list[str]:
+    """The env file, the config file and each of `more` that is not None (the Redis client key), when they exist and
+    other users may read them (mode & 0o077): secrets are never world-readable (invariant 8). Each entry names the
+    file and its mode."""
     exposed = []
-    for path in (env_file_path(), config_file_path()):
+    for path in (env_file_path(), config_file_path(), *[p for p in more if p is not None]):
         try:
             mode = path.stat().st_mode & 0o777
         except OSError:
@@ -103,11 +109,24 @@ class Settings(BaseSettings):
     config_dir: Path = Field(default_factory=default_config_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
     runtime_dir: Path = Field(default_factory=default_runtime_dir)
+    cache_dir: Path = Field(default_factory=default_cache_dir, description="Files twin can make again (the "
+                            "local model as onnxruntime optimises it, ~90 MB); deleting it costs the next start ~1 s.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     # -- Redis (the bus) -------------------------------------------------------------------
     redis_url: str | None = Field(None, description="External Redis; unset = start a private redis-server.")
     redis_server_bin: str = "redis-server"
+    redis_username: str | None = Field(None, min_length=1, max_length=128, pattern=r"^[^\s@:/]+$",
+                                       description="ACL user for an external Redis (`ACL SETUSER`); unset = default.")
+    redis_password: SecretStr | None = Field(None, description="Its password: in the env file (mode 0600) or the "
+                                             "environment as TWIN_REDIS_PASSWORD, never in twin.toml; never logged.")
+    redis_tls_ca_file: Path | None = Field(None, description="CA bundle that signed a rediss:// server's "
+                                           "certificate; unset = the system's trusted CAs.")
+    redis_tls_cert_file: Path | None = Field(None, description="Client certificate for a rediss:// server that "
+                                             "asks for one (tls-auth-clients); with redis_tls_key_file.")
+    redis_tls_key_file: Path | None = Field(None, description="The client certificate's private key (mode 0600).")
+    redis_allow_plaintext: bool = Field(False, description="Allow a plain redis:// URL to a host that is not "
+                                        "loopback (credentials and job ids then cross the network unencrypted).")
 
     # -- model provider: one OpenAI-compatible endpoint (OpenRouter, OpenAI, Ollama, llama.cpp) --------
     # Unset base URL = no provider: offline extraction, no reflection (seed 001: degrade, never fail).
@@ -200,6 +219,10 @@ class Settings(BaseSettings):
     files_max_bytes: int = Field(2_000_000, ge=1, description="Larger files are skipped (bytes, uncompressed).")
     files_max_memories: int = Field(36, ge=1, le=1000, description="Memories kept per file (3 calls of 12).")
     files_poll_delay_ms: int = Field(2000, ge=100, description="Polling interval when inotify watches run out.")
+    files_settle_s: float = Field(2.0, ge=0, le=3600, description="A changed file is learned once its size and "
+                                  "mtime stayed the same this long (seconds; 0: at once).")
+    files_settle_max_s: float = Field(60.0, gt=0, le=86400, description="A file that never stops changing (a log) "
+                                      "is learned at least this often all the same (seconds).")
     files_ignore: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_FILES_IGNORE),
         description="File-name globs never learned (licence texts, changelogs, build files: not memories).")
@@ -216,6 +239,9 @@ class Settings(BaseSettings):
     # -- supervisor ------------------------------------------------------------------------
     restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")
     stop_grace_s: float = Field(20.0, ge=1, description="How long workers may finish their job on SIGTERM.")
+    workers_nice: int = Field(10, ge=0, le=19, description=(
+        "Niceness added to the learn and embedding workers and the scheduler under `twin up` (0: none), so what "
+        "the owner types (`twin status`, `twin recall`, the API) gets the CPU first during a first index (issue 18)."))
 
     @field_validator("files_roots", mode="before")
     @classmethod
@@ -259,7 +285,7 @@ class Settings(BaseSettings):
     def _expand_roots(cls, roots: list[Path]) -> list[Path]:
         return [Path(os.path.expanduser(str(r))).resolve() for r in roots]
 
-    @field_validator("config_dir", "data_dir", "runtime_dir")
+    @field_validator("config_dir", "data_dir", "runtime_dir", "cache_dir")
     @classmethod
     def _expand(cls, path: Path) -> Path:
         """`~` expanded; the result must be absolute (an empty or relative value would put the store in
@@ -276,6 +302,24 @@ class Settings(BaseSettings):
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
         return url
+
+    @field_validator("redis_password")
+    @classmethod
+    def _password_given(cls, password: SecretStr | None) -> SecretStr | None:
+        """None for a blank password (an env file line `TWIN_REDIS_PASSWORD=`), else the password as written."""
+        return None if password is None or not password.get_secret_value() else password
+
+    @field_validator("redis_tls_ca_file", "redis_tls_cert_file", "redis_tls_key_file")
+    @classmethod
+    def _tls_file(cls, path: Path | None) -> Path | None:
+        """None, or an existing file (`~` expanded): a TLS file that is not there fails at start, not at the first
+        connection."""
+        if path is None or not str(path).strip():
+            return None
+        path = path.expanduser()
+        if not path.is_file():
+            raise ValueError(f"{path} is not a file")
+        return path
 
     @field_validator("llm_base_url")
     @classmethod
@@ -351,10 +395,52 @@ class Settings(BaseSettings):
             raise ValueError("TWIN_EMBED_BACKEND=openai needs TWIN_LLM_BASE_URL (the provider's base URL)")
         return self
 
+    @model_validator(mode="after")
+    def _redis_reached_safely(self) -> Settings:
+        """The rules of an external Redis (issue 18, "Beyond one machine"): a plain `redis://` URL only to a loopback
+        host unless `redis_allow_plaintext`; TLS files only with `rediss://`, the client certificate and its key
+        together; each of the user and the password given once (the URL or its own setting); credentials only
+        for an external Redis (the private one is reached by its 0700 unix socket)."""
+        if self.redis_url is None:
+            if self.redis_username or self.redis_password or self.redis_tls_files:
+                raise ValueError("TWIN_REDIS_USERNAME, TWIN_REDIS_PASSWORD and TWIN_REDIS_TLS_* are for a Redis you "
+                                 "run: set TWIN_REDIS_URL too (the private Redis needs none of them)")
+            return self
+        parts = urlsplit(self.redis_url)
+        if parts.scheme == "redis" and not is_loopback_host(parts.hostname) and not self.redis_allow_plaintext:
+            raise ValueError(f"TWIN_REDIS_URL={shown_url(self.redis_url)} is plain redis:// to a host that is not "
+                             "loopback: use rediss:// (TLS, TWIN_REDIS_TLS_CA_FILE), or set "
+                             "TWIN_REDIS_ALLOW_PLAINTEXT=true for a network you trust")
+        if self.redis_tls_files and parts.scheme != "rediss":
+            raise ValueError("TWIN_REDIS_TLS_* files need a rediss:// TWIN_REDIS_URL")
+        if (self.redis_tls_cert_file is None) != (self.redis_tls_key_file is None):
+            raise ValueError("TWIN_REDIS_TLS_CERT_FILE and TWIN_REDIS_TLS_KEY_FILE go together")
+        if parts.username and self.redis_username:
+            raise ValueError("the Redis user is in TWIN_REDIS_URL and in TWIN_REDIS_USERNAME: give it once")
+        if url_password(self.redis_url) and self.redis_password:
+            raise ValueError("the Redis password is in TWIN_REDIS_URL and in TWIN_REDIS_PASSWORD: give it once "
+                             "(TWIN_REDIS_PASSWORD, in the env file)")
+        return self
+
+    @property
+    def redis_tls_files(self) -> list[Path]:
+        """The TLS files that are set (CA, client certificate, key), in that order."""
+        return [p for p in (self.redis_tls_ca_file, self.redis_tls_cert_file, self.redis_tls_key_file) if p]
+
+    @property
+    def redis_shown_url(self) -> str:
+        """`effective_redis_url` with any password replaced by `***` (`shown_url`): what logs, the diary and `twin
+        status` print."""
+        return shown_url(self.effective_redis_url)
+
     @property
     def secret_values(self) -> list[str]:
-        """The values of the secret settings that are set (bot token, API key), for log redaction."""
-        return [s.get_secret_value() for s in (self.telegram_bot_token, self.llm_api_key) if s is not None]
+        """The values of the secret settings that are set (bot token, API key, the Redis password, in its setting or
+        in the URL), for log redaction."""
+        secrets = [s.get_secret_value() for s in (self.telegram_bot_token, self.llm_api_key, self.redis_password)
+                   if s is not None]
+        in_url = url_password(self.redis_url or "")
+        return secrets + ([in_url, unquote(in_url)] if in_url else [])
 
     @property
     def has_provider(self) -> bool:
@@ -377,14 +463,7 @@ class Settings(BaseSettings):
     @property
     def api_is_loopback(self) -> bool:
         """True when `api_host` is `localhost` or a loopback address (127.0.0.0/8, ::1)."""
-        import ipaddress
-
-        if self.api_host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.api_host.strip("[]")).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_host(self.api_host)
 
     @property
     def api_token_path(self) -> Path:
@@ -435,6 +514,38 @@ class Settings(BaseSettings):
         return init_settings, env_settings, dotenv_settings, toml
 
 
+def is_loopback_host(host: str | None) -> bool:
+    """True for `localhost` and a loopback address (127.0.0.0/8, ::1, bracketed or not); False for any other name,
+    which is not resolved (a name may lead anywhere)."""
+    import ipaddress
+
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def url_password(url: str) -> str | None:
+    """The password a Redis URL carries, in its user part (`redis://user:PASSWORD@host`) or as redis-py's
+    `?password=` query argument; None when it has none."""
+    parts = urlsplit(url)
+    if parts.password:
+        return parts.password
+    found = re.search(r"[?&]password=([^&#]*)", url)
+    return found.group(1) or None if found else None
+
+
+def shown_url(url: str) -> str:
+    """`url` with its password (user part or `?password=`) replaced by `***`, the user kept: how a Redis URL is
+    printed anywhere (logs, diary, `twin status`, an error about a setting)."""
+    url = re.sub(r"(//[^/@:?#]*):[^/?#]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
+
+
 def _stripped(secret: SecretStr | None) -> str | None:
     """A secret's value without surrounding whitespace (an env file line often ends in a space), None if blank."""
     value = secret.get_secret_value().strip() if secret is not None else ""
@@ -458,8 +569,9 @@ def _check_file_there(path: Path, variable: str, explicit: bool) -> bool:
 
 
 def _check_config_file(path: Path, explicit: bool) -> None:
-    """Raise `SettingsError` for a config file that cannot be used (`_check_file_there`), and for keys in
-    the file that are not settings (a typo such as `file_roots` must not be silently ignored)."""
+    """Raise `SettingsError` for a config file that cannot be used (`_check_file_there`), for keys in
+    the file that are not settings (a typo such as `file_roots` must not be silently ignored), and for a Redis
+    password in it (`redis_password`, or one in `redis_url`): twin.toml is a config file, not a secrets file."""
     if not _check_file_there(path, f"{ENV_PREFIX}CONFIG", explicit):
         return
     try:
@@ -471,6 +583,9 @@ def _check_config_file(path: Path, explicit: bool) -> None:
     if unknown:
         raise SettingsError(f"invalid config file {path}: unknown setting(s) {', '.join(unknown)} "
                             "(see config/twin.example.toml)")
+    if "redis_password" in data or (isinstance(data.get("redis_url"), str) and url_password(data["redis_url"])):
+        raise SettingsError(f"invalid config file {path}: a Redis password does not belong in twin.toml; put it in the "
+                            f"env file ({env_file_path()}, mode 0600) as TWIN_REDIS_PASSWORD")
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -81,5 +81,6 @@ def startup_warnings(settings: Settings) -> list[str]:
     """Run every check of this module (dirs tightened first) and return its lines, in order: dirs, secret files,
     unknown variables. Costs a few `stat` calls and one read of the env file."""
     lines = secure_own_dirs(settings)
-    lines += [f"{exposed} is readable by other users; run chmod 600 on it." for exposed in exposed_secret_files()]
+    lines += [f"{exposed} is readable by other users; run chmod 600 on it."
+              for exposed in exposed_secret_files(settings.redis_tls_key_file)]
     return lines + unknown_variables()

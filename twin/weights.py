@@ -36,7 +36,10 @@ class RecallConfig:
     top-k gets its real cosine (from its stored vector) and a vector candidate outside the keyword top-k its real
     bm25. time_filter: "strict" keeps only a strict window's memories, "soft" multiplies their score by
     `strict_lift` and keeps the rest. keep_dates: a date typed in the query keeps its keyword credit.
-    newer_first, first_person, event_anchors: the rules of the same names (twin.recall.hybrid)."""
+    newer_first, first_person, event_anchors: the rules of the same names (twin.recall.hybrid). turn_share,
+    turn_gap_s: a result's score gains `turn_share` × the score of the best of its two neighbours in the same
+    conversation (the memory of the same source just before or after it, at most `turn_gap_s` seconds apart) when
+    that neighbour is a result too: a question's answer is often the next turn (`Recall._with_turns`)."""
 
     keyword: float = RECALL_WEIGHTS.keyword
     importance: float = RECALL_WEIGHTS.importance
@@ -55,6 +58,8 @@ class RecallConfig:
     slots: bool = True
     first_person: bool = False
     event_anchors: bool = True
+    turn_share: float = 0.15
+    turn_gap_s: float = 600.0
 
     @property
     def weights(self) -> Weights:

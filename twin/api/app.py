@@ -15,14 +15,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from twin import __version__
+from twin.api.callers import PersonTokens
 from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
-from twin.api.latency import SearchTimes
 from twin.api.page import mount as mount_page
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.session import PageSessions
 from twin.api.token import TokenFile
-from twin.exceptions import InvalidInput, NotFound, TwinError, invalid_input_of
+from twin.exceptions import Forbidden, InvalidInput, NotFound, TwinError, invalid_input_of
 from twin.mcp_server.server import mount as mount_mcp
 from twin.remote import LanesTwin
 from twin.settings import Settings
@@ -54,7 +54,8 @@ def own_origins(settings: Settings) -> set[str]:
 
 def add_error_handlers(app: FastAPI) -> None:
     """Every failure as `{error: {code, message, field?}}`: 422 for bad input (naming the field), 409 for a
-    conflict, 404, 413, 503 when the store fails, 500 for a bug (logged with its traceback, never sent)."""
+    conflict, 404, 403 for a caller who may not (`Forbidden`), 413, 503 when the store fails, 500 for a bug
+    (logged with its traceback, never sent)."""
 
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         said = invalid_input_of(list(exc.errors()))  # the one wording, as the MCP tools say it
@@ -65,6 +66,9 @@ def add_error_handlers(app: FastAPI) -> None:
 
     async def missing(_: Request, exc: NotFound) -> JSONResponse:
         return JSONResponse(error_body("not_found", str(exc)), 404)
+
+    async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        return JSONResponse(error_body("forbidden", str(exc)), 403)
 
     async def http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = STATUS_CODES.get(exc.status_code, "error")
@@ -81,6 +85,7 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(InvalidInput, rule)
     app.add_exception_handler(NotFound, missing)
+    app.add_exception_handler(Forbidden, forbidden)
     app.add_exception_handler(StarletteHTTPException, http)
     app.add_exception_handler(sqlite3.Error, unavailable)
     app.add_exception_handler(TwinError, unavailable)
@@ -98,17 +103,20 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
             yield
         finally:
             lanes.stop()
+            app.state.sessions.close()
+            app.state.people.close()
 
     app = FastAPI(title="twin", version=__version__, description="A personal memory daemon's local API.",
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
                   telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
-    app.state.sessions = PageSessions()
-    app.state.search_times = SearchTimes()  # the searches' server times, for the page (twin.api.latency)
+    app.state.sessions = PageSessions(settings.db_path)  # kept in the store: a restart keeps them
+    app.state.people = PersonTokens(settings.db_path)  # the people's tokens, by digest
+    app.state.search_times = lanes.search_times  # every search's server time, for the page (twin.api.latency)
     app.include_router(legacy)
     app.include_router(v1)
     mount_page(app)  # the page at /twin, its files and its routes (twin.api.page)
     add_error_handlers(app)
     mount_mcp(app, LanesTwin(lanes))  # MCP over streamable HTTP at /mcp, behind the same Guard
     return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings),
-                 sessions=app.state.sessions)
+                 app.state.sessions, app.state.people)

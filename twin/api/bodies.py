@@ -24,6 +24,13 @@ def either(name: str, camel: str | None = None, **kw):
 
 NAMESPACE_HELP = "The namespace (1-64 letters, digits, '_', '.', '-'; default `default`)"
 INCLUDE_HELP = "More namespaces a read looks in too (a union; at most 16)"
+PROJECT_HELP = ("A project (its id or name) to read with your own memories, or to write to; left out: your active "
+                "project, if any. 404 when it does not resolve, 403 when you are no member")
+
+
+def project_field():
+    """A body's `project` (seed 003: a call may name its project; else the caller's active one applies)."""
+    return Field(None, max_length=64, description=PROJECT_HELP)
 
 
 def namespace_field():
@@ -44,6 +51,7 @@ class Scoped(Body):
     include_namespaces: list[str] | None = either("include_namespaces", "includeNamespaces", default=None,
                                                   description=INCLUDE_HELP)
     max_sensitivity: Sensitivity = either("max_sensitivity", "maxSensitivity", default="private")
+    project: str | None = project_field()
 
 
 class SearchBody(Scoped):
@@ -72,6 +80,7 @@ class MemoryBody(Body):
     importance: float | None = Field(None, ge=0, le=1)
     tags: list[str] = Field(default_factory=list)
     namespace: str = namespace_field()
+    project: str | None = project_field()
 
 
 class CaptureBody(MemoryBody):
@@ -104,6 +113,7 @@ class LearnBody(Body):
     source: str | None = Field(None, max_length=1000, description="Where it came from (default `api`)")
     force: bool = False
     namespace: str = namespace_field()
+    project: str | None = project_field()
 
 
 class RecapBody(Body):
@@ -112,6 +122,7 @@ class RecapBody(Body):
     summary: str = Field(max_length=TEXT_MAX)  # blank: the operation's rule and words
     source: str | None = Field("session", max_length=1000)
     namespace: str = namespace_field()
+    project: str | None = project_field()
 
 
 class DreamBody(Body):
@@ -134,3 +145,33 @@ class AdoptionBody(Body):
     observed_tools: list[str] | None = either("observed_tools", "observedTools", default=None)
     observed_instructions_hash: str | None = either("observed_instructions_hash", "observedInstructionsHash",
                                                     default=None, max_length=200)
+
+
+class ProjectBody(Body):
+    """Seed 003's `project_create`: `{name}` (1-64 letters, digits, '_', '.', '-'; unique in the twin)."""
+
+    name: str = Field(max_length=64)
+
+
+class ShareBody(Body):
+    """Seed 003's `project_share`: `{person}` (a name from `twin people list`, or `owner`); a `project` beside
+    the path's must name the same project."""
+
+    person: str = Field(max_length=64)
+    project: str | None = project_field()
+
+
+class SourceBody(Body):
+    """`bind_source`: `{kind, value}` (`files` and a folder's absolute path, `telegram_chat` and a chat id,
+    `gmail_label` and a label id; `twin.operations.project_sources`); a `project` beside the path's must name the
+    same project."""
+
+    kind: str = Field(max_length=32)
+    value: str = Field(max_length=4096)
+    project: str | None = project_field()
+
+
+class NamedProjectBody(Body):
+    """A body that may name the project the path names (`project_activate`); the two must agree."""
+
+    project: str | None = project_field()

@@ -28,6 +28,8 @@ PAGE_DIR = Path(__file__).with_name("page")
 """The page's files (package data)."""
 POLL_S = 1.0
 """Seconds between two looks at the diary for the live activity stream."""
+KEY_FRAGMENT = "key"
+"""The name of the page key in the address's fragment after a session link (`/twin#key=…`; app.js reads it)."""
 REFUSED_LINK = ("This link was used already or has expired (a link from `twin open` works once, for a few "
                 "minutes). Run `twin open` for a new one.\n")
 
@@ -51,14 +53,16 @@ async def index() -> FileResponse:
 
 @page.get("/twin/session/{code}")
 async def open_session(request: Request, code: str):
-    """Trade a one-time link of `twin open` for a session: its cookies set (the secret HttpOnly, both
-    SameSite=Strict, Path=/), then to `/twin`. A link used before or expired: 403, in words."""
+    """Trade a one-time link of `twin open` for a session (`twin.api.session`): its cookies set (the secret
+    HttpOnly, both SameSite=Strict, Path=/), then to `/twin#key=<page key>` (the fragment stays in the browser; the
+    page moves the key to `localStorage` and clears the address at once). A link used before or expired: 403, in
+    words."""
     if not await lanes(request).write.run(page_ops.redeem_page_link, code):
         return PlainTextResponse(REFUSED_LINK, status_code=403)
-    secret, csrf = request.app.state.sessions.start()
-    done = RedirectResponse("/twin", status_code=303)
-    done.set_cookie(SESSION_COOKIE, secret, max_age=SESSION_TTL_S, path="/", httponly=True, samesite="strict")
-    done.set_cookie(CSRF_COOKIE, csrf, max_age=SESSION_TTL_S, path="/", httponly=False, samesite="strict")
+    new = await asyncio.to_thread(request.app.state.sessions.start)
+    done = RedirectResponse(f"/twin#{KEY_FRAGMENT}={new.key}", status_code=303)
+    done.set_cookie(SESSION_COOKIE, new.secret, max_age=SESSION_TTL_S, path="/", httponly=True, samesite="strict")
+    done.set_cookie(CSRF_COOKIE, new.csrf, max_age=SESSION_TTL_S, path="/", httponly=False, samesite="strict")
     return done
 
 
@@ -146,9 +150,10 @@ async def supersessions(request: Request, weeks: Annotated[int, Query(ge=1, le=p
 @page_routes.get("/stats/recall-latency", response_model=dict)
 async def recall_latency(request: Request, minutes: Annotated[int, Query(ge=1, le=1440)] = page_ops.LATENCY_MINUTES,
                          step: Annotated[int, Query(ge=1, le=60)] = page_ops.LATENCY_STEP_MIN):
-    """This API process's search times of the last `minutes`, per `step` minutes: `{start, step_min, buckets:
-    [{start, count, p50_ms, p99_ms}]}` (kept in memory only; a restart starts afresh)."""
-    samples = request.app.state.search_times.since(time.time() - minutes * 60)
+    """This API process's search times of the last `minutes`, per `step` minutes, whichever interface asked (the
+    page, HTTP, the CLI, MCP at `/mcp` or `twin mcp` through the daemon): `{start, step_min, buckets: [{start, count,
+    p50_ms, p99_ms}], by_interface}` (kept in memory only; a restart starts afresh)."""
+    samples = request.app.state.search_times.since(time.time() - minutes * 60, with_interface=True)
     return await lanes(request).read.run(page_ops.recall_latency, samples, minutes, step)
 
 

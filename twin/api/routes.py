@@ -4,16 +4,21 @@ writes in the write lane; the rules are the operations'."""
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, BeforeValidator
 
+from twin import __version__
 from twin import operations as ops
 from twin.api.bodies import (
     INCLUDE_HELP,
     NAMESPACE_HELP,
+    PROJECT_HELP,
+    NamedProjectBody,
+    ProjectBody,
+    ShareBody,
+    SourceBody,
     AdoptionBody,
     CaptureBody,
     ContextBody,
@@ -27,8 +32,13 @@ from twin.api.bodies import (
     Sensitivity,
     UpdateBody,
 )
+from twin.api.session import SESSION_COOKIE
 from twin.exceptions import InvalidInput
 from twin.memory import memory_id_of
+from twin.operations import project_sources as source_ops
+from twin.operations import projects as project_ops
+from twin.operations.context import ASKING
+from twin.operations.scopes import agreed_project
 from twin.operations.shapes import (
     ActivityLineOut,
     AdoptionOut,
@@ -42,6 +52,8 @@ from twin.operations.shapes import (
     MemoryOut,
     NeighborsOut,
     OkOut,
+    ProjectDeletedOut,
+    ProjectOut,
     ReflectOut,
     SearchOut,
 )
@@ -63,16 +75,19 @@ class ErrorOut(BaseModel):
 
 
 ERRORS = {status: {"model": ErrorOut, "description": text} for status, text in (
-    (401, "No or a wrong bearer token"), (403, "A Host or Origin that is not the API's own"),
-    (404, "No such memory"), (409, "Another memory already says this"), (413, "The body is over 1 MiB"),
+    (401, "No or a wrong bearer token"),
+    (403, "A Host or Origin that is not the API's own; a project you are no member of, or may not change"),
+    (404, "No such memory or project"), (409, "Another memory already says this"), (413, "The body is over 1 MiB"),
     (422, "Bad input; `field` names it"), (503, "The store failed"))}
 """The error responses every route documents (schemathesis checks responses against them)."""
 
 MemoryId = Annotated[int, BeforeValidator(memory_id_of), Path(ge=1, description="A memory's id (plain digits)")]
-Limit = Annotated[int, Query(ge=1, description="At most this many (capped at 200)")]
+Limit = Annotated[int, Query(ge=1, description="At most this many, 1-200 (more is refused: 422)")]
 MaxSensitivity = Annotated[Sensitivity, Query(description="Show levels up to this; sensitive ones only when asked")]
 Namespace = Annotated[str, Query(description=NAMESPACE_HELP)]
 IncludeNamespaces = Annotated[list[str] | None, Query(description=INCLUDE_HELP + " (repeat the parameter)")]
+ProjectRef = Annotated[str | None, Query(max_length=64, description=PROJECT_HELP)]
+ProjectPath = Annotated[str, Path(max_length=64, description="A project's id or name")]
 
 legacy = APIRouter(prefix="/api/twin", tags=["twin (seeds 000, 001)"])
 v1 = APIRouter(prefix="/v1", tags=["memory (seed 003)"])
@@ -83,14 +98,36 @@ def lanes(request: Request):
     return request.app.state.lanes
 
 
+CLIENT_INTERFACES = {"twin-cli": "cli", "twin-mcp": "mcp-stdio"}
+"""The `User-Agent` products of twin's own clients (`twin.remote.DaemonTwin`) and the interface each stands for."""
+
+
+def interface_of(request: Request) -> str:
+    """Which interface sent `request`, for the latency chart: `cli` or `mcp-stdio` (twin's own clients, by their
+    `User-Agent`), `page` (the page's session cookie, no bearer token), else `http`."""
+    product = request.headers.get("user-agent", "").split("/", 1)[0]
+    if product in CLIENT_INTERFACES:
+        return CLIENT_INTERFACES[product]
+    if SESSION_COOKIE in request.cookies and not request.headers.get("authorization"):
+        return "page"
+    return "http"
+
+
 async def timed_search(request: Request, operation, *args, **kwargs):
-    """`operation` (a search: `ops.search`, `ops.context`) in the read lane, its server time recorded in the app's
-    `twin.api.latency.SearchTimes` (the page's recall latency chart); its result or its exception (a failed search
-    is not timed)."""
-    started = time.perf_counter()
-    found = await lanes(request).read.run(operation, *args, **kwargs)
-    request.app.state.search_times.record(time.perf_counter() - started)
-    return found
+    """`operation` (a search: `ops.search`, `ops.context`) in the read lane, said to be asked by this request's
+    interface (`ASKING`, `interface_of`): the operation times itself into the read lane's
+    `twin.api.latency.SearchTimes` (the page's recall latency chart); its result or its exception."""
+    asked = ASKING.set(interface_of(request))
+    try:
+        return await lanes(request).read.run(operation, *args, **kwargs)
+    finally:
+        ASKING.reset(asked)
+
+
+def project_of(request: Request, *given: str | None) -> str | None:
+    """The one project `request` names: every `project` of its query and each of `given` (the body's, the
+    path's) must agree (`twin.operations.scopes.agreed_project`: a 422 naming `project` when they do not)."""
+    return agreed_project(*request.query_params.getlist("project"), *given)
 
 
 def answer(shape: BaseModel) -> Response:
@@ -103,11 +140,11 @@ def answer(shape: BaseModel) -> Response:
 @legacy.get("/memories", response_model=list[Hit | MemoryOut])
 async def memories(request: Request, q: str | None = Query(None, max_length=1 << 20), kind: Kind | None = None,
                    limit: Limit = 50, max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
-                   include_namespaces: IncludeNamespaces = None):
+                   include_namespaces: IncludeNamespaces = None, project: ProjectRef = None):
     """Seed 000: `q` given → hybrid recall, best first; else every memory newest first (nothing older hidden). At
-    most `limit`, capped at 200. Sensitive memories only with `max_sensitivity=sensitive`. In `namespace` and
+    most `limit` (1-200). Sensitive memories only with `max_sensitivity=sensitive`. In `namespace` and
     `include_namespaces` (seed 003)."""
-    scoped = {"namespace": namespace, "include_namespaces": include_namespaces}
+    scoped = {"namespace": namespace, "include_namespaces": include_namespaces, "project": project_of(request, project)}
     if q is not None and q.strip():
         found = await timed_search(request, ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
                                               **scoped)
@@ -123,16 +160,19 @@ async def add_memory(request: Request, body: MemoryBody):
     worthiness gate refuses it (shorter than 12 characters, filler)."""
     done = await lanes(request).write.run(ops.capture_memory, body.content, kind=body.kind,
                                           importance=body.importance, tags=body.tags, source=body.source,
-                                          namespace=body.namespace)
+                                          namespace=body.namespace, project=project_of(request, body.project))
     if done.id is None:
         raise InvalidInput(f"not stored: {done.rejected}", field="content", code="rejected")
-    return await lanes(request).read.run(ops.get_memory, done.id, namespace=body.namespace)
+    return await lanes(request).read.run(ops.get_memory, done.id, namespace=body.namespace,
+                                         project=project_of(request, body.project))
 
 
 @legacy.delete("/memories/{memory_id}", response_model=OkOut)
-async def delete_memory(request: Request, memory_id: MemoryId, namespace: Namespace = "default"):
+async def delete_memory(request: Request, memory_id: MemoryId, namespace: Namespace = "default",
+                        project: ProjectRef = None):
     """Seed 000: forget the memory (of `namespace`): row, FTS entry, embedding, index entry and edges, in one call."""
-    await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace)
+    await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace,
+                                   project=project_of(request, project))
     return OkOut(ok=True)
 
 
@@ -141,7 +181,7 @@ async def learn(request: Request, body: LearnBody):
     """Seed 001: learn from `text` (the one `learn()` every source uses); answers the memories it created,
     reinforced or updated."""
     done = await lanes(request).write.run(ops.learn, body.text, body.source, force=body.force,
-                                          namespace=body.namespace)
+                                          namespace=body.namespace, project=project_of(request, body.project))
     return done.created + done.reinforced + done.updated
 
 
@@ -165,7 +205,8 @@ async def search(request: Request, body: SearchBody):
     """Hybrid search with per-query weights; sensitive hidden unless `max_sensitivity` is `sensitive`."""
     return answer(await timed_search(
         request, ops.search, body.query, limit=body.limit, kind=body.kind, since=body.since, weights=body.weights,
-        max_sensitivity=body.max_sensitivity, namespace=body.namespace, include_namespaces=body.include_namespaces))
+        max_sensitivity=body.max_sensitivity, namespace=body.namespace, include_namespaces=body.include_namespaces,
+        project=project_of(request, body.project)))
 
 
 @v1.post("/context", response_model=ContextOut)
@@ -174,7 +215,7 @@ async def context(request: Request, body: ContextBody):
     return answer(await timed_search(
         request, ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit, kind=body.kind,
         weights=body.weights, max_sensitivity=body.max_sensitivity, namespace=body.namespace,
-        include_namespaces=body.include_namespaces))
+        include_namespaces=body.include_namespaces, project=project_of(request, body.project)))
 
 
 async def _capture(request: Request, body: CaptureBody, compare: bool) -> CaptureOut:
@@ -182,7 +223,7 @@ async def _capture(request: Request, body: CaptureBody, compare: bool) -> Captur
         ops.capture_memory, body.content, kind=body.kind, importance=body.importance, tags=body.tags,
         source=body.source, sensitivity=body.sensitivity, source_type_=body.source_type,
         captured_from=body.captured_from, confidence=body.confidence, force=body.force, compare=compare,
-        namespace=body.namespace)
+        namespace=body.namespace, project=project_of(request, body.project))
 
 
 @v1.post("/capture", response_model=CaptureOut, response_model_exclude_unset=True)
@@ -200,64 +241,72 @@ async def remember(request: Request, body: CaptureBody):
 
 @v1.get("/memories/{memory_id}", response_model=MemoryOut)
 async def get_memory(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private",
-                     namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
+                     namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None,
+                     project: ProjectRef = None):
     """One memory by id, whatever its status; a sensitive one's text only with `max_sensitivity=sensitive`; 404
     when it is in none of `namespace` and `include_namespaces`."""
     return await lanes(request).read.run(ops.get_memory, memory_id, max_sensitivity, namespace=namespace,
-                                         include_namespaces=include_namespaces)
+                                         include_namespaces=include_namespaces, project=project_of(request, project))
 
 
 @v1.patch("/memories/{memory_id}", response_model=MemoryOut)
 async def update(request: Request, memory_id: MemoryId, body: UpdateBody,
-                 max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default"):
+                 max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
+                 project: ProjectRef = None):
     """Rewrite a memory (of `namespace`) keeping its id, hits and edges; new content is embedded again."""
     return await lanes(request).write.run(
         ops.update_memory, memory_id, content=body.content, kind=body.kind, importance=body.importance,
         tags=body.tags, sensitivity=body.sensitivity, source_type_=body.source_type, captured_from=body.captured_from,
-        confidence=body.confidence, max_sensitivity=max_sensitivity, namespace=namespace)
+        confidence=body.confidence, max_sensitivity=max_sensitivity, namespace=namespace,
+        project=project_of(request, project))
 
 
 @v1.delete("/memories/{memory_id}", response_model=ForgetOut)
-async def forget(request: Request, memory_id: MemoryId, namespace: Namespace = "default"):
+async def forget(request: Request, memory_id: MemoryId, namespace: Namespace = "default",
+                 project: ProjectRef = None):
     """Hard delete (a memory of `namespace`): row, FTS entry, vector, index entry, edges, and every copy of its
     text. No undo."""
-    return await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace)
+    return await lanes(request).write.run(ops.forget_memory, memory_id, namespace=namespace,
+                                          project=project_of(request, project))
 
 
 @v1.get("/memories/{memory_id}/neighbors", response_model=NeighborsOut)
 async def neighbors(request: Request, memory_id: MemoryId, depth: Annotated[int, Query(ge=1, le=3)] = 1,
                     max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
-                    include_namespaces: IncludeNamespaces = None):
+                    include_namespaces: IncludeNamespaces = None, project: ProjectRef = None):
     """The memories linked to this one in the graph, up to `depth` edges; `degraded` when the graph failed."""
     return await lanes(request).read.run(ops.neighbors, memory_id, depth, max_sensitivity, namespace=namespace,
-                                         include_namespaces=include_namespaces)
+                                         include_namespaces=include_namespaces, project=project_of(request, project))
 
 
 @v1.get("/memories/{memory_id}/history", response_model=HistoryOut)
 async def history(request: Request, memory_id: MemoryId, max_sensitivity: MaxSensitivity = "private",
-                  namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
+                  namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None,
+                  project: ProjectRef = None):
     """The memory's supersession chain, oldest first, and which one is current."""
     return await lanes(request).read.run(ops.history, memory_id, max_sensitivity, namespace=namespace,
-                                         include_namespaces=include_namespaces)
+                                         include_namespaces=include_namespaces, project=project_of(request, project))
 
 
 @v1.get("/recent", response_model=list[MemoryOut])
 async def recent(request: Request, since: str | None = Query(None, max_length=64), limit: Limit = 50,
                  kind: Kind | None = None, max_sensitivity: MaxSensitivity = "private",
-                 namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None):
+                 namespace: Namespace = "default", include_namespaces: IncludeNamespaces = None,
+                 project: ProjectRef = None):
     """Newest first, made since `since` (ISO-8601); never re-promotes a cold memory."""
     return await lanes(request).read.run(ops.recent, since=since, limit=limit, kind=kind,
                                          max_sensitivity=max_sensitivity, namespace=namespace,
-                                         include_namespaces=include_namespaces)
+                                         include_namespaces=include_namespaces, project=project_of(request, project))
 
 
 @v1.get("/today", response_model=list[MemoryOut])
 async def today(request: Request, limit: Limit = 50, kind: Kind | None = None,
                 max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
-                include_namespaces: IncludeNamespaces = None):
+                include_namespaces: IncludeNamespaces = None, project: ProjectRef = None):
     """The memories made today (since local midnight), newest first."""
     return await lanes(request).read.run(ops.today, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
-                                         namespace=namespace, include_namespaces=include_namespaces)
+                                         namespace=namespace, include_namespaces=include_namespaces,
+                                         project=project_of(request, project))
 
 
 @v1.get("/stats", response_model=dict)
@@ -277,7 +326,8 @@ async def dream_cycle(request: Request, body: DreamBody | None = None):
 @v1.post("/session-recap", response_model=LearnOut)
 async def session_recap(request: Request, body: RecapBody):
     """Learn the durable facts of a session summary (through `learn()`); answers what was learned and not."""
-    done = await lanes(request).write.run(ops.session_recap, body.summary, body.source, namespace=body.namespace)
+    done = await lanes(request).write.run(ops.session_recap, body.summary, body.source, namespace=body.namespace,
+                                          project=project_of(request, body.project))
     return done
 
 
@@ -306,7 +356,86 @@ async def profile(request: Request):
     return await lanes(request).read.run(ops.profile)
 
 
+@v1.get("/health", response_model=dict)
+async def health(request: Request) -> dict:
+    """`{ok: true, version, loading}`: the API answers (`twin open` asks this before it prints a link); `loading` is
+    true while the recall (model, index) is still opening, when a search waits for it (the supervisor sends
+    systemd's READY once it is false). Reads nothing."""
+    return {"ok": True, "version": __version__, "loading": lanes(request).read.loading()}
+
+
 @v1.get("/status", response_model=dict)
 async def status(request: Request):
     """`twin status`: counts, backlog, queues, index, connectors, lifecycle and degraded modes."""
     return await lanes(request).read.run(ops.status)
+
+
+# -- seed 003's projects ----------------------------------------------------------------------------------------
+@v1.get("/projects", response_model=list[ProjectOut])
+async def projects(request: Request):
+    """`project_list`: the projects you own or are a member of."""
+    return await lanes(request).read.run(project_ops.list_projects)
+
+
+@v1.post("/projects", response_model=ProjectOut)
+async def create_project(request: Request, body: ProjectBody):
+    """`project_create`: a new project you own (its id a ULID); 409 when the name is taken."""
+    return await lanes(request).write.run(project_ops.create_project, body.name)
+
+
+@v1.post("/projects/deactivate", response_model=list[ProjectOut])
+async def deactivate_project(request: Request):
+    """`project_deactivate`: no active project from now on; answers your projects."""
+    return await lanes(request).write.run(project_ops.deactivate_project)
+
+
+@v1.get("/projects/{project}", response_model=ProjectOut)
+async def show_project(request: Request, project: ProjectPath):
+    """One project you are a member of, with the sources bound to it (shown to the twin's owner alone)."""
+    return await lanes(request).read.run(project_ops.show_project, project_of(request, project))
+
+
+@v1.post("/projects/{project}/sources", response_model=ProjectOut)
+async def bind_source(request: Request, project: ProjectPath, body: SourceBody):
+    """Bind a source of the twin owner's (a files folder, a Telegram chat, a Gmail label) to the project: what
+    arrives there from now on is learned into it. The twin's owner alone; 409 when it is bound to another."""
+    return await lanes(request).write.run(source_ops.bind_source, project_of(request, project, body.project),
+                                          body.kind, body.value)
+
+
+@v1.delete("/projects/{project}/sources", response_model=ProjectOut)
+async def unbind_source(request: Request, project: ProjectPath,
+                        kind: Annotated[str, Query(max_length=32, description="files, telegram_chat or gmail_label")],
+                        value: Annotated[str, Query(max_length=4096, description="the folder, chat id or label id")]):
+    """Unbind a source from the project: what arrives there from now on is the owner's user-global again."""
+    return await lanes(request).write.run(source_ops.unbind_source, project_of(request, project), kind, value)
+
+
+@v1.delete("/projects/{project}", response_model=ProjectDeletedOut)
+async def delete_project(request: Request, project: ProjectPath):
+    """`project_delete` (its owner only; no undo): every memory, vector, index entry, edge and transcript copy of
+    the project erased, then the project."""
+    return await lanes(request).write.run(project_ops.delete_project, project_of(request, project))
+
+
+@v1.post("/projects/{project}/members", response_model=ProjectOut)
+async def share_project(request: Request, project: ProjectPath, body: ShareBody):
+    """`project_share` (its owner only): `person` becomes a member (reads and writes it)."""
+    return await lanes(request).write.run(project_ops.share_project, project_of(request, project, body.project),
+                                          body.person)
+
+
+@v1.delete("/projects/{project}/members/{person}", response_model=ProjectOut)
+async def unshare_project(request: Request, project: ProjectPath,
+                          person: Annotated[str, Path(max_length=64, description="A member's name")]):
+    """`project_unshare` (its owner only): `person` is no member from now on; the owner cannot unshare
+    themselves."""
+    return await lanes(request).write.run(project_ops.unshare_project, project_of(request, project), person)
+
+
+@v1.post("/projects/{project}/activate", response_model=ProjectOut)
+async def activate_project(request: Request, project: ProjectPath, body: NamedProjectBody | None = None):
+    """`project_activate`: your active project (every device of yours sees it): memory calls that name no
+    project read it with your own memories and write to it."""
+    return await lanes(request).write.run(project_ops.activate_project,
+                                          project_of(request, project, body.project if body else None))

@@ -16,6 +16,7 @@ import uvicorn
 from twin.api.app import create_app
 from twin.api.lanes import DaemonBus, Lanes
 from twin.api.token import ensure_token
+from twin.daemon import systemd
 from twin.settings import Settings
 from twin.store import secure_dir
 
@@ -77,5 +78,24 @@ def serve(settings: Settings) -> int:
         log.error("api: cannot listen on %s: %s", where(settings), exc.strerror or exc)
         return 1
     log.info("api: listening on %s", where(settings))
-    asyncio.run(server_for(settings).serve(sockets=sockets))
+    lanes = Lanes(settings, DaemonBus(settings))
+    asyncio.run(serve_and_tell(server_for(settings, lanes), lanes, sockets))
     return 0
+
+
+async def serve_and_tell(server: uvicorn.Server, lanes: Lanes, sockets: list[socket.socket]) -> None:
+    """Serve until stopped; once the server accepts requests and the read lane's recall is open (a search is
+    answered at once), send READY=1 to `$NOTIFY_SOCKET` (`twin.daemon.systemd.notify`): the supervisor gives the API
+    a socket of its own and sends systemd's READY after this one (issue 18: READY when the daemon can answer)."""
+    told = asyncio.create_task(tell_ready(server, lanes))
+    try:
+        await server.serve(sockets=sockets)
+    finally:
+        told.cancel()
+
+
+async def tell_ready(server: uvicorn.Server, lanes: Lanes) -> None:
+    """Wait for `server.started` and the end of the recall's warm-up (polling every 20 ms), then notify READY=1."""
+    while not server.started or lanes.read.loading():
+        await asyncio.sleep(0.02)
+    systemd.notify("READY=1")

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 
 from twin import __version__
-from twin.cli.arguments import folder, memory_id, namespace_name, port, positive, share, time_point
+from twin.cli.arguments import folder, limit, memory_id, namespace_name, port, positive, share, time_point
 from twin.cli.output import show
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS
@@ -95,19 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("recall", "memories", "recall memories by meaning", json_help=JSON_HELP)
     add_namespace(p, reads=True)
     p.add_argument("query")
-    p.add_argument("--limit", type=positive, default=10, help="at most this many (1-200)")
+    p.add_argument("--limit", type=limit, default=10, help="at most this many (1-200)")
     p.add_argument("--kind", choices=KINDS)
     p.add_argument("--since", type=time_point)
     p.add_argument("--as-of", dest="as_of", type=time_point, help="replay recall at this UTC time")
     p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
     p.add_argument("--min-relevance", dest="min_relevance", type=share, default=None,
                    help="drop results the query found less well than this (0..1; none left: nothing printed)")
+    p.add_argument("--why", action="store_true",
+                   help="say under each result what moved it (a time window, a newer value, a supersession)")
     for name, help_ in (("memories", "list memories, newest first"),
                         ("recent", "memories made since --since, newest first"),
                         ("today", "memories made today (your time zone), newest first")):
         p = add(name, "memories:cmd_memories", help_, json_help=JSON_HELP)
         p.add_argument("--kind", choices=KINDS)
-        p.add_argument("--limit", type=positive, default=50)
+        p.add_argument("--limit", type=limit, default=50, help="at most this many (1-200)")
         p.add_argument("--all", action="store_true", help="include superseded memories")
         p.add_argument("--sensitive", action="store_true", help="include sensitive memories (secrets)")
         add_namespace(p, reads=True)
@@ -128,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_namespace(p, help_="forget only in this namespace (default default)")
     p.add_argument("--all-namespaces", action="store_true", help="forget in every namespace")
     p = add("activity", "status", "the activity diary", json_help=JSON_HELP)
-    p.add_argument("-n", type=positive, default=60)
+    p.add_argument("-n", type=limit, default=60, help="the newest this many lines (1-200)")
     p.add_argument("--follow", "-f", action="store_true")
     p = add("status", "status", "counts, queues, index and degraded modes", json_help=JSON_HELP)
     p = add("doctor", "status", "self-check that the memory loop is closed", json_help=JSON_HELP)
@@ -146,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("reflect", "run", "reflect now and print what it raised", json_help=JSON_HELP)
     p = add("signals", "status", "raised and held-back signals with their evidence", json_help=JSON_HELP)
     p.add_argument("--status", choices=("raised", "held"), help="only these")
-    p.add_argument("--limit", type=positive, default=20)
+    p.add_argument("--limit", type=limit, default=20, help="at most this many (1-200)")
     p = add("dream", "run", "run the dream cycle now: merge near-duplicates, link related memories",
             json_help=JSON_HELP)
     p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
@@ -171,8 +173,27 @@ def build_parser() -> argparse.ArgumentParser:
     add("mcp", "run", "serve MCP over stdin/stdout for a desktop agent host (Claude Desktop, Claude Code, …)")
     p = add("open", "status", "print (and with a desktop, open) a one-time link to the page at /twin")
     p.add_argument("--no-browser", action="store_true", help="only print the link")
+    p.add_argument("--end-sessions", action="store_true", help="end every page session instead (no link)")
     p = add("token", "status", "print the HTTP API's bearer token (made if there is none)")
-    p.add_argument("--rotate", action="store_true", help="replace it with a new one (the old one stops working)")
+    p.add_argument("--rotate", action="store_true", help="replace it with a new one (the old one stops working) and "
+                   "end every page session")
+    p = add("people", "people", "the people who may use the API and MCP besides you, each with a token of their "
+            "own", json_help=JSON_HELP)
+    p.add_argument("action", choices=("add", "list", "remove", "pair"))
+    p.add_argument("name", nargs="?", help="the person's name (add, remove, pair: a code for their Telegram)")
+    p.add_argument("--token-file", help="with add: write the new token to this new file (0600) instead of printing it")
+    p = add("project", "people", "your projects: memories shared with the people you choose", json_help=JSON_HELP)
+    p.add_argument("action", choices=("list", "show", "create", "delete", "share", "unshare", "activate",
+                                      "deactivate", "bind", "unbind"))
+    p.add_argument("target", nargs="?", help="a NAME (create) or a PROJECT's id or name")
+    p.add_argument("person", nargs="?", help="with share and unshare: the person's name")
+    bound = p.add_mutually_exclusive_group()
+    bound.add_argument("--files", metavar="PATH", help="with bind and unbind: a folder whose files are learned into "
+                       "the project (it and everything under it)")
+    bound.add_argument("--telegram-chat", metavar="ID", help="with bind and unbind: a Telegram chat id (a group's "
+                       "is negative) whose messages are learned into the project")
+    bound.add_argument("--gmail-label", metavar="LABEL", help="with bind and unbind: a Gmail label id (INBOX, "
+                       "Label_12) whose threads are learned into the project")
     p = add("import", "transfer", "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
                                   "imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
@@ -200,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         show(f"twin: warning: {line}", file=sys.stderr)
     try:
         return args.func(settings, args)
-    except NamespaceError as exc:  # bad usage: too many --include-namespace
+    except (NamespaceError, SettingsError) as exc:  # bad usage (too many --include-namespace); Redis refused the login
         show(f"twin: {exc}", file=sys.stderr)
         return 2
     except TwinError as exc:

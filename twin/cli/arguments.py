@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from twin.exceptions import InvalidInput
+from twin.limits import checked_limit
 from twin.memory import parse_time
 
 
@@ -22,6 +24,16 @@ def whole(value: str) -> int:
 def positive(value: str) -> int:
     """A count or limit: a whole number ≥ 1, capped at SQLite's largest integer."""
     return min(whole(value), 2**63 - 1)
+
+
+def limit(value: str) -> int:
+    """A `--limit` (or `-n`): a whole number 1-200, the one rule of every interface (`twin.limits.checked_limit`).
+    Raises `argparse.ArgumentTypeError` with its words otherwise."""
+    number = whole(value)
+    try:
+        return checked_limit(number)
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (got {number})") from None
 
 
 def share(value: str) -> float:

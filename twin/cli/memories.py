@@ -76,7 +76,9 @@ def _as_shown(twin, memories: list[dict], args: argparse.Namespace) -> list[dict
     out = []
     for m in memories:
         if m["sensitivity"] == SENSITIVE:
-            whole = twin.get_memory(memory_id=m["id"], max_sensitivity="sensitive", namespace=m["namespace"])
+            ns = m["namespace"]  # a project's (its stored name) is read through the active project that took it
+            whole = twin.get_memory(memory_id=m["id"], max_sensitivity="sensitive",
+                                    **({} if ":" in ns else {"namespace": ns}))
             m = Memory(**whole).shown(args.sensitive, redact).to_dict()
         out.append(m)
     return out
@@ -132,7 +134,8 @@ def _say_waiting(settings: Settings) -> None:
 
 
 def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) -> int:
-    """Recall's results (`twin.operations.shapes.Hit` dicts) as JSON or one line each; exit code 0."""
+    """Recall's results (`twin.operations.shapes.Hit` dicts) as JSON (their `reasons` included) or one line each,
+    with `--why` each reason recall gave for its place on a line below it; exit code 0."""
     if args.json:
         _print_json(hits)
         return 0
@@ -140,6 +143,8 @@ def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) 
         show("(keyword-only recall: no embedder)", file=sys.stderr)
     for h in hits:
         show(f"#{h['id']:<6} {h['score']:.3f}  {h['kind']:<12} {h['content']}  [{h['source']}]{_mark(h)}")
+        for reason in h.get("reasons", []) if getattr(args, "why", False) else []:
+            show(f"        why: {reason['words']}")
     if not hits:
         show("nothing found")
     return 0

@@ -11,11 +11,10 @@ REDIS_ANSWER_S = 2.0
 
 def probe_redis(settings: Settings):
     """`(Bus, None)` when Redis answers a ping within `REDIS_ANSWER_S`, else `(None, the error)`."""
-    from redis import Redis
-
+    from twin.redis_client import open_redis
     from twin.workers.bus import Bus
 
-    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=1, socket_timeout=REDIS_ANSWER_S)
+    client = open_redis(settings, connect_timeout_s=1, answer_timeout_s=REDIS_ANSWER_S)
     try:
         client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"

@@ -13,16 +13,18 @@ from twin.store import Store
 
 
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
-    """Run the supervisor in the foreground (what systemd runs)."""
+    """Run the supervisor in the foreground (what systemd runs). The Telegram connector is handed the people's chat
+    (`twin.operations.member_chat.TelegramPeople`): the bot answers the people the owner paired, as themselves."""
     import asyncio
 
     from twin.daemon.supervisor import Supervisor
     from twin.logs import configure_logging
+    from twin.operations.member_chat import TelegramPeople
 
     if args.files:
         settings.files_roots = args.files
     configure_logging(settings.log_level, settings.secret_values)
-    return asyncio.run(Supervisor(settings).run())
+    return asyncio.run(Supervisor(settings, {"telegram": {"people": TelegramPeople(settings)}}).run())
 
 
 def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ import time
 from twin.activity import Activity
 from twin.cli.output import INDENT, emit, print_json, report_lines, show
 from twin.cli.queues import REDIS_ANSWER_S, probe_redis
+from twin.exceptions import TwinError
 from twin.memory import parse_time
 from twin.settings import Settings
 from twin.store import Store
@@ -167,23 +168,72 @@ def cmd_signals(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_token(settings: Settings, args: argparse.Namespace) -> int:
     """Print the HTTP API's bearer token (`<config dir>/api-token`, 0600; made now if the API never ran), for an
     `Authorization: Bearer …` header. `--rotate` replaces it: the running API takes the new one at its next
-    request and refuses the old."""
+    request and refuses the old; every page session ends too (`twin.operations.page.end_page_sessions`)."""
     from twin.api.token import ensure_token, rotate_token
 
-    token = rotate_token(settings.api_token_path) if args.rotate else ensure_token(settings.api_token_path)
+    if not args.rotate:
+        show(ensure_token(settings.api_token_path))
+        return 0
+    ended = _end_page_sessions(settings)  # first: a store that fails leaves the token as it was, and says so
+    token = rotate_token(settings.api_token_path)
     show(token)
+    show(f"(the old token stops working now; {ended} page session(s) ended: `twin open` for a new one)",
+         file=sys.stderr)
     return 0
+
+
+def _end_page_sessions(settings: Settings) -> int:
+    """End every page session in the store; how many there were."""
+    from twin.operations import Context
+    from twin.operations.page import end_page_sessions
+
+    ctx = Context.open(settings)
+    try:
+        return end_page_sessions(ctx)
+    finally:
+        ctx.close()
+
+
+def api_answers(settings: Settings) -> str | None:
+    """None when the daemon's API answers `GET /v1/health` with our token, else why not, in one line that says
+    how to start it."""
+    from twin.remote import DaemonTwin, DaemonUnreachable, TokenRefused, daemon_token, daemon_url
+
+    url = daemon_url(settings)
+    start = "start the daemon (`systemctl --user start twin`, or `twin up` in a terminal), then `twin open` again"
+    if not settings.api_enabled:
+        return "the HTTP API is off (api_enabled = false), and the page is served by it: turn it on and restart"
+    token = daemon_token(settings)
+    try:
+        if token is None:
+            raise DaemonUnreachable("no token file yet")
+        DaemonTwin(url, token).health()
+    except DaemonUnreachable:
+        return f"the twin is not answering at {url}: {start}"
+    except TokenRefused:
+        return f"something answers at {url} but refuses this twin's token (another twin's API?): {start}"
+    except TwinError as exc:
+        return f"the twin at {url} does not answer as it should ({exc}); see `journalctl --user -u twin`"
+    return None
 
 
 def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time link to the page (`http://127.0.0.1:<port>/twin/session/<code>`): it works once, for five
-    minutes, and sets the browser's session (cookies HttpOnly and SameSite=Strict). With a desktop (`$DISPLAY` or
-    `$WAYLAND_DISPLAY`) and without `--no-browser` it also opens it in the default browser. The page is served by
-    the daemon's API (`twin up`)."""
+    minutes, and opens a session in the browser that follows it (`twin.api.session`). First asks the daemon's API
+    whether it answers (`GET /v1/health`): when it does not, says so in one line with how to start it and exits 1
+    (no link). With a desktop (`$DISPLAY` or `$WAYLAND_DISPLAY`) and without `--no-browser` it also opens the link
+    in the default browser. `--end-sessions` ends every page session instead (and prints no link)."""
     from twin.api.server import where
     from twin.operations import Context
     from twin.operations.page import LINK_TTL_S, new_page_link
 
+    if args.end_sessions:
+        show(f"{_end_page_sessions(settings)} page session(s) ended; `twin open` for a new one")
+        return 0
+    why = api_answers(settings)
+    if why is not None:
+        show(f"twin: {why}", file=sys.stderr)
+        return 1
     ctx = Context.open(settings)
     try:
         code = new_page_link(ctx)
@@ -194,7 +244,7 @@ def cmd_open(settings: Settings, args: argparse.Namespace) -> int:
         base = f"http://127.0.0.1:{settings.api_port}"
     link = f"{base}/twin/session/{code}"
     show(link)
-    show(f"(works once, for {LINK_TTL_S // 60} minutes; the daemon must be running)", file=sys.stderr)
+    show(f"(works once, for {LINK_TTL_S // 60} minutes)", file=sys.stderr)
     if not args.no_browser and (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         import webbrowser
 

@@ -148,11 +148,10 @@ def import_now(settings: Settings, home: Path | None = None) -> dict:
 
 
 def _ask_for_embedding(settings: Settings) -> None:
-    from redis import Redis
-
+    from twin.redis_client import open_redis
     from twin.workers.bus import Bus
 
-    client = Redis.from_url(settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=2)
+    client = open_redis(settings, connect_timeout_s=2, answer_timeout_s=2)
     try:
         Bus(client).notify_embed()
     except Exception:  # noqa: BLE001 - no daemon running: the memories wait in SQLite for the next start

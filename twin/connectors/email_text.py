@@ -75,13 +75,15 @@ class EmailMessage:
 @dataclass
 class EmailThread:
     """A thread with its messages oldest first. `subject` is the first message's, decoded, without `Re:`/`Fwd:`
-    prefixes; `needs_reply`/`reply_reason` follow the rule in `parse_thread`."""
+    prefixes; `needs_reply`/`reply_reason` follow the rule in `parse_thread`; `labels` the Gmail label ids of the
+    messages kept, sorted (what a `gmail_label` binding of a project matches: `twin.ingest.bound_namespace`)."""
 
     thread_id: str
     subject: str
     messages: list[EmailMessage]
     needs_reply: bool = False
     reply_reason: str | None = None
+    labels: tuple[str, ...] = ()
 
 
 @dataclass
@@ -128,6 +130,7 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
     owners = {address.strip().lower() for address in owner_addresses if address.strip()}
     skip = set(skip_labels)
     parsed: list[_Parsed] = []
+    labels: set[str] = set()
     for raw in raw_messages:
         if isinstance(raw, dict) and skip & set(_labels(raw)):
             continue
@@ -136,13 +139,14 @@ def parse_thread(thread: dict, owner_addresses: Collection[str],
             log.warning("gmail: skipped an unreadable message in thread %s", thread_id)
         else:
             parsed.append(item)
+            labels.update(_labels(raw))
     if not parsed:
         return None
     parsed.sort(key=lambda item: item.message.sent_at)
     newest = parsed[-1].message
     reason = _reply_reason(newest, owners)
     return EmailThread(thread_id, _clean_subject(parsed[0].subject), [item.message for item in parsed],
-                       reason is not None, reason)
+                       reason is not None, reason, tuple(sorted(labels)))
 
 
 def _labels(raw: dict) -> list[str]:

@@ -181,22 +181,40 @@ def _entries(path: Path, accept: PathFilter, listing: Listing) -> list[os.DirEnt
     return found
 
 
+APPENDABLE_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".log", ".csv", ""})
+"""Files whose bytes read as text line after line (not `.gz`, HTML, JSON): when one only grew, its new bytes
+alone are its new text (`read_file`'s `grown_from`)."""
+
+
+def appendable(path: Path) -> bool:
+    """Whether a file at `path` that only grew can be learned by its appended bytes alone (`APPENDABLE_SUFFIXES`)."""
+    name = path.name.lower()
+    return not name.endswith(".gz") and os.path.splitext(name)[1] in APPENDABLE_SUFFIXES
+
+
 @dataclass(frozen=True)
 class Seen:
     """One file as read: size (bytes on disk), mtime_ns, hex SHA-256 of its bytes (`""` when not read)
-    and what `to_text` made of it."""
+    and what `to_text` made of it. `prefix_sha256` is the hex SHA-256 of its first `grown_from` bytes and
+    `appended` what `to_text` made of the bytes after them, titled as the whole file, when `read_file` was asked
+    (`""` and None otherwise)."""
 
     size: int
     mtime_ns: int
     sha256: str
     result: Document | Skip
+    prefix_sha256: str = ""
+    appended: Document | Skip | None = None
 
 
-def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str) -> Seen | None:
+def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: str, grown_from: int = 0
+              ) -> Seen | None:
     """Read and hash one file (at most `max_bytes` + 1 bytes, never following a symlink, never blocking on a
     FIFO) and run `to_text`; blocking. Never raises for the file's sake: unreadable, not a regular file or
     too large (`st_size` > `max_bytes`) come back as a `Skip`; a file that vanished since it was listed (deleted
-    or renamed away meanwhile) as None, so the caller treats it as gone."""
+    or renamed away meanwhile) as None, so the caller treats it as gone. `grown_from` (bytes, the size the file
+    had when it was last learned; 0: not asked) also hashes that prefix and reads the bytes after it
+    (`Seen.prefix_sha256`, `Seen.appended`), so the caller can tell a file that only grew."""
     def skip(reason: str, size: int = st.st_size, mtime_ns: int = st.st_mtime_ns) -> Seen:
         return Seen(size, mtime_ns, "", Skip(reason))
 
@@ -222,7 +240,11 @@ def read_file(path: Path, st: os.stat_result, max_bytes: int, fallback_title: st
             return skip(_unreadable(exc), fst.st_size, fst.st_mtime_ns)
     digest = hashlib.sha256(raw).hexdigest()
     result = to_text(path, raw, max_bytes=max_bytes, fallback_title=fallback_title)
-    return Seen(fst.st_size, fst.st_mtime_ns, digest, result)
+    if not (0 < grown_from < len(raw) and isinstance(result, Document)):
+        return Seen(fst.st_size, fst.st_mtime_ns, digest, result)
+    appended = to_text(path, raw[grown_from:], max_bytes=max_bytes, fallback_title=fallback_title)
+    return Seen(fst.st_size, fst.st_mtime_ns, digest, result, hashlib.sha256(raw[:grown_from]).hexdigest(),
+                Document(appended.text, result.title) if isinstance(appended, Document) else appended)
 
 
 def canonical(paths: Iterable[str], accept: PathFilter) -> list[tuple[Path, Path]]:

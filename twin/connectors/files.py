@@ -3,13 +3,17 @@
 Three parts:
 - fetch (`twin.connectors.file_walk`): `walk()` lists a tree (the start-up scan) and `FilesConnector.run()` follows
   watchfiles events (live, `twin.connectors.file_watch`: a watcher that fails on one file is replaced and the roots
-  rescanned); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered);
+  rescanned); each event path is `lstat`-ed for its final state (LIBRARY_NOTES §3: events are unordered), and a
+  changed file waits until it settles (`twin.connectors.file_settle`: `files_settle_s` unchanged) so a file being
+  written is learned once; a file that only grew hands over its appended part alone (its earlier memories kept);
 - `to_text(path, raw)`: pure, bytes of one file -> `Document` (text, title) or `Skip` (reason); it lives in
   `twin.connectors.file_text`;
 - hand-over: a staged `document` item (the learn job replaces that file's memories) or `forget` item (a gone
   file), written in one transaction with the manifest row, the connector's cursor (invariant 3), then queued on
-  Redis by id (`twin.ingest`). A crash or a Redis that refuses loses nothing: the item waits in SQLite and is
-  queued later; a store that refuses the write (a full disk) leaves the file for a retry.
+  Redis by id (`twin.ingest`). A crash or a Redis that is away loses nothing: the item waits in SQLite and is
+  queued later; a Redis that refuses writes is waited out (the daemon's bus retries until the push lands,
+  `twin.workers.refusal`), the connector holding its place meanwhile; a store that refuses the write (a full
+  disk) leaves the file for a retry.
 
 A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose size and mtime match
 its row is not read again; same bytes under a new mtime only update the row. Every file found is accounted
@@ -17,7 +21,8 @@ for (`twin.connectors.files_tally`): to learn, skipped with its reason, or faile
 (binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
 restart does not report it again; files left out by their name (a suffix the connector does not know, a hidden
 name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
-scan's line. Once the start-up scan's items are learned and embedded, one line says so.
+scan's line. When what the scan handed over is learned and embedded, the daemon says so in one line
+(`twin.ingest.BacklogWatch`: one rule for every backlog).
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ import asyncio
 import logging
 import os
 import sqlite3
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,17 +40,17 @@ from redis.exceptions import RedisError
 from twin import ingest
 from twin.activity import named as activity_named
 from twin.connectors import stopped_within
+from twin.connectors.file_settle import Settling
 from twin.connectors.file_text import Document, Skip
-from twin.connectors.file_walk import PathFilter, Seen, canonical, read_file, walk
+from twin.connectors.file_walk import PathFilter, Seen, appendable, canonical, read_file, walk
 from twin.connectors.file_watch import WatchLoop, is_watch_limit  # noqa: F401 - is_watch_limit: this module's API too
-from twin.connectors.files_tally import Backlog, Tally, batch_line, scan_line
+from twin.connectors.files_tally import Tally, batch_line, scan_line
 from twin.exceptions import StoreError
 from twin.ingest import Ingest
 from twin.outside_text import clean_name, escape_controls
 from twin.settings import Settings
 from twin.store import manifest
 from twin.store.manifest import FORGOTTEN_FILE_REASON, ManifestEntry
-from twin.vectors.embedder import model_id_of
 
 if TYPE_CHECKING:
     from twin.activity import Activity
@@ -60,8 +64,6 @@ RETRY_MAX_S = 60.0
 """Backoff between retries while the store refuses writes (a full disk): doubles from 1 s, capped at 60 s."""
 NOT_UTF8 = "file name is not valid UTF-8"
 """The skip reason of a file whose name is not UTF-8."""
-BACKLOG_POLL_S = 5.0
-"""How often the start-up backlog is checked for being learned and searchable (ours)."""
 
 
 def file_source(path: Path) -> str:
@@ -112,9 +114,11 @@ class FilesConnector:
         """True while the store refuses writes (logged once when it flips each way)."""
         self._retry: dict[Path, Path] = {}
         self._retry_wanted = asyncio.Event()
+        self.settling = Settling(settings.files_settle_s, settings.files_settle_max_s)
+        """Files changed while running, held until they settle (`twin.connectors.file_settle`)."""
+        self._settle_wanted = asyncio.Event()
         self._lock = asyncio.Lock()
         self._stop: asyncio.Event | None = None
-        self.backlog_poll_s = BACKLOG_POLL_S
 
     def state(self, store: Store) -> dict:
         """What `twin status` shows of the watched folders (`twin.connectors.source_state.files_state`; read-only)."""
@@ -134,37 +138,21 @@ class FilesConnector:
         during the scan is missed. Raises only on a bug: file and Redis errors are logged and the loop goes on.
         """
         self._stop = stop
-        started_s = time.monotonic()
         self.watcher = WatchLoop(self.roots, self.filter, self.settings.files_poll_delay_ms, self._on_changes,
                                  lambda: self.scan_once(quiet=True), self.activity)
         watch = asyncio.create_task(self.watcher.run(stop), name="files-watch")
-        retry = backlog = None
+        retry = settle = None
         try:
             await asyncio.sleep(0)  # the watch task creates its inotify watches up to its first await
             await self.scan_once()
             retry = asyncio.create_task(self._retry_loop(stop), name="files-retry")
-            waiting = Backlog.at_start(self.store, started_s, model_id_of(self.settings))
-            if waiting is not None:
-                backlog = asyncio.create_task(self._follow_backlog(waiting, stop), name="files-backlog")
+            settle = asyncio.create_task(self._settle_loop(stop), name="files-settle")
             await watch
         finally:
-            tasks = [t for t in (watch, retry, backlog) if t is not None]
+            tasks = [t for t in (watch, retry, settle) if t is not None]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _follow_backlog(self, backlog: Backlog, stop: asyncio.Event) -> None:
-        """Write the "learned and searchable" line once the start-up backlog is (`Backlog.done_line`), checking
-        every `backlog_poll_s` (`BACKLOG_POLL_S`); a store error is logged and checked again later."""
-        while not await stopped_within(stop, self.backlog_poll_s):
-            try:
-                line = backlog.done_line(self.store)
-            except sqlite3.Error as exc:
-                log.warning("files: could not check the start-up backlog (%s); trying again", exc)
-                continue
-            if line is not None:
-                self.activity.record("indexed_file", line)
-                return
 
     async def scan_once(self, quiet: bool = False) -> Tally:
         """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
@@ -214,9 +202,11 @@ class FilesConnector:
                 else:
                     tally.count_skip(entry.reason or "skipped")
                 continue
+            grown_from = entry.size if entry is not None and entry.state == "indexed" and st.st_size > entry.size \
+                and appendable(path) else 0
             try:
                 found = await asyncio.to_thread(read_file, path, st, self.settings.files_max_bytes,
-                                                fallback_title(path, root))
+                                                fallback_title(path, root), grown_from)
             except Exception:  # a bug for one file must not stop the scan (STYLE.md 9: loop boundary)
                 log.exception("files: reading %s failed; going on", path)
                 tally.failures["error while reading (see the journal)"] += 1
@@ -272,8 +262,11 @@ class FilesConnector:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
             tally.unchanged += 1
             return
-        item = Ingest(self.being, file_source(path), doc.text, "document",
-                      extra={"title": doc.title, "max_memories": self.settings.files_max_memories})
+        extra = {"title": doc.title, "max_memories": self.settings.files_max_memories}
+        grew = entry is not None and entry.state == "indexed" and found.prefix_sha256 == entry.sha256 != ""
+        if grew and isinstance(found.appended, Document):  # only grew: its new part alone, its memories kept
+            doc, extra = found.appended, {**extra, "appended": True}
+        item = Ingest(self.being, file_source(path), doc.text, "document", extra=extra)
         if not await self._hand_over(path, root, tally, item, row):
             return
         if entry is not None and entry.state == "indexed":
@@ -366,13 +359,36 @@ class FilesConnector:
 
     # -- live ----------------------------------------------------------------------------------------------------
     async def _on_changes(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
-        """One watchfiles batch: each path's final state is what `lstat` says now (events are unordered)."""
+        """One watchfiles batch: each path's final state is what `lstat` says now (events are unordered). Files
+        wait in `settling` until they settle (`_settle_loop` learns them); the rest (gone, a directory) at once."""
         tally = Tally(blocked=self.unwritable)  # while the store refuses, only the retry task tries it
         paths = await asyncio.to_thread(canonical, {path for _, path in changes}, self.filter)
+        now = await asyncio.to_thread(self.settling.hold, paths)
+        if len(now) < len(paths):
+            self._settle_wanted.set()
         async with self._lock:
-            for path, root in paths:
+            for path, root in now:
                 await self._sync(path, root, tally)
         self._summary(tally, always=False)
+
+    async def _settle_loop(self, stop: asyncio.Event) -> None:
+        """Learn the held files once they settle (`Settling.due`), all that settled together in one pass (one
+        diary line), checking again when the next one may have settled."""
+        while not stop.is_set():
+            if not len(self.settling):
+                self._settle_wanted.clear()
+                if await _first_of(stop, self._settle_wanted):
+                    return
+                continue
+            due, wait_s = await asyncio.to_thread(self.settling.due)
+            if due:
+                tally = Tally(blocked=self.unwritable)
+                async with self._lock:
+                    for path, root in due:
+                        await self._sync(path, root, tally)
+                self._summary(tally, always=False)
+            if await stopped_within(stop, wait_s):
+                return
 
     async def _retry_loop(self, stop: asyncio.Event) -> None:
         """Hand over the files that waited for the store: after 1 s, doubling to at most 60 s while it refuses."""
@@ -381,12 +397,7 @@ class FilesConnector:
             if not self._retry:
                 delay_s = RETRY_MIN_S
                 self._retry_wanted.clear()
-                waits = [asyncio.create_task(stop.wait()), asyncio.create_task(self._retry_wanted.wait())]
-                try:
-                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for task in waits:
-                        task.cancel()
+                await _first_of(stop, self._retry_wanted)
                 continue
             if await stopped_within(stop, delay_s):
                 return
@@ -396,3 +407,14 @@ class FilesConnector:
                     await self._sync(path, root, tally)
             self._summary(tally, always=False)
             delay_s = RETRY_MIN_S if not self._retry else min(delay_s * 2, RETRY_MAX_S)
+
+
+async def _first_of(stop: asyncio.Event, wanted: asyncio.Event) -> bool:
+    """Wait until `stop` or `wanted` is set; True when `stop` is."""
+    waits = [asyncio.create_task(stop.wait()), asyncio.create_task(wanted.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+    return stop.is_set()

@@ -296,9 +296,10 @@ class SyncReport:
 
 def thread_item(being: str, thread: EmailThread) -> Ingest:
     """The ingest item for one thread (source `email:<thread id>`): its `text` is what a model reads, its
-    `extra.summary` what the offline extractor reads (seed 001: a sync without a model uses its heuristic)."""
+    `extra.summary` what the offline extractor reads (seed 001: a sync without a model uses its heuristic),
+    `extra.labels` its Gmail label ids (a project's `gmail_label` binding stages it there: `twin.ingest.stage`)."""
     return Ingest(being, f"email:{thread.thread_id}", thread_text(thread, THREAD_TEXT_CHARS), "email",
-                  extra={"summary": heuristic_summary(thread)})
+                  extra={"summary": heuristic_summary(thread), "labels": list(thread.labels)})
 
 
 class GmailConnector(OwnStoreConnector):

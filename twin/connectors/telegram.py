@@ -5,7 +5,9 @@ An asyncio task inside the supervisor's loop, on python-telegram-bot's `ExtBot` 
 is a cursor in SQLite (invariant 3): a message is stored (idempotent per update id), answered, then the cursor
 moves; a restart neither loses nor re-answers it. Only owners are answered: user ids from
 `TWIN_TELEGRAM_ALLOWED_USERS` or paired with `twin telegram pair` (optionally only in
-`TWIN_TELEGRAM_ALLOWED_CHATS`); anyone else is ignored, one diary line per stranger per day. Each reply recalls
+`TWIN_TELEGRAM_ALLOWED_CHATS`), and the people the owner added who paired their account (`twin people pair`),
+each in their private chat and as themselves (`PeopleChat`, handed in by `twin up`); anyone else is ignored, one
+diary line per stranger per day. Each reply recalls
 first (`twin.chat`); each owner message is then queued for `learn()` with source `telegram:<chatId>`. Raised
 signals (SQLite, woken by the Redis outbox) are sent to the owner, at most 1 message/s per chat, split at 4096
 characters. All store, recall and model work runs on one worker thread with its own SQLite connection.
@@ -21,6 +23,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from redis import Redis
 from telegram import Update
@@ -36,10 +39,14 @@ from twin.connectors.telegram_message import plain_text, read_message
 from twin.ingest import Ingest
 from twin.llm.provider import provider_for
 from twin.memory import KINDS, format_time, parse_time, utc_now
+from twin.redis_client import open_redis
 from twin.store import Store, state
 from twin.store import chat as transcript
-from twin.store.signals import mark_delivered, undelivered
+from twin.reflection.hush import project_subject
+from twin.store.people import paired_on_telegram, person_by_id
+from twin.store.signals import OWNER_RECIPIENT, Signal, mark_delivered, still_theirs, undelivered
 from twin.workers.bus import OUTBOX, Bus
+from twin.workers.refusal import paused_since
 
 log = logging.getLogger("twin.telegram")
 
@@ -83,13 +90,31 @@ def pair_code_hash(code: str) -> str:
     return hashlib.sha256(code.strip().encode()).hexdigest()
 
 
-class TelegramConnector:
-    """Runs the bot until `stop` is set. Built by the supervisor with `(settings, store, bus, activity)`, which the
-    constructor only stores; `run` opens what the bot needs (its one store thread, its own store connection: the
-    supervisor's `store` is not shared across threads; the model provider, recall, the outbox client)."""
+class PeopleChat(Protocol):
+    """How the bot talks with the people the owner added (`twin.operations.member_chat.TelegramPeople`, which sits
+    above this layer and is handed in by `twin up`): each call runs on the connector's store thread."""
 
-    def __init__(self, settings, store: Store, bus: Bus, activity: Activity):
-        self.settings, self.bus = settings, bus
+    def pair(self, store: Store, activity: Activity, user_id: int, code: str) -> str | None:
+        """Pair `user_id` with the person whose live one-time code is `code`: their name, or None."""
+
+    def is_person(self, store: Store, user_id: int) -> bool:
+        """True when `user_id` is a live person's paired account."""
+
+    def reply(self, store: Store, activity: Activity, recall, bus, user_id: int, chat_id: int,
+              text: str) -> str | None:
+        """The answer to a paired person's `text`, run as that person; None when `user_id` is no live person's."""
+
+
+class TelegramConnector:
+    """Runs the bot until `stop` is set. Built by the supervisor with `(settings, store, bus, activity)` and, from
+    `twin up`, `people` (`PeopleChat`; None: only owners are answered), which the constructor only stores; `run`
+    opens what the bot needs (its one store thread, its own store connection: the supervisor's `store` is not
+    shared across threads; the model provider, recall, the outbox client). Its pushes
+    never wait for a Redis that refuses writes (`Bus.impatient`): a chat is answered meanwhile, and what it staged
+    waits in SQLite for the supervisor to queue it."""
+
+    def __init__(self, settings, store: Store, bus: Bus, activity: Activity, people: PeopleChat | None = None):
+        self.settings, self.bus, self.people = settings, bus, people
         self.being = settings.being
         self.work: ThreadPoolExecutor | None = None
         self.store: Store | None = None
@@ -148,8 +173,9 @@ class TelegramConnector:
     async def run(self, stop: asyncio.Event) -> None:
         """Poll, answer and deliver signals until `stop`; the bot token never reaches a log or diary line."""
         self.work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="telegram-store")
+        self.bus = self.bus.impatient()
         # the outbox wake-up gets its own client without retries: a blocking pop must end within ~1 s at a stop
-        self.outbox = Redis.from_url(self.settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=5)
+        self.outbox = open_redis(self.settings, connect_timeout_s=2, answer_timeout_s=5)
         await self._in_store(self._open)
         poll_s = self.settings.telegram_poll_timeout_s
         bot = ExtBot(self.settings.telegram_bot_token.get_secret_value(), base_url=self.settings.telegram_base_url,
@@ -273,6 +299,29 @@ class TelegramConnector:
         self.activity.record("system", f"Telegram: paired user {user_id} as the owner.")
         return True
 
+    def _is_person(self, user_id: int) -> bool:
+        return self.people is not None and self.people.is_person(self.store, user_id)
+
+    def _try_person_pairing(self, user_id: int, text: str) -> str | None:
+        """`/start CODE` with a person's live code of `twin people pair`: that person's name (the account is now
+        theirs), else None."""
+        parts = text.split()
+        if self.people is None or len(parts) != 2 or parts[0].split("@")[0] != "/start":
+            return None
+        return self.people.pair(self.store, self.activity, user_id, parts[1])
+
+    def _person_reply(self, user_id: int, chat_id: int, text: str) -> str | None:
+        return self.people.reply(self.store, self.activity, self.recall, self.bus, user_id, chat_id, text)
+
+    async def _answer_person(self, bot: ExtBot, message, user_id: int, chat_id: int) -> None:
+        """Answer a paired person in their private chat, as themselves (`PeopleChat.reply`). A forwarded message
+        is someone else's words: never run as a command. Their messages are neither kept in the owner's
+        transcript nor learned into the owner's twin."""
+        text = "" if message.forward_origin is not None else plain_text(message.text)
+        reply = await self._in_store(self._person_reply, user_id, chat_id, text or "/help")
+        if reply is not None:  # None: removed meanwhile; a stranger from now on
+            await self._send(bot, chat_id, reply)
+
     def _note_stranger(self, user_id: int, chat_id: int) -> None:
         today = utc_now()[:10]
         key = f"stranger:{user_id}"
@@ -284,7 +333,7 @@ class TelegramConnector:
                                      subject=f"telegram:{chat_id}")
             else:
                 self.activity.record("system", f"Telegram: ignored a message from a stranger (user {user_id}); "
-                                               "the twin answers only its owner.")
+                                               "the twin answers only its owner and the people paired with it.")
 
     # -- messages ---------------------------------------------------------------------------------------
     async def _handle(self, bot: ExtBot, update: Update) -> None:
@@ -293,9 +342,15 @@ class TelegramConnector:
             return
         user_id, chat = message.from_user.id, message.chat
         if not await self._in_store(self._allowed, user_id, chat.id, chat.type):
-            if message.forward_origin is None and await self._in_store(self._try_pairing, user_id,
-                                                                       plain_text(message.text)):
+            if chat.type == "private" and await self._in_store(self._is_person, user_id):
+                await self._answer_person(bot, message, user_id, chat.id)
+            elif message.forward_origin is None and await self._in_store(self._try_pairing, user_id,
+                                                                         plain_text(message.text)):
                 await self._send(bot, chat.id, "Paired: I'll answer only you here.\n\n" + HELP)
+            elif (chat.type == "private" and message.forward_origin is None
+                  and (name := await self._in_store(self._try_person_pairing, user_id, plain_text(message.text)))):
+                await self._send(bot, chat.id, f"Paired: I'll answer you here as {name}, with your own memories "
+                                               "and the projects shared with you. /help lists what I do.")
             else:
                 await self._in_store(self._note_stranger, user_id, chat.id)
             return
@@ -333,8 +388,11 @@ class TelegramConnector:
                   conversation.chat_id)
 
     def _conversation(self, chat_id: int) -> Conversation:
+        """The chat's `Conversation`; a chat bound to a project (`twin project bind --telegram-chat`) recalls from
+        the project alone (`ingest.source_namespace`: the rule its messages are learned by)."""
+        source = f"telegram:{chat_id}"
         return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider,
-                            source=f"telegram:{chat_id}")
+                            source=source, namespace=ingest.source_namespace(self.store, self.being, source))
 
     def _after_reply(self, conversation: Conversation, row_id: int, reply: ChatReply) -> None:
         """Record the answer and hand the owner's message to `learn()` (seed 001: every turn teaches): its staged
@@ -390,8 +448,9 @@ class TelegramConnector:
 
         if not rest:
             return ChatReply("What should I remember? /remember I'm allergic to penicillin.")
-        result = learn(self.store, self.activity, self.being, rest, f"telegram:{conversation.chat_id}",
-                       provider=self.provider)
+        source = f"telegram:{conversation.chat_id}"
+        result = learn(self.store, self.activity, self.being, rest, source, provider=self.provider,
+                       namespace=ingest.source_namespace(self.store, self.being, source))  # a bound chat: its project
         if result.created:
             with contextlib.suppress(Exception):
                 self.bus.notify_embed()
@@ -499,23 +558,77 @@ class TelegramConnector:
             finally:
                 self.last_sent[chat_id] = time.monotonic()
 
-    def _signals_due(self) -> tuple[list, list[int]]:
+    def _signals_due(self) -> list[tuple[Signal, list[int]]]:
+        """`(signal, chats)` of every raised, undelivered signal with the chats it goes to: the owner's to the
+        owner's chats (none while `/quiet` holds them), and a project member's (issue 19: drawn from a shared
+        project, through that member's own Hush gate when it was raised) to the private chat of the Telegram account
+        they paired, while they are still a member of that project."""
+        due: list[tuple[Signal, list[int]]] = []
         quiet = state.get_time(self.store, CONNECTOR, self.being, "quiet_until")
-        if quiet and parse_time(quiet) > datetime.now(UTC):
-            return [], []
-        chats = list(self.settings.telegram_allowed_chats) or sorted(self._owners())
-        return undelivered(self.store, self.being), chats
+        if not (quiet and parse_time(quiet) > datetime.now(UTC)):
+            chats = list(self.settings.telegram_allowed_chats) or sorted(self._owners())
+            due += [(signal, chats) for signal in undelivered(self.store, self.being)] if chats else []
+        for person_id, user_id in sorted(paired_on_telegram(self.store).items()):
+            due += [(signal, [user_id]) for signal in still_theirs(
+                self.store, undelivered(self.store, self.being, recipient=person_id), person_id)]
+        return due
 
-    def _delivered(self, signal) -> None:
-        if mark_delivered(self.store, signal.id, utc_now()):
+    def _delivered(self, signal: Signal) -> None:
+        if not mark_delivered(self.store, signal.id, utc_now()):
+            return
+        if signal.recipient == OWNER_RECIPIENT:
             self.activity.record("signal", f"Sent signal “{signal.title}” on Telegram.")
+        else:  # the title came from the project's memories: erasing the project rewrites the line
+            person = person_by_id(self.store, signal.recipient)
+            name = person.name if person else "a member"
+            self.activity.record("signal", f"Sent signal “{signal.title}” to {name} on Telegram.",
+                                 subject=project_subject(signal.project_id))
+
+    def _pause_notice(self) -> tuple[str, str | None, list[int]] | None:
+        """The notice about learning's pause the owner's chats have not had yet (`twin.workers.refusal.LearningPause`
+        keeps the pause in SQLite): `(text, marker, owner chats)`, the marker (the pause's start, None once it
+        resumed) saved with `_pause_told` once sent; None when there is nothing new to tell. Once when learning
+        pauses, once when it resumes; a pause that ended before it was told is not told."""
+        paused = paused_since(self.store, self.being)
+        told = state.get_text(self.store, CONNECTOR, self.being, "pause_told")
+        chats = sorted(self._owners())
+        if paused is not None and told != paused["at"]:
+            return (f"⏸ Learning is paused since {paused['at']}: {paused['reason']}. What changes meanwhile waits "
+                    "and is learned when Redis takes writes again; I still answer here."), paused["at"], chats
+        if paused is None and told is not None:
+            return "▶ Learning resumed: Redis takes writes again, and what waited is being learned.", None, chats
+        return None
+
+    def _pause_told(self, marker: str | None) -> None:
+        if marker is None:
+            state.delete(self.store, CONNECTOR, self.being, "pause_told")
+        else:
+            state.set_text(self.store, CONNECTOR, self.being, "pause_told", marker)
+
+    async def _tell_pause(self, bot: ExtBot) -> None:
+        """Send `_pause_notice`, if there is one, to the owner's chats; told once it reached one of them."""
+        notice = await self._in_store(self._pause_notice)
+        if notice is None:
+            return
+        reached = 0
+        for chat_id in notice[2]:
+            try:
+                await self._send(bot, chat_id, notice[0])
+                reached += 1
+            except TelegramError as exc:
+                log.warning("telegram: could not tell chat %d about the learning pause (%s)", chat_id, exc)
+        if reached:
+            await self._in_store(self._pause_told, notice[1])
 
     async def _deliver_signals(self, bot: ExtBot, stop: asyncio.Event) -> None:
-        """Send raised, undelivered signals (SQLite is the truth; the Redis outbox only wakes this up sooner)."""
+        """Send raised, undelivered signals (`_signals_due`: the owner's and paired project members'; SQLite is the
+        truth, the Redis outbox only wakes this up sooner), and tell the owner's chats when learning pauses or
+        resumes (`_pause_notice`)."""
         while not stop.is_set():
-            signals, chats = await self._in_store(self._signals_due)
+            due = await self._in_store(self._signals_due)
+            await self._tell_pause(bot)
             failed = False
-            for signal in signals if chats else []:
+            for signal, chats in due:
                 reached = 0
                 for chat_id in chats:  # delivered once it reached one owner chat; a chat that refuses is skipped
                     try:

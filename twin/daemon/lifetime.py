@@ -89,3 +89,22 @@ def die_with_parent_sigterm() -> None:
 def die_with_parent_sigkill() -> None:
     """`die_with_parent(SIGKILL)`: for workers; their jobs are idempotent and requeued at the next start."""
     die_with_parent(signal.SIGKILL)
+
+
+class NicedChild:
+    """A child's `preexec_fn`: `on_parent_death` (one of the `die_with_parent_…` above), then `os.nice(increment)`,
+    run in the child between fork and exec, so every thread the program starts (onnxruntime's, RQ's) inherits the
+    lower priority. The supervisor starts the workers so (`Settings.workers_nice`): background learning and
+    embedding yield the CPU to what the owner types. A nice call that fails (a sandbox that forbids it) is ignored:
+    the child then runs at the supervisor's priority."""
+
+    def __init__(self, increment: int, on_parent_death=die_with_parent_sigkill):
+        self.increment, self.on_parent_death = increment, on_parent_death
+
+    def __call__(self) -> None:
+        self.on_parent_death()
+        if self.increment:
+            try:
+                os.nice(self.increment)
+            except OSError:
+                return

@@ -18,30 +18,39 @@ import enum
 import logging
 import os
 import signal
+import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from redis import Redis
+from redis.exceptions import RedisError
 
 from twin import connectors
 from twin.activity import Activity
 from twin.daemon import systemd
-from twin.daemon.lifetime import InstanceLock, die_with_parent_sigkill, die_with_parent_sigterm
+from twin.daemon.lifetime import InstanceLock, NicedChild, die_with_parent_sigkill, die_with_parent_sigterm
 from twin.daemon.redis_server import redis_argv
-from twin.exceptions import ConnectorAuthFailed, ConnectorTransient
+from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused
+from twin.ingest import BacklogWatch
 from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
+from twin.redis_client import check_access, open_redis
 from twin.settings import Settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store, secure_dir, state
 from twin.vectors.embedder import model_id_of
-from twin.workers.bus import Bus
-from twin.workers.main import connect_redis
+from twin.workers.bus import Bus, store_identity
+from twin.workers.refusal import LearningPause, RefusalRetry
 
 log = logging.getLogger("twin.supervisor")
 
+SETTINGS_EXIT_CODE = 2
+"""A child that exits with this code found a setting to fix (an invalid one, or Redis refused its login): it is not
+restarted, as the systemd unit's `RestartPreventExitStatus=2` does not restart `twin up`."""
 STABLE_AFTER_S = 60.0
 """A child that ran this long before exiting restarts with the backoff reset to 1 s."""
 REDIS_START_TIMEOUT_S = 20.0
@@ -57,6 +66,11 @@ SHUTDOWN_STAGES = 3
 unit's `TimeoutStopSec` is above `SHUTDOWN_STAGES * stop_grace_s` with margin (tests/test_shutdown.py)."""
 CANCELLED_WAIT_S = 1.0
 """How long a task cancelled at the end of its grace gets to unwind before the shutdown goes on without it."""
+API_READY_WAIT_S = 60.0
+"""READY=1 waits at most this long for the API to answer with its recall open (`_api_answers`); after that it is
+sent anyway, with a diary line saying the API is still starting (systemd's start timeout is 90 s by default)."""
+API_POLL_S = 0.5
+"""How often that wait looks whether the stop came or the API process exited (the API's READY=1 is read at once)."""
 FORCED_WAIT_S = 1.0
 """On a forced stop a child still gets this long after its SIGTERM before it is killed: Redis writes its AOF, a
 worker between two jobs exits by itself."""
@@ -74,11 +88,12 @@ class ChildStatus(enum.Enum):
 @dataclass
 class Child:
     """One supervised process: its command, its current process and its restart history. `on_parent_death`
-    is the child's `preexec_fn` (see `twin.daemon.lifetime`)."""
+    is the child's `preexec_fn` (see `twin.daemon.lifetime`); `env` is added to `child_env()`."""
 
     name: str
     argv: list[str]
     on_parent_death: object = die_with_parent_sigkill
+    env: dict[str, str] = field(default_factory=dict)
     proc: asyncio.subprocess.Process | None = None
     status: ChildStatus = ChildStatus.STOPPED
     restarts: int = 0
@@ -96,12 +111,19 @@ def child_env() -> dict[str, str]:
 
 
 class Supervisor:
-    """Runs twin until SIGTERM/SIGINT. Construct with settings; `run()` does everything and returns the exit code."""
+    """Runs twin until SIGTERM/SIGINT. Construct with settings and, from the interface that starts it, what a
+    connector is handed besides its contract's four arguments (`connector_extras`: connector name -> keyword
+    arguments, e.g. the Telegram connector's `people` from `twin up`, which sits above this layer); `run()` does
+    everything and returns the exit code."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, connector_extras: dict[str, dict] | None = None):
         self.settings = settings
+        self.connector_extras = connector_extras or {}
         self.stop = asyncio.Event()
         self.force = asyncio.Event()
+        self.halt = threading.Event()
+        """Set with `stop`, for the threads: a push waiting for a Redis that refuses writes gives up (its items wait
+        in SQLite for the next start)."""
         self.children: dict[str, Child] = {}
         self.store: Store | None = None
         self.activity: Activity | None = None
@@ -111,7 +133,7 @@ class Supervisor:
     async def _spawn(self, child: Child) -> None:
         child.status = ChildStatus.STARTING
         # own session: a Ctrl-C in the terminal reaches only the supervisor, which stops children in order
-        child.proc = await asyncio.create_subprocess_exec(*child.argv, env=child_env(),
+        child.proc = await asyncio.create_subprocess_exec(*child.argv, env={**child_env(), **child.env},
                                                           stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
                                                           preexec_fn=child.on_parent_death)
         child.started_at = time.monotonic()
@@ -119,12 +141,18 @@ class Supervisor:
         log.info("supervisor: started %s (pid %d)", child.name, child.proc.pid)
 
     async def _keep_alive(self, child: Child) -> None:
-        """Restart `child` whenever it exits until stopping; backoff 1 s doubling to `restart_backoff_max_s`."""
+        """Restart `child` whenever it exits until stopping; backoff 1 s doubling to `restart_backoff_max_s`. One that
+        exits with `SETTINGS_EXIT_CODE` is not restarted (one diary line says so): no restart can fix a setting."""
         while not self.stop.is_set():
             await self._spawn(child)
             code = await child.proc.wait()
             if self.stop.is_set():
                 break
+            if code == SETTINGS_EXIT_CODE:  # its reason is in its log and the diary (`twin.workers.main`)
+                child.status = ChildStatus.STOPPED
+                self.activity.record("degraded", f"The {child.name} process stopped: its settings are refused (exit "
+                                                 f"code {code}, the journal says why); it starts again with twin.")
+                return
             ran_s = time.monotonic() - child.started_at
             child.backoff_s = self._restart_delay(ran_s, child.backoff_s)
             child.restarts += 1
@@ -139,8 +167,9 @@ class Supervisor:
         doubled, capped at `restart_backoff_max_s` (children and connectors alike)."""
         return 1.0 if ran_s > STABLE_AFTER_S else min(previous_s * 2, self.settings.restart_backoff_max_s)
 
-    def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill) -> Child:
-        child = Child(name=name, argv=argv, on_parent_death=on_parent_death)
+    def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill,
+                     env: dict[str, str] | None = None) -> Child:
+        child = Child(name=name, argv=argv, on_parent_death=on_parent_death, env=env or {})
         self.children[name] = child
         child.task = asyncio.create_task(self._keep_alive(child), name=f"child-{name}")
         return child
@@ -189,7 +218,8 @@ class Supervisor:
         while not self.stop.is_set():
             started = time.monotonic()
             try:
-                await connector.load()(self.settings, self.store, bus, self.activity).run(self.stop)
+                await connector.load()(self.settings, self.store, bus, self.activity,
+                                      **self.connector_extras.get(name, {})).run(self.stop)
                 return
             except ConnectorAuthFailed as exc:
                 log.error("supervisor: connector %s stopped: its source refused the credentials (%s)", name, exc)
@@ -212,6 +242,17 @@ class Supervisor:
                                               f"restarting it in {backoff_s:.0f} s.")
             await connectors.stopped_within(self.stop, backoff_s)
 
+    def _ready_socket(self) -> socket.socket:
+        """A datagram socket `api-ready.sock` in the runtime dir (0700), bound, non-blocking: the API's
+        `NOTIFY_SOCKET`, on which it says READY=1 (the sd_notify protocol, `twin.daemon.systemd`)."""
+        path = self.settings.runtime_dir / "api-ready.sock"
+        secure_dir(path.parent)
+        path.unlink(missing_ok=True)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        sock.bind(str(path))
+        sock.setblocking(False)
+        return sock
+
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
         if self.settings.redis_url:
@@ -226,19 +267,35 @@ class Supervisor:
                            f"within {REDIS_START_TIMEOUT_S:.0f} s")
 
     # -- periodic ---------------------------------------------------------------------------------
-    def _redis_answers(self) -> bool:
-        """One quick ping (2 s timeouts, no retries): is Redis there right now?"""
-        client = Redis.from_url(self.settings.effective_redis_url, socket_connect_timeout=2, socket_timeout=2)
+    def _redis_answers(self, refused_raises: bool = False) -> bool:
+        """One quick ping (2 s timeouts, no retries): is Redis there right now? With `refused_raises`, a refused
+        login raises `RedisRefused` (`twin.redis_client.check_access`: no waiting fixes that) instead of False."""
+        client = open_redis(self.settings, connect_timeout_s=2, answer_timeout_s=2)
         try:
-            return bool(client.ping())
-        except Exception:  # noqa: BLE001 - any failure means "not there"
+            check_access(client, self.settings)
+            return True
+        except RedisRefused:
+            if refused_raises:
+                raise
+            return False
+        except Exception:  # noqa: BLE001 - any other failure means "not there"
             return False
         finally:
             client.close()
 
+    def _bind_store(self) -> None:
+        """Mark the queued work as this store's (`Bus.bind_store`), so a worker on another store refuses to take it;
+        a Redis that refuses the write (a full disk) is logged: the workers on this store claim it when they start."""
+        try:
+            Bus(self.redis).bind_store(store_identity(self.store), owner=True)
+        except RedisError as exc:
+            log.warning("supervisor: could not mark the queued work as this store's (%s)", exc)
+
     async def _heartbeat(self) -> None:
         """WATCHDOG=1 every WATCHDOG_USEC/2 while healthy, STATUS every 30 s, and a checkpoint request every
-        `index_checkpoint_s` (the embedding worker writes only if something changed)."""
+        `index_checkpoint_s` (the embedding worker writes only if something changed). Its own pushes never wait (a
+        bus without patience: a Redis that refuses writes must not starve the watchdog); a refused one is tried at
+        the next beat."""
         watchdog_s = systemd.watchdog_interval_s()
         step = min(x for x in (watchdog_s, STATUS_EVERY_S, self.settings.index_checkpoint_s) if x)
         last_status = last_checkpoint = time.monotonic()
@@ -253,12 +310,15 @@ class Supervisor:
             if now - last_status >= STATUS_EVERY_S:
                 systemd.notify(f"STATUS={await asyncio.to_thread(self.status_line)}")
                 last_status = now
-            if healthy and now - last_checkpoint >= self.settings.index_checkpoint_s:
-                await asyncio.to_thread(bus.request_checkpoint)
-                last_checkpoint = now
-            if healthy:
-                await asyncio.to_thread(self._nudge_embedding, bus)
-                await asyncio.to_thread(self._nudge_scrub, bus)
+            try:
+                if healthy and now - last_checkpoint >= self.settings.index_checkpoint_s:
+                    await asyncio.to_thread(bus.request_checkpoint)
+                    last_checkpoint = now
+                if healthy:
+                    await asyncio.to_thread(self._nudge_embedding, bus)
+                    await asyncio.to_thread(self._nudge_scrub, bus)
+            except RedisError as exc:  # Redis answers but refuses writes: the watchdog goes on, the next beat retries
+                log.info("supervisor: heartbeat's requests not queued this time (%s)", exc)
 
     async def _reflection_ticks(self, bus: Bus) -> None:
         """Seed 001's tick: one early pass `reflect_first_after_s` (20 s) after boot, then every `tick_s` (600 s),
@@ -297,10 +357,11 @@ class Supervisor:
             except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: skip this pass
                 log.warning("supervisor: %s pass skipped (%s: %s)", name, type(exc).__name__, exc)
 
-    async def _staged_ticks(self, bus: Bus) -> None:
+    async def _staged_ticks(self, bus: Bus, backlog: BacklogWatch) -> None:
         """Queue what connectors staged but Redis refused (down, a full disk, `MISCONF`), every `STAGED_EVERY_S`,
         and every `LOST_JOB_AFTER_S` give back the items of jobs Redis lost; a job that failed for good leaves its
-        items `failed` with one diary line. SQLite says what waits (invariant 1); runs on its own connection in a
+        items `failed` with one diary line. Then say once in the diary when a backlog is searchable
+        (`backlog`, made before the connectors started). SQLite says what waits (invariant 1); runs on its own connection in a
         thread, so a slow Redis never blocks the loop."""
         store = await asyncio.to_thread(Store(self.settings.db_path).open)
         last_lost_check = time.monotonic()
@@ -311,6 +372,7 @@ class Supervisor:
                 check_lost = time.monotonic() - last_lost_check >= LOST_JOB_AFTER_S
                 try:
                     await asyncio.to_thread(self._queue_staged, store, bus, check_lost)
+                    await asyncio.to_thread(self._watch_backlog, store, backlog)
                 except Exception as exc:  # noqa: BLE001 - Redis or the store away for a moment: the next tick
                     log.warning("supervisor: staged items not queued this time (%s: %s)", type(exc).__name__, exc)
                 if check_lost:
@@ -333,13 +395,19 @@ class Supervisor:
         if queued:
             log.info("supervisor: queued %d staged item(s) that waited for Redis", queued)
 
+    def _watch_backlog(self, store: Store, backlog: BacklogWatch) -> None:
+        """Write `backlog`'s line when the backlog it follows has just become searchable."""
+        line = backlog.check(store, time.monotonic())
+        if line is not None:
+            Activity(store, self.settings.being).record("learned", line)
+
     def _nudge_embedding(self, bus: Bus) -> None:
         """If memories wait for a vector but no flush is queued (its job failed, or Redis lost it), queue one:
         SQLite, not the queue, says what is pending (invariant 1)."""
         model_id = model_id_of(self.settings)
         if model_id is None or bus.embed_queue.count:
             return
-        if self.store.pending_embeddings(model_id, 1):
+        if self.store.count_pending_embeddings(model_id):  # two index counts, not a scan of every memory
             bus.notify_embed()
 
     def _nudge_scrub(self, bus: Bus) -> None:
@@ -370,20 +438,32 @@ class Supervisor:
         tasks: list[asyncio.Task] = []  # connectors and periodic tasks: they all stop at the stop event
         try:
             await self._start_redis()
-            self.redis = connect_redis(self.settings)
-            if not await asyncio.to_thread(self._redis_answers):
-                self.activity.record("degraded", f"Redis at {self.settings.effective_redis_url} does not answer; "
+            self.redis = open_redis(self.settings, retry=True)  # what the workers' `connect_redis` opens
+            try:
+                answers = await asyncio.to_thread(self._redis_answers, True)
+            except RedisRefused as exc:  # a setting to fix: `twin up` stops with exit code 2, systemd leaves it
+                self.activity.record("degraded", f"twin cannot start: {exc}.")
+                raise
+            if not answers:
+                self.activity.record("degraded", f"Redis at {self.settings.redis_shown_url} does not answer; "
                                                  "the workers and connectors retry until it does.")
-            for role in ("learn", "embed", "scheduler"):
+            else:
+                await asyncio.to_thread(self._bind_store)
+            for role in ("learn", "embed", "scheduler"):  # background work: niced below what the owner types
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
-                                  [sys.executable, "-m", "twin.workers", role])
+                                  [sys.executable, "-m", "twin.workers", role],
+                                  on_parent_death=NicedChild(self.settings.workers_nice))
             if self.settings.api_enabled:  # its own process: its own model and index reader (invariant 4)
-                self._start_child("api", [sys.executable, "-m", "twin.api"])
+                ready = self._ready_socket()
+                self._start_child("api", [sys.executable, "-m", "twin.api"],
+                                  env={"NOTIFY_SOCKET": ready.getsockname()})
                 if not self.settings.api_is_loopback:
                     self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
                                                      f"{self.settings.api_port}, beyond this machine "
                                                      "(TWIN_API_ALLOW_REMOTE); only its token guards it.")
-            bus = Bus(self.redis)
+            pause = await asyncio.to_thread(LearningPause, self.settings.db_path, self.settings.being)
+            bus = Bus(self.redis, RefusalRetry(self.halt, pause))  # every push waits out a refusal
+            backlog = BacklogWatch.starting(self.store, model_id_of(self.settings), time.monotonic())  # before anything is staged
             for connector in connectors.enabled(self.settings):
                 connector.run_prepare(self.settings, self.store)
                 tasks.append(asyncio.create_task(self._keep_connector(connector, bus),
@@ -394,9 +474,10 @@ class Supervisor:
             dream = self._lifecycle_ticks("dream", self.settings.dream_every_s,
                                           lambda being: bus.enqueue("dream_being", being=being))
             tasks += [asyncio.create_task(self._heartbeat(), name="heartbeat"),
-                      asyncio.create_task(self._staged_ticks(bus), name="staged-ticks"),
+                      asyncio.create_task(self._staged_ticks(bus, backlog), name="staged-ticks"),
                       asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks"),
                       asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
+            answering = await self._api_answers(ready) if self.settings.api_enabled else True
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
@@ -405,11 +486,37 @@ class Supervisor:
             self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
                                            f"scheduler{api}, Redis {redis}, {model}; reflection every "
                                            f"{self.settings.tick_s:.0f} s.")
+            if not answering:
+                self.activity.record("degraded", f"The HTTP API did not answer within {API_READY_WAIT_S:.0f} s of "
+                                                 "the start (still loading its model and index, or failing: the "
+                                                 "journal says which); twin runs on meanwhile.")
             await self.stop.wait()
         finally:
             await self._shutdown(tasks)
             lock.release()
         return 0
+
+    async def _api_answers(self, ready: socket.socket) -> bool:
+        """Wait until the API says READY=1 on `ready` (the `NOTIFY_SOCKET` it was given: it says so once it accepts
+        requests with its recall open, `twin.api.server.tell_ready`), at most `API_READY_WAIT_S`, until stopping or
+        until the API process exits; True if it did. Closes and removes `ready`. systemd's READY=1 comes after this, so systemd and
+        `twin status` call the daemon up when it can answer (issue 18); the workers start meanwhile (jobs wait in
+        Redis until the embedding worker has opened its index)."""
+        loop, api = asyncio.get_running_loop(), self.children["api"]
+        deadline = time.monotonic() + API_READY_WAIT_S
+        try:
+            while time.monotonic() < deadline and not self.stop.is_set() and api.status is not ChildStatus.BACKOFF:
+                try:
+                    message = await asyncio.wait_for(loop.sock_recv(ready, 4096), API_POLL_S)
+                except TimeoutError:
+                    continue
+                if "READY=1" in message.decode(errors="replace").split("\n"):
+                    return True
+            return False
+        finally:
+            path = ready.getsockname()
+            ready.close()
+            Path(path).unlink(missing_ok=True)  # a restarted API's READY then finds no one and is dropped (`systemd.notify`)
 
     def on_signal(self) -> None:
         """SIGTERM/SIGINT: the first asks for a warm stop (the stop event), a second one while stopping forces it
@@ -417,12 +524,14 @@ class Supervisor:
         if self.stop.is_set():
             self.force.set()
         self.stop.set()
+        self.halt.set()
 
     async def _shutdown(self, tasks: list[asyncio.Task]) -> None:
         """Stop everything in `SHUTDOWN_STAGES` stages of at most `stop_grace_s` each (none when forced): the
         connectors and periodic tasks in parallel (they see the stop event and return after their current push;
         one still running at the end of the grace is cancelled), then the workers in parallel, then Redis."""
         self.stop.set()
+        self.halt.set()
         systemd.notify("STOPPING=1")
         log.info("supervisor: stopping")
         grace_s = self.settings.stop_grace_s

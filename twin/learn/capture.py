@@ -35,21 +35,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from twin.memory import content_sha256
 from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import Store
-from twin.text.capture_rules import drops_numbers, numbers_changed, relate, tokens, unworthy
+from twin.text.capture_rules import PARSED_CACHE, drops_numbers, numbers_changed, relate, tokens, unworthy
 from twin.text.capture_slots import NAMED_ATTRIBUTES, is_state, slot_change
 from twin.text.extractor import Candidate
-from twin.text.query_terms import fts_query, query_terms
+from twin.text.query_terms import fts_query, query_terms, selective_terms
 from twin.text.sensitivity import SENSITIVE, infer_sensitivity, stricter
 
 RELATED_CANDIDATES = 50
 """Active memories compared with a new one (the best keyword matches of its words). On the eval set 8 found 11
 of its 25 supersessions, 20 found 13, 50 and 100 found 17 (3 more that the set does not list, 2 of them
-right); `relate` costs ~0.3 ms a pair, so 50 add ~15 ms per memory a conversation teaches (documents are not
-compared)."""
+right); `relate` and the supersession rules cost ~0.05 ms of CPU a pair once each sentence is read only once
+(`capture_rules.PARSED_CACHE`; ~0.5 ms without), so 50 add ~2.5 ms per memory a conversation teaches (documents are
+not compared)."""
+RELATED_COMMON_SHARE = 0.5
+"""A word in more than this share of the memories (and in more than `RELATED_COMMON_MIN_DOCS`) is left out of the
+search for related memories (`query_terms.selective_terms`): "Owner" begins nine in ten of them, and with it every
+capture made FTS5 score the whole store (8.5 ms a capture at 3,000 memories, 1.9 ms without it; time linear in the
+store). Only near-universal words: the verbs and nouns a supersession needs ("lives", "works") stay, unlike
+recall's 1 % (`twin.recall.keyword_search.COMMON_TERM_SHARE`)."""
+RELATED_COMMON_MIN_DOCS = 200
+"""… unless it is in at most this many memories (a small store keeps every word)."""
 STATE_KINDS = frozenset({"fact", "preference", "relationship"})
 """Kinds that state how things are (a count, an age, a weight can change); episodes and documents record what
 happened or was written, so two with different numbers are two events, not an update."""
@@ -185,10 +195,10 @@ def number_change(new: str, old: str) -> tuple[str, str] | None:
     the same subject (`same_subject`), the same words apart from the numbers (`numbers_changed`), and neither an
     event nor dated (`capture_slots.is_state`: "Owner ran 5 km." / "Owner ran 8 km." are two runs, "Owner has
     a meeting at 10:00 on Monday." a plan of its own day). Read-only."""
-    if not same_subject(new, old) or not is_state(new) or not is_state(old):
+    changed = numbers_changed(new, old)  # first: most pairs hold no number, and this is the cheap test
+    if changed is None or not same_subject(new, old) or not is_state(new) or not is_state(old):
         return None
-    changed = numbers_changed(new, old)
-    return None if changed is None else (f"same statement, new number: {changed}", "a new number")
+    return f"same statement, new number: {changed}", "a new number"
 
 
 def _capture_judged(store: Store, being: str, candidate: Candidate, source: str, now: str, provenance: dict,
@@ -263,8 +273,13 @@ def _same_opening(new: str, old: str) -> bool:
 def related_memories(store: Store, being: str, content: str, limit: int = RELATED_CANDIDATES,
                      namespace: str = DEFAULT_NAMESPACE) -> list[tuple[int, str]]:
     """`(id, content)` of up to `limit` active memories of `being` in `namespace` that best match `content`'s words
-    (FTS5 bm25), best first; the exact same content is left out (capture reinforces it instead). Read-only."""
-    match = fts_query(query_terms(content))
+    (FTS5 bm25; near-universal words left out: `RELATED_COMMON_SHARE`), best first; the exact same content is left
+    out (capture reinforces it instead). Read-only."""
+    terms = query_terms(content)
+    if not terms:
+        return []
+    documents, counts = store.term_document_counts(terms)
+    match = fts_query(selective_terms(terms, counts, documents, RELATED_COMMON_SHARE, RELATED_COMMON_MIN_DOCS))
     if match is None:
         return []
     return [(mid, text) for mid, _, text in store.fts_search(being, match, limit, namespaces=(namespace,))
@@ -282,12 +297,20 @@ def same_subject(new: str, old: str) -> bool:
     <the same words> <verb> …" (compared case-insensitively up to the first word both share after them). A
     breaker run caught `relate` alone reading "Owner's parents live in Faro.", "Owner lived in Paris in 2010."
     or "Owner would never live in Berlin." as replacing "Owner lives in Lisbon."."""
-    if _HEDGED.search(new) or _HEDGED.search(old):
+    if _hedged(new) or _hedged(old):
         return False
     a, b = _subject_words(new), _subject_words(old)
     return a is not None and a == b
 
 
+@lru_cache(maxsize=PARSED_CACHE)
+def _hedged(sentence: str) -> bool:
+    """Whether `sentence` holds a `_HEDGED` word (kept per sentence: the same older memories are compared capture
+    after capture, `capture_rules.PARSED_CACHE`)."""
+    return _HEDGED.search(sentence) is not None
+
+
+@lru_cache(maxsize=PARSED_CACHE)
 def _subject_words(sentence: str) -> tuple[str, ...] | None:
     """`("owner",)` for "Owner lives …", `("owner's", "sister", "ana")` for "Owner's sister Ana lives …" (the
     words before the first verb-like word: one ending in "s"/"es" after the noun phrase, or is/are/has/have),

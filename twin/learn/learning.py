@@ -21,7 +21,7 @@ from twin.lifecycle.forgetting import forget as forget_everywhere
 from twin.lifecycle.forgetting import remove_memories
 from twin.llm.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
-from twin.namespaces import DEFAULT_NAMESPACE, checked
+from twin.namespaces import DEFAULT_NAMESPACE, checked_stored
 from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
@@ -241,7 +241,7 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     secrets; relative dates are resolved on the moment of learning in the machine's zone. `result.skipped` says
     why sentences were left out (their numbers, never their text).
     """
-    checked(namespace)
+    checked_stored(namespace)
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit,
                                       written_at=datetime.now().astimezone(), force=force, speaker=speaker or None)
@@ -281,9 +281,11 @@ def learned_line(created: int, reinforced: int, kind: str, profile_updated: bool
 def learn_document(store: Store, being: str, text: str, source: str, title: str | None, max_memories: int,
                    ref: str | None = None, provider: ModelProvider | None = None,
                    activity: Activity | None = None, offline_text: str | None = None,
-                   ingest_id: int | None = None, namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
+                   ingest_id: int | None = None, namespace: str = DEFAULT_NAMESPACE,
+                   replace: bool = True) -> LearnResult:
     """Replace the memories of one document (`source`, e.g. `'file:/home/me/notes.md'`) in `namespace` with those
-    of `text` (the document's memories in other namespaces are left alone).
+    of `text` (the document's memories in other namespaces are left alone); with `replace` False (`text` is what
+    was appended to a file that only grew) add them to the document's memories, removing none.
 
     Offline, the text is read in calls of at most 12 memories (seed 000) up to `max_memories` in all (a bound
     per file); with a `provider`, one model call reads the document (cut to the provider's input limit) for
@@ -296,7 +298,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
     None reads the text as conversation (third-person sentences, kinds by content) rather than as a document.
     `ingest_id`: the staged item the text came from, deleted in the same transaction (see `learn`).
     """
-    checked(namespace)
+    checked_stored(namespace)
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider,
                                       limit=max_memories, document_title=title,
@@ -313,7 +315,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         for mid, memory in store.get_many(store.ids_by_source(being, source, (namespace,))).items():
             if memory.content_sha256 in wanted:
                 kept.add(memory.content_sha256)
-            else:
+            elif replace:
                 replaced.append(mid)
         result.removed = remove_memories(store, replaced)
         fresh = [c for c in candidates if content_sha256(c.content) not in kept]

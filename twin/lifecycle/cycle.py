@@ -23,16 +23,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from twin.activity import Activity
-from twin.lifecycle.forgetting import remove_memories
 from twin.memory import Memory, format_time, parse_time, stricter
 from twin.store import Store, edges, id_chunks, state
-from twin.store.memories import Usage
-from twin.text.capture_rules import token_jaccard
-from twin.text.content_words import same_content_words
+from twin.store.memories import Usage, namespace_tiers_of, tier_counts_of
+
+if TYPE_CHECKING:  # numpy loads where vectors are read: the supervisor reads `CURSOR` and nothing else here
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ SEARCH_CAP = 256
 BATCH = 500
 """Marked memories whose edges one `write_pending_edges` transaction writes."""
 
-Search = Callable[[np.ndarray, int], list[tuple[int, float]]]
+Search = Callable[["np.ndarray", int], list[tuple[int, float]]]
 _VALUE = re.compile(r"\d+|\b[A-ZÀ-Þ][\w’'-]*")
 
 
@@ -70,6 +69,9 @@ def mergeable(a: str, b: str) -> bool:
     """The word tests a pair of near vectors (cosine ≥ `MERGE_COSINE`) must pass to merge: token Jaccard ≥
     `MERGE_JACCARD` (seed 003), the same numbers and names (`same_values`), and no content word that differs
     (`twin.text.content_words.same_content_words`: only function words, intensifiers, inflections may)."""
+    from twin.text.capture_rules import token_jaccard  # here: their rules compile at import, and `stats` (twin
+    from twin.text.content_words import same_content_words  # status) needs none of them
+
     return token_jaccard(a, b) >= MERGE_JACCARD and same_values(a, b) and same_content_words(a, b)
 
 
@@ -113,6 +115,8 @@ def write_pending_edges(store: Store, search: VectorLookup, limit: int = BATCH, 
     strength = cosine clamped to 0..1, `INSERT OR IGNORE`; then drop their markers, in one transaction. A marker
     whose memory has no vector yet stays for the next flush (the durable marker). Returns how many markers were
     resolved (fewer than `limit`: none with a vector is left)."""
+    import numpy as np
+
     rows = edges.marked_with_vectors(store, search.model_id, limit)
     if not rows:
         return 0
@@ -233,6 +237,8 @@ def merge_pair(store: Store, canonical: int, loser: int) -> bool:
             max(filter(None, (kept.last_accessed, lost.last_accessed)), default=None),
             stricter(kept.sensitivity, lost.sensitivity),
             "warm" if "warm" in (kept.tier, lost.tier) else "cold"))
+        from twin.lifecycle.forgetting import remove_memories  # here: `stats` (twin status) needs none of it
+
         remove_memories(store, [loser])
     return True
 
@@ -317,14 +323,16 @@ def dream(store: Store, being: str, vectors_lookup: VectorLookup | None, now: da
 
 
 # -- stats ------------------------------------------------------------------------------------------------------
-def stats(store: Store, being: str) -> dict:
+def stats(store: Store, being: str, census: list | None = None) -> dict:
     """Seed 003's `memory_stats` for `being` (read-only): `{"by_kind": {kind: {"warm": n, "cold": n}},
     "total_warm", "total_cold"}` over active memories, `"superseded"` (count), `"edges": {"co_occurs": n,
     "co_inferred": n}` (edges whose source is `being`'s), `"by_namespace": {namespace: {"warm": n, "cold": n}}`
-    over active memories (seed 003's `byNamespace`) and `"last_decay"`, `"last_dream"` (UTC ISO-8601 or None)."""
+    over active memories (seed 003's `byNamespace`) and `"last_decay"`, `"last_dream"` (UTC ISO-8601 or None).
+    `census`: `being`'s `Store.census`, read now when None (`twin status` passes the one it read)."""
+    census = store.census(being) if census is None else census
     by_kind: dict[str, dict[str, int]] = {}
     superseded = 0
-    for kind, status, tier, n in store.tier_counts(being):
+    for kind, status, tier, n in tier_counts_of(census):
         if status == "active":
             by_kind.setdefault(kind, {"warm": 0, "cold": 0})[tier] = n
         else:
@@ -333,6 +341,6 @@ def stats(store: Store, being: str) -> dict:
     return {"by_kind": dict(sorted(by_kind.items())),
             "total_warm": sum(t["warm"] for t in by_kind.values()),
             "total_cold": sum(t["cold"] for t in by_kind.values()),
-            "superseded": superseded, "edges": edge_counts, "by_namespace": store.namespace_tiers(being),
+            "superseded": superseded, "edges": edge_counts, "by_namespace": namespace_tiers_of(census),
             "last_decay": state.get_time(store, CURSOR, being, "last_decay"),
             "last_dream": state.get_time(store, CURSOR, being, "last_dream")}

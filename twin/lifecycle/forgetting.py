@@ -148,6 +148,15 @@ def _source_state(store: Store, being: str, source: str, exact: bool) -> tuple[l
     return threads, paths
 
 
+def files_of(store: Store, being: str, memories: list) -> list[str]:
+    """The `files_manifest` paths of the files `memories` (`Memory` rows) were learned from (`file:<path>`
+    sources): a forget of those memories by id (a project's or a person's whole scope) marks them as forgotten too,
+    so a file whose memories went is learned again when it changes, not kept "indexed" with nothing of it left.
+    Read-only."""
+    sources = {m.source for m in memories if m.source.startswith("file:")}
+    return [p for p in manifest.all_paths(store, being) if f"file:{p}" in sources]
+
+
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
          about: str | None = None, whole: bool = False, namespaces: Namespaces = DEFAULT_SCOPE,
          exact: bool = False) -> ForgetPlan:

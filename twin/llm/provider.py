@@ -17,16 +17,17 @@ import re
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
-import numpy as np
-import openai
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from twin.exceptions import TwinError
 from twin.memory import strip_controls
 from twin.store import Store, profiles
 from twin.text.sensitivity import redact
+
+if TYPE_CHECKING:  # openai (~40 MB of RSS, ~1 s) and numpy load with the first `ModelProvider`: the learn path
+    import numpy as np  # imports this module's rules in every worker, the client is made only when configured
 
 log = logging.getLogger("twin.provider")
 
@@ -207,6 +208,8 @@ class ModelProvider:
     """
 
     def __init__(self, settings, budget: CallBudget | None):
+        import openai
+
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else PLACEHOLDER_KEY
         self.client = openai.OpenAI(base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout_s,
                                     max_retries=settings.llm_max_retries)
@@ -285,6 +288,8 @@ class ModelProvider:
 
     def _complete(self, messages: list[dict], schema: type[BaseModel] | None, purpose: str,
                   max_tokens: int) -> str | None:
+        import openai
+
         fmt = {} if schema is None else {"response_format": {
             "type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}}
         # secrets never leave for a provider (issue 6, seed 003): every message is redacted right before the call
@@ -316,6 +321,9 @@ class ModelProvider:
         Raises `ProviderError` on transport failure or a response whose count or dimensions do not match,
         `BudgetExhausted` when today's budget is used up (each call counts once, whatever its size).
         """
+        import numpy as np
+        import openai
+
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         self._take("embed", BULK_SHARE)

@@ -8,12 +8,13 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from twin.mcp_server.quoting import Quoted
-from twin.operations.shapes import ContextOut, LearnOut, MemoryOut, NeighborsOut, SearchOut
+from twin.operations.shapes import ContextOut, LearnOut, MemoryOut, NeighborsOut, ProjectOut, SearchOut
 
 
 class QuotedSearch(Quoted, SearchOut):
-    """memory_search: the best matches first, each with its `score` and `relevance` (0..1; below about 0.4 a miss);
-    `degraded` with the reason when recall answered by words alone."""
+    """memory_search: the best matches first, each with its `score` and `relevance` (0..1; below about 0.4 a miss)
+    and its `reasons` (what moved it: a time window, a newer value, a supersession); `degraded` with the reason
+    when recall answered by words alone."""
 
 
 class QuotedContext(Quoted, ContextOut):
@@ -61,3 +62,9 @@ class StatsOut(BaseModel):
     edges: dict[str, int]
     last_decay: str | None
     last_dream: str | None
+
+
+class ProjectsOut(BaseModel):
+    """project_list and project_deactivate: the projects you own or are a member of, by name."""
+
+    projects: list[ProjectOut]

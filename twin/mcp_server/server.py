@@ -107,7 +107,7 @@ def serve_stdio(settings: Settings, bus: Callable[[], object | None] | None = No
 
     configure_logging(settings.log_level if settings.log_level != "INFO" else "WARNING", settings.secret_values,
                       stream=sys.stderr)
-    twin = open_twin(settings, bus)
+    twin = open_twin(settings, bus, interface="mcp")  # the daemon's latency chart says mcp-stdio
     log.info("mcp: serving over stdio through %s", twin.describe())
     try:
         build_server(twin).run("stdio")

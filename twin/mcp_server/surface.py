@@ -46,6 +46,13 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("memory_stats", "Memory counts", read_only=True),
     ToolSpec("memory_session_recap", "Keep a session's durable facts", read_only=False),
     ToolSpec("memory_adoption", "Check this client's tools", read_only=True),
+    ToolSpec("project_list", "Your projects", read_only=True),
+    ToolSpec("project_create", "Create a project", read_only=False, idempotent=False),
+    ToolSpec("project_delete", "Delete a project for good", read_only=False, destructive=True),
+    ToolSpec("project_share", "Share a project", read_only=False),
+    ToolSpec("project_unshare", "Unshare a project", read_only=False, destructive=True),
+    ToolSpec("project_activate", "Activate a project", read_only=False),
+    ToolSpec("project_deactivate", "Clear the active project", read_only=False),
 )
 """Seed 003's tool surface, in the order a host lists it."""
 

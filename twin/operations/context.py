@@ -7,14 +7,28 @@ sensitivity), written once here (DESIGN.md invariant 9). Namespaces have theirs 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from twin.activity import Activity
 from twin.exceptions import InvalidInput
 from twin.memory import DEFAULT_SENSITIVITY, SENSITIVITIES, levels_up_to
-from twin.recall.hybrid import LIMIT_MAX, Recall
+from twin.recall.hybrid import Recall
 from twin.settings import Settings
 from twin.store import Store
+
+ASKING: ContextVar[str] = ContextVar("twin_asking", default="local")
+"""Which interface asked for the operation running now: `page`, `http`, `cli`, `mcp` (the API's `/mcp`),
+`mcp-stdio` (`twin mcp` through the daemon), or `local` (this process, no interface said). Set by the interface
+before it calls (`twin.api.routes`, `twin.remote.LanesTwin`); the API's lanes carry it into their threads."""
+
+
+class SearchRecorder(Protocol):
+    """Where a search's server time goes (`twin.api.latency.SearchTimes` in the API process)."""
+
+    def record(self, seconds: float, at: float | None = None, interface: str = "local") -> None:
+        """Remember one search of `seconds`, ended at `at` (Unix seconds; now when None), asked by `interface`."""
 
 
 @dataclass
@@ -22,13 +36,16 @@ class Context:
     """What an operation runs with. `store` is open (the caller's; one thread uses it at a time); `activity` the
     diary of `settings.being`; `bus()` a `twin.workers.bus.Bus` of the running daemon or None (then the daemon
     picks the work up when it runs, as after the CLI); the recall is opened on first use (`recall()`: the model and
-    an index reader of this process's own, invariant 4) and closed by `close()`."""
+    an index reader of this process's own, invariant 4) and closed by `close()`. `search_times`, when set (the API's
+    read lane), is given the server time of every search (`twin.operations.reads.search`) with the interface that
+    asked (`ASKING`); a process without it (the CLI, `twin mcp` without the daemon) keeps no timings."""
 
     settings: Settings
     store: Store
     activity: Activity
     bus: Callable[[], object | None] = field(default=lambda: None)
     _recall: Recall | None = field(default=None, repr=False)
+    search_times: SearchRecorder | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, settings: Settings, bus: Callable[[], object | None] | None = None) -> Context:
@@ -56,14 +73,6 @@ class Context:
             self._recall.close()
             self._recall = None
         self.store.close()
-
-
-def capped(limit: int) -> int:
-    """`limit` brought into 1..`LIMIT_MAX` (200; seed 000: "capped at 200 per call"): a larger one is capped, not
-    refused. Raises `InvalidInput` (field `limit`) for one below 1."""
-    if limit < 1:
-        raise InvalidInput("limit must be at least 1", field="limit")
-    return min(int(limit), LIMIT_MAX)
 
 
 def sensitivity_levels(max_sensitivity: str | None) -> tuple[str, ...]:

@@ -5,7 +5,8 @@ the profile, the diary after a line, and the charts' numbers: memories and super
 search times of the last hour.
 
 Links (`new_page_link`, `redeem_page_link`): a code of `LINK_BYTES` random bytes, stored only as its SHA-256 in the
-store's `state` table (scope `page`), good once and for `LINK_TTL_S` seconds.
+store's `state` table (scope `page`), good once and for `LINK_TTL_S` seconds. The sessions they open are
+`twin.api.session`'s; `end_page_sessions` ends them all.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from datetime import UTC, datetime, timedelta
 from pydantic import ValidationError
 
 from twin.exceptions import InvalidInput
+from twin.limits import checked_limit
 from twin.memory import SENSITIVE, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, scope
-from twin.operations.context import Context, capped, sensitivity_levels
+from twin.operations.context import Context, sensitivity_levels
 from twin.operations.reads import check_kind, check_time, own_memory
+from twin.operations.scopes import require_owner
 from twin.operations.shapes import ActivityLineOut, ForgetOut, MemoryOut
-from twin.store import state, weekly
+from twin.store import page_sessions, state, weekly
 
 PAGE_SCOPE = "page"
 """The `state` scope of the page's one-time links."""
@@ -48,6 +51,7 @@ def _link_key(code: str) -> str:
 def new_page_link(ctx: Context, now: datetime | None = None) -> str:
     """A fresh one-time code for `/twin/session/<code>` (good for `LINK_TTL_S` seconds, once); only its SHA-256
     is stored. Links that expired are dropped on the way."""
+    require_owner("the page")
     now = now or datetime.now(UTC)
     code = secrets.token_urlsafe(LINK_BYTES)
     with ctx.store.atomic():
@@ -62,6 +66,7 @@ def new_page_link(ctx: Context, now: datetime | None = None) -> str:
 def redeem_page_link(ctx: Context, code: str, now: datetime | None = None) -> bool:
     """True when `code` is a link not used yet and not expired; it is used up either way (single use: a second
     call with the same code is False)."""
+    require_owner("the page")
     if not isinstance(code, str) or not 16 <= len(code) <= 128:
         return False
     key = _link_key(code)
@@ -73,17 +78,29 @@ def redeem_page_link(ctx: Context, code: str, now: datetime | None = None) -> bo
     return parse_time(expires) > (now or datetime.now(UTC))
 
 
+def end_page_sessions(ctx: Context) -> int:
+    """End every page session (`twin token --rotate`, `twin open --end-sessions`) and drop the links not used yet;
+    how many sessions there were. A running API refuses their cookies from the next request on (it looks every
+    session up in the store)."""
+    require_owner("the page")
+    with ctx.store.atomic():
+        for key in state.keys_starting(ctx.store, PAGE_SCOPE, ctx.being, "link:"):
+            state.delete(ctx.store, PAGE_SCOPE, ctx.being, key)
+        return page_sessions.drop_all_sessions(ctx.store)
+
+
 def browse_memories(ctx: Context, limit: int = 50, kind: str | None = None, source_type: str | None = None,
                     tier: str | None = None, include_superseded: bool = False, since: str | None = None,
                     until: str | None = None, after: int | None = None, max_sensitivity: str | None = None,
                     namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[MemoryOut]:
-    """Seed 000's "read all of it" with every filter of the page: newest first, at most `limit` (capped at 200), of
+    """Seed 000's "read all of it" with every filter of the page: newest first, at most `limit` (1-200), of
     one `kind`, `source_type` (`file`, `email`, `browser`, …), `tier` (warm/cold), made in `since`..`until`
     (ISO-8601), superseded ones too with `include_superseded`; `after` the id of the last memory of the page before
     (the next page starts right after it, by `(created_at, id)`: nothing older is ever skipped). Levels above
     `max_sensitivity` left out in the query. Raises `InvalidInput` naming the field, `NotFound` for `after`."""
+    require_owner("the page")
     names = scope(namespace, include_namespaces)
-    limit, kind = capped(limit), check_kind(kind)
+    limit, kind = checked_limit(limit), check_kind(kind)
     since, until = check_time(since, "since"), check_time(until, "until")
     if tier is not None and tier not in TIERS:
         raise InvalidInput("tier must be warm or cold", field="tier")
@@ -116,12 +133,14 @@ def forget_source_plan(ctx: Context, source: str, namespace: str = DEFAULT_NAMES
     """The dry run of forgetting every memory of exactly `source` (`twin.lifecycle.forgetting.plan(exact=True)`: a
     trailing `*` is part of the name here, not the CLI's pattern) in `namespace`: `{source, counts}` per table,
     nothing changed."""
+    require_owner("the page")
     return {"source": source, "counts": _source_plan(ctx, source, namespace).counts()}
 
 
 def forget_source(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> ForgetOut:
     """Forget every memory of `source` in `namespace` with every copy of it (`twin forget --source`: the plan,
     then `carry_out`; the daemon told to scrub its index). `id` is 0 (no one memory); `removed` per table."""
+    require_owner("the page")
     from twin.lifecycle.forgetting import carry_out
     from twin.operations.writes import after_forget
 
@@ -135,6 +154,7 @@ def edit_profile(ctx: Context, data: dict) -> dict:
     model as `twin profile edit` (`twin.profile.Profile`: no unknown key, at most 40 items a list, items cleaned
     to one line). One diary line ("You edited your profile by hand."). Returns the profile as stored. Raises
     `InvalidInput` naming the first bad field (nothing is changed)."""
+    require_owner("the page")
     from twin.profile import Profile, save_profile
 
     try:
@@ -150,11 +170,12 @@ def edit_profile(ctx: Context, data: dict) -> dict:
 
 
 def activity_after(ctx: Context, after_id: int = 0, limit: int = 60) -> list[ActivityLineOut]:
-    """The diary lines after line `after_id`, oldest first, at most `limit` (capped at 200): what a live view
+    """The diary lines after line `after_id`, oldest first, at most `limit` (1-200, more is refused): what a live view
     adds to what it shows."""
+    require_owner("the page")
     if after_id < 0:
         raise InvalidInput("after must be 0 or a line id", field="after")
-    return [ActivityLineOut(**vars(line)) for line in ctx.activity.recent(capped(limit), after_id=after_id)]
+    return [ActivityLineOut(**vars(line)) for line in ctx.activity.recent(checked_limit(limit), after_id=after_id)]
 
 
 def _mondays(weeks: int, now: datetime | None) -> list[str]:
@@ -170,6 +191,7 @@ def memory_weeks(ctx: Context, weeks: int = 26, now: datetime | None = None) -> 
     """Memories made per week in the last `weeks` (1-520), by source type, for the page's chart: `{weeks: [monday
     of each week, YYYY-MM-DD, oldest first], series: {source_type: [count per week]}}` over every status and
     namespace (what the store holds). Weeks start on Monday, UTC."""
+    require_owner("the page")
     mondays = _mondays(weeks, now)
     rows = weekly.memories_per_week(ctx.store, ctx.being, mondays[0])
     index = {d: i for i, d in enumerate(mondays)}
@@ -185,6 +207,7 @@ def supersession_weeks(ctx: Context, weeks: int = 26, now: datetime | None = Non
     oldest first], counts: [per week]}`, over every namespace. The store keeps no time of a supersession, so a
     superseded memory counts in the week its successor (`superseded_by`) was made: capture supersedes the old
     value as it stores the new one. A superseded memory whose successor is gone counts in no week."""
+    require_owner("the page")
     mondays = _mondays(weeks, now)
     rows = weekly.supersessions_per_week(ctx.store, ctx.being, mondays[0])
     index = {d: i for i, d in enumerate(mondays)}
@@ -201,28 +224,33 @@ def _nearest_rank(sorted_ms: list[float], share: float) -> float:
     return sorted_ms[max(0, math.ceil(share * len(sorted_ms)) - 1)]
 
 
-def recall_latency(ctx: Context, samples: list[tuple[float, float]], minutes: int = LATENCY_MINUTES,
+def recall_latency(ctx: Context, samples: list[tuple], minutes: int = LATENCY_MINUTES,
                    step: int = LATENCY_STEP_MIN, now: float | None = None) -> dict:
     """The API's search times of the last `minutes` in buckets of `step` minutes, for the page's chart: `{start,
-    step_min, buckets: [{start, count, p50_ms, p99_ms}]}` oldest first, `start` UTC ISO-8601, the percentiles
-    nearest-rank (None in a bucket without a search). `samples` are `(at Unix seconds, seconds)` as
-    `twin.api.latency.SearchTimes` keeps them in the API process (never in the store; `ctx` is not read); those
-    after `now` are left out. Raises `InvalidInput` unless `step` is 1-60 and `minutes` a multiple of it up to a
-    day."""
+    step_min, buckets: [{start, count, p50_ms, p99_ms}], by_interface: {interface: count}}` oldest first, `start`
+    UTC ISO-8601, the percentiles nearest-rank (None in a bucket without a search), `by_interface` how many of the
+    searches each interface asked (`page`, `http`, `cli`, `mcp`, `mcp-stdio`). `samples` are `(at Unix seconds,
+    seconds, interface)` as `twin.api.latency.SearchTimes` keeps them in the API process (never in the store;
+    `ctx` is not read; a sample without its interface counts as `local`); those after `now` are left out. Raises
+    `InvalidInput` unless `step` is 1-60 and `minutes` a multiple of it up to a day."""
+    require_owner("the page")
     if not 1 <= step <= 60 or not step <= minutes <= 1440 or minutes % step:
         raise InvalidInput("step must be 1-60 minutes and minutes a multiple of it, at most 1440", field="minutes")
     now = time.time() if now is None else now
     size = step * 60
     first = (math.floor(now / size) + 1) * size - minutes * 60  # the buckets end with the one holding `now`
     times: list[list[float]] = [[] for _ in range(minutes // step)]
-    for at, seconds in samples:
+    asked: dict[str, int] = {}
+    for at, seconds, *who in samples:
         slot = math.floor((at - first) / size)
         if at <= now and 0 <= slot < len(times):
             times[slot].append(seconds * 1000)
+            interface = who[0] if who else "local"
+            asked[interface] = asked.get(interface, 0) + 1
     buckets = []
     for i, ms in enumerate(times):
         ms.sort()
         buckets.append({"start": format_time(datetime.fromtimestamp(first + i * size, UTC)), "count": len(ms),
                         "p50_ms": round(_nearest_rank(ms, 0.5), 1) if ms else None,
                         "p99_ms": round(_nearest_rank(ms, 0.99), 1) if ms else None})
-    return {"start": buckets[0]["start"], "step_min": step, "buckets": buckets}
+    return {"start": buckets[0]["start"], "step_min": step, "buckets": buckets, "by_interface": asked}

@@ -13,13 +13,16 @@ read by id outside them is `NotFound`.
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from twin.exceptions import InvalidInput, NotFound
-from twin.memory import KINDS, SENSITIVE, Memory, format_time, parse_time
-from twin.namespaces import DEFAULT_NAMESPACE, scope
-from twin.operations.context import Context, capped, sensitivity_levels
+from twin.limits import checked_limit
+from twin.memory import KINDS, SENSITIVE, Memory, Recalled, format_time, parse_time
+from twin.namespaces import DEFAULT_NAMESPACE, PROJECT_PREFIX
+from twin.operations.context import ASKING, Context, sensitivity_levels
+from twin.operations.scopes import caller, reach, require_owner
 from twin.operations.shapes import (
     ActivityLineOut,
     ContextOut,
@@ -31,7 +34,7 @@ from twin.operations.shapes import (
     SearchOut,
 )
 from twin.recall.hybrid import LIMIT_MAX, Recall
-from twin.store.signals import Signal, list_signals
+from twin.store.signals import Signal, list_signals, still_theirs
 
 WEIGHT_NAMES = ("keyword", "vector", "importance", "recency", "half_life_days", "graph", "entity")
 """Seed 003's per-query weights (and our half-life); `graph` and `entity` are signals twin does not fuse: they are
@@ -93,41 +96,63 @@ def weighted(base: Recall, weights: dict[str, float] | None) -> tuple[Recall, li
 
 def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,
            weights: dict[str, float] | None = None, max_sensitivity: str | None = None,
-           namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> SearchOut:
+           namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+           project: str | None = None) -> SearchOut:
     """Seed 003's `memory_search` (and seed 000's `GET /memories?q=`): hybrid recall of `query`, best first, at most
-    `limit` (capped at 200), of one `kind`, made since `since` (ISO-8601), with per-query `weights` (`weighted`);
+    `limit` (1-200), of one `kind`, made since `since` (ISO-8601), with per-query `weights` (`weighted`);
     levels above `max_sensitivity` (default private) hidden; in `namespace` and `include_namespaces`. `degraded`
-    when recall is keyword-only. Records the use of the results used (`Recall.touch_bar`), never of hidden ones."""
-    scope(namespace, include_namespaces)
-    limit, kind, since = capped(limit), check_kind(kind), check_time(since, "since")
+    when recall is keyword-only. Records the use of the results used (`Recall.touch_bar`), never of hidden ones.
+    Each result carries the reasons recall gave for its place (`Hit.reasons`), less those naming a memory of a
+    level the caller may not see (`visible_reasons`). The one place a search is timed: its server time (input
+    checks to answer) goes to `ctx.search_times` with the interface that asked (`ASKING`); a failed one is not."""
+    started = time.perf_counter()
+    names = reach(ctx.store, namespace, include_namespaces, project).reads
+    limit, kind, since = checked_limit(limit), check_kind(kind), check_time(since, "since")
     levels = sensitivity_levels(max_sensitivity)
     base = ctx.recall()
     recall, ignored = weighted(base, weights)
     narrow = len(levels) < 3  # public or internal: more hidden than recall itself hides
     try:
         hits = recall.recall(ctx.being, query, limit=LIMIT_MAX if narrow else limit, kind=kind, since=since,
-                             touch=not narrow, include_sensitive=SENSITIVE in levels, namespace=namespace,
-                             include_namespaces=include_namespaces)
+                             touch=not narrow, include_sensitive=SENSITIVE in levels, namespace=names[0],
+                             include_namespaces=names[1:])
         if narrow:
-            hits = [h for h in hits if h.memory.sensitivity in levels][:limit]
+            hits = visible_reasons(ctx, [h for h in hits if h.memory.sensitivity in levels][:limit], levels)
             recall.record_use(recall.touch_bar.used(hits))
     finally:
         if recall is not base:
             recall.close()
     reveal = SENSITIVE in levels
-    return SearchOut(results=[Hit.of_recalled(h, reveal) for h in hits], degraded=base.keyword_only,
-                     reason=KEYWORD_ONLY if base.keyword_only else None, ignored_weights=ignored)
+    found = SearchOut(results=[Hit.of_recalled(h, reveal) for h in hits], degraded=base.keyword_only,
+                      reason=KEYWORD_ONLY if base.keyword_only else None, ignored_weights=ignored)
+    if ctx.search_times is not None:
+        ctx.search_times.record(time.perf_counter() - started, interface=ASKING.get())
+    return found
+
+
+def visible_reasons(ctx: Context, hits: list[Recalled], levels: tuple[str, ...]) -> list[Recalled]:
+    """`hits` with every reason dropped that names a memory (`RankReason.others`) of a level not in `levels` (a
+    caller shown public or internal memories only: recall compared the results with private ones too, and an id,
+    or a quoted supersession reason, would tell of them). One read of the named memories not among `hits`."""
+    shown = {h.memory.id for h in hits}
+    named = {i for h in hits for r in h.reasons for i in r.others} - shown
+    if not named:
+        return hits
+    seen = ctx.store.get_many(named)
+    allowed = shown | {i for i, m in seen.items() if m.sensitivity in levels}
+    return [replace(h, reasons=tuple(r for r in h.reasons if allowed.issuperset(r.others))) for h in hits]
 
 
 def list_memories(ctx: Context, limit: int = 50, kind: str | None = None, since: str | None = None,
                   include_superseded: bool = False, max_sensitivity: str | None = None,
-                  namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[MemoryOut]:
-    """Memories newest first, at most `limit` (capped at 200), nothing older hidden by a trick (seed 000: "read
+                  namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+                  project: str | None = None) -> list[MemoryOut]:
+    """Memories newest first, at most `limit` (1-200, more is refused), nothing older hidden by a trick (seed 000: "read
     all of it"): of one `kind`, made since `since`, superseded ones with `include_superseded`, levels above
     `max_sensitivity` left out in the query itself (so `limit` counts what is shown). Listing never re-promotes a
     cold memory (seed 003). In `namespace` and `include_namespaces`."""
-    names = scope(namespace, include_namespaces)
-    limit, kind, since = capped(limit), check_kind(kind), check_time(since, "since")
+    names = reach(ctx.store, namespace, include_namespaces, project).reads
+    limit, kind, since = checked_limit(limit), check_kind(kind), check_time(since, "since")
     levels = sensitivity_levels(max_sensitivity)
     rows = ctx.store.list_memories(ctx.being, kind=kind, limit=limit, since=since,
                                    include_superseded=include_superseded, levels=levels, namespaces=names)
@@ -136,10 +161,10 @@ def list_memories(ctx: Context, limit: int = 50, kind: str | None = None, since:
 
 def recent(ctx: Context, since: str | None = None, limit: int = 50, kind: str | None = None,
            max_sensitivity: str | None = None, namespace: str = DEFAULT_NAMESPACE,
-           include_namespaces: list[str] | None = None) -> list[MemoryOut]:
+           include_namespaces: list[str] | None = None, project: str | None = None) -> list[MemoryOut]:
     """Seed 003's `memory_recent`: `list_memories` since `since` (ISO-8601; None: all), newest first."""
     return list_memories(ctx, limit=limit, kind=kind, since=since, max_sensitivity=max_sensitivity,
-                         namespace=namespace, include_namespaces=include_namespaces)
+                         namespace=namespace, include_namespaces=include_namespaces, project=project)
 
 
 def today_since(ctx: Context, now: datetime | None = None) -> str:
@@ -152,24 +177,38 @@ def today_since(ctx: Context, now: datetime | None = None) -> str:
 
 
 def today(ctx: Context, limit: int = 50, kind: str | None = None, max_sensitivity: str | None = None,
-          namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[MemoryOut]:
+          namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+          project: str | None = None) -> list[MemoryOut]:
     """Seed 003's `memory_today`: the memories made today (`today_since`), newest first."""
     return recent(ctx, since=today_since(ctx), limit=limit, kind=kind, max_sensitivity=max_sensitivity,
-                  namespace=namespace, include_namespaces=include_namespaces)
+                  namespace=namespace, include_namespaces=include_namespaces, project=project)
 
 
 def context(ctx: Context, query: str, limit: int = 10, recent_limit: int = 10, kind: str | None = None,
             weights: dict[str, float] | None = None, max_sensitivity: str | None = None,
-            namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> ContextOut:
+            namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+            project: str | None = None) -> ContextOut:
     """Seed 003's `memory_context`, the first call of an agent's task: `search` and the newest `recent_limit`
-    memories grouped by kind (`{kind: [memories]}`, newest first in each), in one answer."""
+    memories grouped by kind (`{kind: [memories]}`, newest first in each), in one answer; and seed 003's
+    "context packs v2": `context_pack` `{userGlobal: {kind: [memories]}, projectScoped: {kind: [memories]}}`, the
+    search results (best first) then the newest memories not among them, by scope (the project in reach, from
+    `project` or the active one, against the caller's own) and kind."""
+    checked_limit(recent_limit, "recent_limit")
     found = search(ctx, query, limit=limit, kind=kind, weights=weights, max_sensitivity=max_sensitivity,
-                   namespace=namespace, include_namespaces=include_namespaces)
+                   namespace=namespace, include_namespaces=include_namespaces, project=project)
     grouped: dict[str, list[MemoryOut]] = {}
-    for m in list_memories(ctx, limit=recent_limit, kind=kind, max_sensitivity=max_sensitivity,
-                           namespace=namespace, include_namespaces=include_namespaces):
+    newest = list_memories(ctx, limit=recent_limit, kind=kind, max_sensitivity=max_sensitivity,
+                           namespace=namespace, include_namespaces=include_namespaces, project=project)
+    for m in newest:
         grouped.setdefault(m.kind, []).append(m)
-    return ContextOut(**found.model_dump(), recent=grouped)
+    pack: dict[str, dict[str, list[MemoryOut]]] = {"userGlobal": {}, "projectScoped": {}}
+    seen: set[int] = set()
+    for m in [MemoryOut(**h.model_dump(include=set(MemoryOut.model_fields))) for h in found.results] + newest:
+        if m.id not in seen:
+            seen.add(m.id)
+            part = "projectScoped" if m.namespace.startswith(PROJECT_PREFIX) else "userGlobal"
+            pack[part].setdefault(m.kind, []).append(m)
+    return ContextOut(**found.model_dump(), recent=grouped, context_pack=pack)
 
 
 def own_memory(ctx: Context, memory_id: int, namespaces: tuple[str, ...] = (DEFAULT_NAMESPACE,)) -> Memory:
@@ -183,16 +222,18 @@ def own_memory(ctx: Context, memory_id: int, namespaces: tuple[str, ...] = (DEFA
 
 
 def get_memory(ctx: Context, memory_id: int, max_sensitivity: str | None = None,
-               namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> MemoryOut:
+               namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+               project: str | None = None) -> MemoryOut:
     """One memory by id, whatever its status (seed 003: superseded ones stay readable by id), in `namespace` or
     `include_namespaces`; a sensitive one's text only with `max_sensitivity="sensitive"`. Raises `NotFound`."""
-    names = scope(namespace, include_namespaces)
+    names = reach(ctx.store, namespace, include_namespaces, project).reads
     levels = sensitivity_levels(max_sensitivity)
     return MemoryOut.of(own_memory(ctx, memory_id, names), SENSITIVE in levels)
 
 
 def neighbors(ctx: Context, memory_id: int, depth: int = 1, max_sensitivity: str | None = None,
-              namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> NeighborsOut:
+              namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+              project: str | None = None) -> NeighborsOut:
     """Seed 003's `memory_neighbors`: the memories within `depth` (1-3) graph edges
     (`twin.lifecycle.cycle.neighbors`; edges never cross namespaces), best first, of a memory in `namespace` or
     `include_namespaces`; levels above `max_sensitivity` left out. When the graph cannot be read the set is empty
@@ -202,7 +243,7 @@ def neighbors(ctx: Context, memory_id: int, depth: int = 1, max_sensitivity: str
 
     if not 1 <= depth <= MAX_DEPTH:
         raise InvalidInput(f"depth must be 1-{MAX_DEPTH}", field="depth")
-    names = scope(namespace, include_namespaces)
+    names = reach(ctx.store, namespace, include_namespaces, project).reads
     levels = sensitivity_levels(max_sensitivity)
     own_memory(ctx, memory_id, names)
     try:
@@ -216,12 +257,12 @@ def neighbors(ctx: Context, memory_id: int, depth: int = 1, max_sensitivity: str
 
 
 def history(ctx: Context, memory_id: int, max_sensitivity: str | None = None, namespace: str = DEFAULT_NAMESPACE,
-            include_namespaces: list[str] | None = None) -> HistoryOut:
+            include_namespaces: list[str] | None = None, project: str | None = None) -> HistoryOut:
     """A memory's supersession chain (seed 003's provenance "by id"): every memory it replaced, directly or
     through others, itself, and what replaced it up to the current one; oldest first, sensitive text masked
     unless `max_sensitivity="sensitive"`. The memory is one of `namespace` or `include_namespaces` (supersession
     stays inside a namespace). Raises `NotFound`."""
-    names = scope(namespace, include_namespaces)
+    names = reach(ctx.store, namespace, include_namespaces, project).reads
     levels = sensitivity_levels(max_sensitivity)
     start = own_memory(ctx, memory_id, names)
     seen: dict[int, Memory] = {start.id: start}
@@ -246,23 +287,28 @@ def stats(ctx: Context) -> dict:
     """Seed 003's `memory_stats` (`twin.lifecycle.cycle.stats`): counts by kind and tier, superseded, edges, last
     decay and dream, and `by_namespace` `{name: {warm, cold}}` over active memories (seed 003's `byNamespace`),
     over every namespace."""
+    require_owner("the twin's stats")
     from twin.lifecycle.cycle import stats as lifecycle_stats
 
     return lifecycle_stats(ctx.store, ctx.being)
 
 
 def signals(ctx: Context, status: str | None = None, limit: int = 20) -> list[Signal]:
-    """Raised and held-back signals, newest first, with their evidence ids; `status` `raised` or `held_back`.
-    Raises `InvalidInput` for another status. The rows are the store's own `Signal` (pydantic serialises the
-    dataclass as it is, so the API's shape is the table's)."""
-
+    """The caller's raised and held-back signals, newest first, with their evidence ids; `status` `raised` or
+    `held_back`. The twin's owner sees theirs (of their own memories and of their projects); a person the owner
+    added sees the signals drawn for them from the projects they are still a member of (issue 19:
+    `twin.reflection.project_pass`), none once unshared. Raises `InvalidInput` for another status. The rows are
+    the store's own `Signal` (pydantic serialises the dataclass as it is, so the API's shape is the table's)."""
     if status not in (None, "raised", "held_back"):
         raise InvalidInput("status must be raised or held_back", field="status")
-    return list_signals(ctx.store, ctx.being, status=status, limit=capped(limit))
+    who = caller()
+    return still_theirs(ctx.store, list_signals(ctx.store, ctx.being, status=status, limit=checked_limit(limit),
+                                                recipient=who.person_id), who.person_id)
 
 
 def profile(ctx: Context) -> dict:
     """The profile (seed 000's facts, goals, preferences, routines, tone) as stored."""
+    require_owner("the profile")
     from twin.profile import load_profile
 
     return load_profile(ctx.store, ctx.being).model_dump()
@@ -271,6 +317,7 @@ def profile(ctx: Context) -> dict:
 def status(ctx: Context) -> dict:
     """`twin status`'s report (`twin.health.status`): counts, backlog, queues, index, connectors, lifecycle,
     degraded modes; the queues when the daemon's Redis answers (`ctx.bus()`)."""
+    require_owner("the status")
     from twin.health import status as health_status
 
     bus = ctx.bus()
@@ -279,4 +326,5 @@ def status(ctx: Context) -> dict:
 
 def activity(ctx: Context, n: int = ACTIVITY_SHOWN) -> list[ActivityLineOut]:
     """The newest `n` diary lines (seed 001: 60), newest first."""
-    return [ActivityLineOut(**vars(line)) for line in reversed(ctx.activity.recent(capped(n)))]
+    require_owner("the diary")
+    return [ActivityLineOut(**vars(line)) for line in reversed(ctx.activity.recent(checked_limit(n)))]

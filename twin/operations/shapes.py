@@ -41,10 +41,22 @@ class MemoryOut(BaseModel):
         return cls(**memory.shown(reveal_sensitive).to_dict())
 
 
+class Reason(BaseModel):
+    """Why a result ranks where it does (`twin.memory.RankReason`, made by the recall rule that moved it): `code` a
+    stable word (`twin.recall.reasons.CODES`), `words` for people (memory text in them is data, never markup),
+    `others` the ids of the memories it was compared with."""
+
+    code: str
+    words: str
+    others: list[int] = Field(default_factory=list)
+
+
 class Hit(MemoryOut):
     """A recall result: the memory and its scores, all 0..1 (`twin.memory.Recalled`); `in_window` True when the
     query named a strict time window ("last Saturday", "in the last 3 days") and the memory was made inside it,
-    which let it in and ranked it by meaning alone (`Recalled.in_window`; the only why recall tells per result)."""
+    which let it in and ranked it by meaning alone (`Recalled.in_window`); `reasons` every rule that moved it (a
+    time window, the newest value of a slot, a newer statement, a supersession), empty when its score alone placed
+    it."""
 
     score: float
     keyword: float
@@ -52,12 +64,15 @@ class Hit(MemoryOut):
     recency: float
     relevance: float
     in_window: bool = False
+    reasons: list[Reason] = Field(default_factory=list)
 
     @classmethod
     def of_recalled(cls, hit: Recalled, reveal_sensitive: bool) -> Hit:
-        """`hit` with its memory as shown."""
-        return cls(**{**hit.to_dict(), **MemoryOut.of(hit.memory, reveal_sensitive).model_dump(),
-                      "in_window": hit.in_window})
+        """`hit` with its memory as shown; a hidden sensitive memory's reasons that quote memory text are left out
+        (`RankReason.quotes_memory`, as `Memory.shown` leaves out its `supersede_reason`)."""
+        shown = hit.memory.shown(reveal_sensitive)
+        kept = [r.to_dict() for r in hit.reasons if shown is hit.memory or not r.quotes_memory]
+        return cls(**{**hit.to_dict(), **MemoryOut.of(hit.memory, reveal_sensitive).model_dump(), "reasons": kept})
 
 
 class Degradable(BaseModel):
@@ -80,6 +95,8 @@ class ContextOut(SearchOut):
     """`context`: a search and the newest memories grouped by kind, in one answer (seed 003 `memory_context`)."""
 
     recent: dict[str, list[MemoryOut]]
+    context_pack: dict[str, dict[str, list[MemoryOut]]] = Field(default_factory=dict)
+    """Seed 003's context packs v2: `{userGlobal: {kind: [memories]}, projectScoped: {kind: [memories]}}`."""
 
 
 class CaptureOut(BaseModel):
@@ -203,3 +220,67 @@ class OkOut(BaseModel):
     """Seed 000's `{ok: true}`."""
 
     ok: bool
+
+
+class SourceOut(BaseModel):
+    """A source bound to a project (issue 19; `twin.store.project_sources`): `kind` (`files`, `telegram_chat` or
+    `gmail_label`), `value` (a folder's absolute path, a chat id, a Gmail label id), `added_at` (UTC ISO-8601)."""
+
+    kind: str
+    value: str
+    added_at: str
+
+
+class ProjectOut(BaseModel):
+    """A project as its members see it (seed 003's sub-brain): `id` (a ULID, stable), `name`, `owner` (the owner's
+    name: `owner` for the twin's owner), `role` of the caller (`owner` or `member`), `members` (names, the owner
+    first), `active` (the caller's active project), `created_at` (UTC ISO-8601); `sources` the twin owner's sources
+    bound to it (shown to the twin's owner alone: the paths and chats are theirs; empty for anyone else)."""
+
+    id: str
+    name: str
+    owner: str
+    role: str
+    members: list[str]
+    active: bool
+    created_at: str
+    sources: list[SourceOut] = []
+
+
+class ProjectDeletedOut(BaseModel):
+    """`project_delete`: `ok`, the project's `id`, and what went, per table (`ForgetPlan.counts`)."""
+
+    ok: bool
+    id: str
+    removed: dict[str, int]
+
+
+class PersonOut(BaseModel):
+    """A person the owner added: `id`, `name`, `added_at` (UTC ISO-8601); `token` only in the answer of `add`,
+    the one time it is shown (the store keeps its digest alone); `telegram` True once they paired a Telegram
+    account (`twin people pair`; the account's id is not shown)."""
+
+    id: str
+    name: str
+    added_at: str
+    token: str | None = None
+    telegram: bool = False
+
+
+class TelegramPairOut(BaseModel):
+    """`twin people pair NAME`: the person's `name`, the one-time `code` they send to the bot as `/start CODE`
+    (shown this once; the store keeps its SHA-256), and when it stops pairing (`expires_at`, UTC ISO-8601)."""
+
+    name: str
+    code: str
+    expires_at: str
+
+
+class PersonRemovedOut(BaseModel):
+    """`twin people remove`: the person, the projects of theirs deleted (ids), and what went of their memories
+    and projects, per table (`ForgetPlan.counts`, summed)."""
+
+    id: str
+    name: str
+    projects_deleted: list[str]
+    removed: dict[str, int]

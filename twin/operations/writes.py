@@ -21,9 +21,10 @@ from twin.learn.import_lines import MAX_CONTENT_CHARS
 from twin.learn.learning import LearnResult, as_memories, learned_line, source_type
 from twin.lifecycle.forgetting import ForgetPlan, scrub_if_due
 from twin.memory import KINDS, SENSITIVE, SENSITIVITIES, stricter, strip_controls, utc_now
-from twin.namespaces import DEFAULT_NAMESPACE, checked, scope
+from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.operations.context import Context
 from twin.operations.reads import own_memory
+from twin.operations.scopes import reach, require_owner
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
 from twin.text.capture_rules import unworthy
@@ -107,13 +108,15 @@ def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: f
                    tags: list[str] | None = None, source: str | None = None, sensitivity: str | None = None,
                    source_type_: str | None = None, captured_from: str | None = None,
                    confidence: float | None = None, force: bool = False, compare: bool = True,
-                   namespace: str = DEFAULT_NAMESPACE) -> CaptureOut:
+                   namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> CaptureOut:
     """Seed 003's `memory_capture` (`compare` False: `memory_remember`): one memory through
     `twin.learn.capture.capture` (exact duplicate → reinforced; the worthiness gate unless `force`; with
     `compare`, a near duplicate updated in place and contradicted memories superseded). `sensitivity` given: a
     new memory gets it unless its content shows a secret (then `sensitive`); a memory it joins keeps the stricter
-    of both; in `namespace`. One diary line, never the text. Returns `{id, …flags}` (`CaptureOut`)."""
-    namespace = checked(namespace)
+    of both; in `namespace`, or in the project in reach (`project`, else the caller's active one:
+    `twin.operations.scopes.reach`, whose 404 and 403 it raises). One diary line, never the text. Returns `{id,
+    …flags}` (`CaptureOut`)."""
+    namespace = reach(ctx.store, namespace, project=project).write
     _checked(kind, importance, sensitivity, confidence)
     text, source = clean_content(content), clean_source(source)
     candidate = Candidate(kind, text, DEFAULT_IMPORTANCE if importance is None else float(importance),
@@ -154,7 +157,7 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
                   importance: float | None = None, tags: list[str] | None = None, sensitivity: str | None = None,
                   source_type_: str | None = None, captured_from: str | None = None,
                   confidence: float | None = None, max_sensitivity: str | None = None,
-                  namespace: str = DEFAULT_NAMESPACE) -> MemoryOut:
+                  namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> MemoryOut:
     """Seed 003's `memory_update`: rewrite memory `memory_id` keeping its id, hits and edges; new `content` is
     re-embedded (its vector dropped; the old wording scrubbed from the files). The sensitivity is the one given,
     else the stored one, and `sensitive` whenever the resulting text shows a secret. Provenance fields given
@@ -162,8 +165,9 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
     worthiness gate (`twin.text.capture_rules.unworthy`, seed 003: filler and text under 12 characters are no
     memory), so an update cannot overwrite a fact with what capture would refuse. Raises `NotFound`, `InvalidInput`
     (nothing to change, a bad field; code `rejected` with the gate's reason, nothing changed; code `conflict` when
-    another memory of its namespace already says the new content)."""
-    names = scope(namespace)
+    another memory of its namespace already says the new content). With a project in reach (`project`, else the
+    active one) the memory is one of the project's (seed 003: update targets the active project)."""
+    names = (reach(ctx.store, namespace, project=project).write,)
     _checked(kind, importance, sensitivity, confidence)
     memory = own_memory(ctx, memory_id, names)
     text = None if content is None else clean_content(content)
@@ -195,7 +199,7 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
         _embed_soon(ctx)
     from twin.operations.reads import get_memory
 
-    return get_memory(ctx, memory_id, max_sensitivity, namespace=namespace)
+    return get_memory(ctx, memory_id, max_sensitivity, namespace=namespace, project=project)
 
 
 def after_forget(ctx: Context, done: ForgetPlan) -> None:
@@ -205,14 +209,16 @@ def after_forget(ctx: Context, done: ForgetPlan) -> None:
         tell_daemon(ctx, "request_checkpoint", "rewrite_append_only_file")
 
 
-def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPACE) -> ForgetOut:
+def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPACE,
+                  project: str | None = None) -> ForgetOut:
     """Seed 003's `memory_forget` (seed 000's `DELETE`): hard-forget memory `memory_id` of `namespace` with every
     copy of its text (`twin.lifecycle.forgetting.forget`: row, FTS entry, vector and index entry, edges,
     transcript rows; the files scrubbed at once), then `after_forget`. Raises `NotFound` (also for a memory of
-    another namespace)."""
+    another namespace). With a project in reach (`project`, else the active one) the memory is one of the
+    project's (seed 003: forget targets the active project)."""
     from twin.lifecycle.forgetting import forget
 
-    names = scope(namespace)
+    names = (reach(ctx.store, namespace, project=project).write,)
     own_memory(ctx, memory_id, names)
     done = forget(ctx.store, ctx.activity, ctx.being, [memory_id], namespaces=names)
     after_forget(ctx, done)
@@ -220,15 +226,17 @@ def forget_memory(ctx: Context, memory_id: int, namespace: str = DEFAULT_NAMESPA
 
 
 def learn_text(ctx: Context, text: str, source: str | None = None, force: bool = False,
-               namespace: str = DEFAULT_NAMESPACE) -> LearnResult:
+               namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> LearnResult:
     """Seed 001's `learn()` on `text` from `source` (one safe line, `clean_source`: `api` when none is named, as
     for a capture) into `namespace`, with the
     configured model or offline; the old wording of memories updated in place scrubbed, the daemon told to embed.
-    Returns the `LearnResult` (`learn_out` shapes it)."""
+    Returns the `LearnResult` (`learn_out` shapes it). The twin owner's alone (`Forbidden` for anyone else: what is
+    learned may change the owner's profile); into the project in reach when there is one (`reach`)."""
     from twin.learn.learning import learn
     from twin.llm.provider import provider_for
 
-    namespace = checked(namespace)
+    require_owner("learning a text")
+    namespace = reach(ctx.store, namespace, project=project).write
     provider = provider_for(ctx.settings, ctx.store)
     try:
         result = learn(ctx.store, ctx.activity, ctx.being, text, clean_source(source), provider=provider,
@@ -257,41 +265,49 @@ def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False)
 
 
 def learn(ctx: Context, text: str, source: str | None = None, force: bool = False,
-          namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
-    """Seed 001's `POST /learn`: `learn_text` into `namespace`, shaped (`learn_out`)."""
+          namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> LearnOut:
+    """Seed 001's `POST /learn`: `learn_text` into `namespace` (or the project in reach), shaped (`learn_out`)."""
     namespace = checked(namespace)
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text must hold some text", field="text")
-    return learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace))
+    return learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace, project=project))
 
 
 def session_recap(ctx: Context, summary: str, source: str | None = "session",
-                  namespace: str = DEFAULT_NAMESPACE) -> LearnOut:
+                  namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> LearnOut:
     """Seed 003's `memory_session_recap`: a session's summary through `learn()`, whose extractor keeps only what
     is memorable about the owner (durable facts, preferences, decisions; questions and chatter are skipped, each
     with its reason in `rejected`), into `namespace`."""
     if not isinstance(summary, str) or not summary.strip():
         raise InvalidInput("summary must hold some text", field="summary")
-    return learn(ctx, summary, source or "session", namespace=namespace)
+    return learn(ctx, summary, source or "session", namespace=namespace, project=project)
 
 
 def reflect(ctx: Context, namespace: str | None = None) -> ReflectOut:
     """Seed 001's `POST /reflect`: reflect now (forced: no 3-new-memories gate), signals through the Hush gate,
     each raised one handed to the daemon's outbox when it runs. Reflection reads the owner's new memories of
     every namespace and keeps one profile: a `namespace` given is checked (`NamespaceError`, an `InvalidInput`
-    naming it, for a bad name) and does not narrow what is read. Returns `{ran, signals, widgets, thought}`."""
+    naming it, for a bad name) and does not narrow what is read. Then each project with a new memory is reflected
+    on by itself (`twin.reflection.project_pass`: a signal per member, through each member's Hush gate); their
+    signals join `signals`, each with its `recipient` and `project_id`. Returns `{ran, signals, widgets, thought}`."""
     from twin.llm.provider import provider_for
     from twin.reflection.hush import HushGate, HushRules
+    from twin.reflection.project_pass import reflect_projects
     from twin.reflection.second_pass import reflect as reflect_now
 
+    require_owner("reflection")
     if namespace is not None:
         checked(namespace)
     bus = ctx.bus()
     provider = provider_for(ctx.settings, ctx.store)
-    gate = HushGate(ctx.store, ctx.being, HushRules.from_settings(ctx.settings))
+    rules = HushRules.from_settings(ctx.settings)
     outbox = None if bus is None else (lambda signal_id: bus.push_signal(signal_id, ctx.being))
     try:
-        result = reflect_now(ctx.store, ctx.activity, ctx.being, provider, gate, force=True, outbox=outbox)
+        result = reflect_now(ctx.store, ctx.activity, ctx.being, provider, HushGate(ctx.store, ctx.being, rules),
+                             force=True, outbox=outbox)
+        for project in reflect_projects(ctx.store, ctx.activity, ctx.being, provider, rules, min_new=1,
+                                        outbox=outbox):
+            result.signals.extend(project.signals)
     finally:
         if provider is not None:
             provider.close()
@@ -308,6 +324,7 @@ def dream_cycle(ctx: Context, namespace: str | None = None) -> DreamOut:
     from twin.vectors.embedder import model_id_of
     from twin.wiring import open_index_reader
 
+    require_owner("the dream cycle")
     namespace = None if namespace is None else checked(namespace)
     model_id = model_id_of(ctx.settings)
     dim = ctx.store.embedding_dim(model_id) if model_id else None

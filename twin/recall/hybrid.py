@@ -20,6 +20,9 @@ The memory lifecycle (seeds 003 and 004) adds:
   (`RecallConfig.complete`: a rare code among look-alikes);
 - of the results stating the same slot of a fact (`twin.text.capture_slots.slot_of`, the rule capture supersedes by;
   swappable), the newest ranks above the older ones (`_newest_of_slot`), unless the query names a time;
+- each result says what moved it (`Recalled.reasons`, made by the rule that applied, `twin.recall.reasons`): the
+  window it lies in, the older values of its slot it was lifted above (or the newest value that passed it), the
+  older statement it passed, the memories it superseded, or (a replay) the memory that superseded it later;
 - `min_relevance` cuts on `Recalled.relevance` (off by default: `MIN_RELEVANCE` says what was measured);
 - every cosine recall scores and cuts on is on all-MiniLM's scale (`twin.vectors.cosine_scale`): the cuts here and
   the vector half of the score were measured on it, and multilingual-e5's unrelated pairs (~0.8) would clear them
@@ -43,11 +46,13 @@ from datetime import UTC, datetime, tzinfo
 import numpy as np
 
 from twin.exceptions import TwinError
-from twin.memory import Recalled, format_time, parse_time
-from twin.namespaces import DEFAULT_NAMESPACE, scope
+from twin.limits import LIMIT_MAX
+from twin.memory import Memory, RankReason, Recalled, format_time, parse_time
+from twin.namespaces import DEFAULT_NAMESPACE, stored_scope
+from twin.recall import reasons
 from twin.recall.keyword_search import keyword_scores, search_keywords, term_forms
 from twin.recall.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
-from twin.store import Store
+from twin.store import Store, turns
 from twin.text.capture_slots import slot_of as capture_slot_of
 from twin.text.query_terms import query_terms
 from twin.vectors.cosine_scale import CommonCosine
@@ -57,8 +62,6 @@ from twin.weights import RECALL_CONFIG, RECALL_WEIGHTS, RecallConfig, Weights
 
 log = logging.getLogger(__name__)
 
-LIMIT_MAX = 200
-"""At most this many results per call (seed 000: "capped at 200 per call")."""
 
 COLD_PENALTY = 0.95
 """A cold memory's score is multiplied by this (seed 003: cold entries stay searchable, ranked a little lower)."""
@@ -84,6 +87,10 @@ NEWER_STATEMENT_SHARE = 0.5
 """… and the newer one is moved just above the older when it scores at least this share of it (ours)."""
 NEWER_STATEMENT_POOL = 15
 """Only the best this many results are compared pairwise (15, 20 and 30 give the same eval figures)."""
+TURN_POOL = 50
+"""The best this many results may lift their conversation neighbours (`Recall._with_turns`): measured with the
+shipped share (0.15) on both dev sets (bench/eval_recall.py), 20 and 30 gave LoCoMo R@10 0.700 and 0.707, 50 gave
+0.716, 100 0.717, the personal set unchanged at each."""
 SLOT_POOL = 20
 """Slots are compared among the best this many results (ours)."""
 SLOT_CACHE = 4096
@@ -177,6 +184,10 @@ def normalise(values: list[float], method: str, rrf_k: float = 60.0) -> list[flo
     raise ValueError(f"unknown normalisation {method!r}")
 
 
+SCOPES_KEPT = 32
+"""Scopes whose ids a `Recall` keeps for its index filter (`Recall._scope_ids`); the one used longest ago goes."""
+
+
 class Recall:
     """Recall over one store. `embedder` and `reader` may be None (keyword-only recall, degraded).
 
@@ -201,6 +212,8 @@ class Recall:
         # every cosine recall compares with a cut is on all-MiniLM's scale (twin.vectors.cosine_scale)
         self.scale = CommonCosine(embedder.model_id if embedder is not None else "")
         self._pool: ThreadPoolExecutor | None = None
+        self._scopes: dict[tuple, tuple[tuple[int, int, int], set[int]]] = {}
+        """The ids of each scope the index was last filtered by, with `Store.scope_stamp` when read."""
 
     @property
     def keyword_only(self) -> bool:
@@ -246,9 +259,24 @@ class Recall:
         outside = {m for m, _ in found if m in fields and (fields[m].being_id != being or fields[m].namespace
                                                             not in names)}
         if outside and len(found) - len(outside) < k:
-            found = self.reader.search(qvec, k, allowed=self.store.scope_ids(being, names))
+            found = self.reader.search(qvec, k, allowed=self._scope_ids(being, names))
             fields.update(self.store.ranking_fields(m for m, _ in found if m not in fields))
         return {mid: self.cosine(sim) for mid, sim in found if mid not in outside}
+
+    def _scope_ids(self, being: str, names: tuple[str, ...]) -> set[int]:
+        """`Store.scope_ids(being, names)`, kept between recalls while `Store.scope_stamp` says the set is the same:
+        one pass over the namespace index instead of reading 10k ids into a set per recall (bench/project_latency.py:
+        ~10 ms of an active project's recall at 10 projects x 10k). At most `SCOPES_KEPT` scopes are kept."""
+        key, stamp = (being, names), self.store.scope_stamp(being, names)
+        kept = self._scopes.get(key)
+        if kept is not None and kept[0] == stamp:
+            self._scopes[key] = self._scopes.pop(key)  # used now: the last to go
+            return kept[1]
+        ids = self.store.scope_ids(being, names)
+        if len(self._scopes) >= SCOPES_KEPT:
+            self._scopes.pop(next(iter(self._scopes)))
+        self._scopes[key] = (stamp, ids)
+        return ids
 
     def cosine(self, sim: float) -> float:
         """A raw cosine of the embedder's model as recall scores it: on all-MiniLM's scale (`self.scale`), clipped
@@ -292,9 +320,11 @@ class Recall:
         `min_relevance` (0..1) drops every result whose `Recalled.relevance` is below it, but a memory made inside
         a strict window the query names ([] when none is left: abstaining; `MIN_RELEVANCE` for the default).
         `touch` records the access of the results used (`TouchBar.used`: noise is not touched) and re-promotes
-        them from cold to warm (seed 003). Raises `ValueError` for an unparsable `since`/`as_of`.
+        them from cold to warm (seed 003). Each result's `reasons` say what moved it (`twin.recall.reasons`, made
+        here by the rule that applied; the ranking is the same with or without them). Raises `ValueError` for an
+        unparsable `since`/`as_of`.
         """
-        names = scope(namespace, include_namespaces)
+        names = stored_scope(namespace, include_namespaces)
         limit = max(1, min(int(limit), LIMIT_MAX))
         if not query.strip():
             return []
@@ -348,7 +378,7 @@ class Recall:
         keyword = keyword_scores(terms, forms, hits, more, cfg.share)
         start_t, end_t = (format_time(window.start), format_time(window.end)) if window else (None, None)
         strict = window is not None and window.strict
-        kept, windowed = [], set()
+        kept, windowed, lifted_by = [], set(), {}
         for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at, _,
                   space) in fields.items():
             current = status == "active" or (before is not None and superseded_at is not None
@@ -365,6 +395,8 @@ class Recall:
             lift = (WINDOW_LIFT if inside and not strict else
                     cfg.strict_lift if inside and strict and cfg.time_filter != "strict" else 1.0)
             kept.append((mid, importance, created_at, tier, lift))
+            if inside:
+                lifted_by[mid] = lift
             if inside and strict:
                 windowed.add(mid)
         if extra > 1:  # the `width` nearest of the memories the filters kept, as a recall without them takes
@@ -379,20 +411,44 @@ class Recall:
             score *= (COLD_PENALTY if tier == "cold" else 1.0) * lift
             ranked.append((mid, score, keyword.get(mid, 0.0), vector.get(mid, 0.0), rec))
         ranked.sort(key=lambda r: (-r[1], -r[0]))
+        why: dict[int, list[RankReason]] = {}
         if window is None and cfg.newer_first:
-            ranked = self._newer_first(ranked, fields)
+            ranked = self._newer_first(ranked, fields, why)
         if window is None and cfg.slots:
-            ranked = self._newest_of_slot(ranked, fields)
+            ranked = self._newest_of_slot(ranked, fields, why)
         ranked = self._cut(ranked)
+        if cfg.turn_share > 0:
+            ranked = self._with_turns(ranked, fields, why)
         if min_relevance > 0:
             ranked = [r for r in ranked if max(r[2], r[3]) >= min_relevance or r[0] in windowed]
         memories = self.store.get_many(r[0] for r in ranked[:limit])
+        said = {lift: reasons.in_window(window, zone or self.zone, lift) for lift in
+                {lifted_by[mid] for mid in memories if mid in lifted_by}}  # the results' only: one per lift
+        for mid in memories:
+            if mid in lifted_by:
+                why.setdefault(mid, []).insert(0, said[lifted_by[mid]])
+        self._supersession_reasons(memories, why, before, include_sensitive)
         results = [Recalled(memory=memories[mid], score=score, keyword=kw, vector=vec, recency=rec,
-                            in_window=mid in windowed)
+                            in_window=mid in windowed, reasons=tuple(why.get(mid, ())))
                    for mid, score, kw, vec, rec in ranked[:limit] if mid in memories]
         if touch:
             self.record_use(self.touch_bar.used(results))
         return results
+
+    def _supersession_reasons(self, memories: dict[int, Memory], why: dict[int, list[RankReason]],
+                              as_of: str | None, include_sensitive: bool) -> None:
+        """Add to `why` the supersession reasons of the results `memories`: the memories each superseded (one indexed
+        read, `Store.replaced_among`: they are not searched, so it answers in their place; sensitive ones only with
+        `include_sensitive`) and, in a replay `as_of` a moment (UTC ISO-8601), the memory that superseded a result
+        later (the `current` rule of `recall`: it was current then)."""
+        replaced = self.store.replaced_among(memories, include_sensitive)
+        for mid, memory in memories.items():
+            if as_of and memory.status == "superseded":
+                successor = memories.get(memory.superseded_by) or self.store.get(memory.superseded_by or 0)
+                why.setdefault(mid, []).append(reasons.superseded_later(
+                    memory.superseded_by, successor.created_at if successor else None, as_of))
+            if replaced.get(mid):
+                why.setdefault(mid, []).append(reasons.replaces(replaced[mid]))
 
     def record_use(self, results: list[Recalled]) -> None:
         """Record that `results` were used (`Store.touch`: `last_accessed` now, hits + 1, cold back to warm; seed
@@ -435,13 +491,15 @@ class Recall:
             return None
         return event_window(anchor, parse_time(hits[0].memory.created_at), zone)
 
-    def _newer_first(self, ranked: list[tuple], fields: dict[int, tuple]) -> list[tuple]:
+    def _newer_first(self, ranked: list[tuple], fields: dict[int, tuple],
+                     why: dict[int, list[RankReason]] | None = None) -> list[tuple]:
         """`ranked` (best first; its `Store.ranking_fields` in `fields`) with each result lifted just above any older
         result among the best `NEWER_STATEMENT_POOL` that says nearly the same (a `co_occurs` edge between them of
         strength ≥ `NEWER_STATEMENT_COSINE`: one indexed read of the graph, no vectors) about the same subject
         (`subject_head`: "Owner's PIN" is not "Owner's bank card PIN", "Lena's" not "Owner's") and that it scores at
         least `NEWER_STATEMENT_SHARE` of; never above a result the query nearly quotes (`VERBATIM_COSINE`). A paraphrase
         loses nothing by the swap, and an update the capture rules did not catch ranks above the fact it replaced.
+        Each lift is told in `why` (`{id: [RankReason]}`, extended): the newer one's and the older ones'.
         Measured on the eval's dev split: stale above newest 0.467 -> 0.333 at the same Recall@5 (bench/eval_recall.py);
         reading vectors instead of edges gave the same figures at ~0.6 ms more per query at 100k memories
         (bench/recall_latency.py)."""
@@ -451,7 +509,7 @@ class Recall:
             return ranked
         heads = {mid: subject_head(fields[mid][8]) for mid in {m for p in pairs for m in p}}
         created = {mid: fields[mid][4] for mid in pool}
-        lifted = {}
+        lifted, passed = {}, {}
         for a, b in pairs:
             if created[a] == created[b]:
                 continue  # neither is newer
@@ -459,18 +517,30 @@ class Recall:
             if (older[1] > newer[1] and newer[1] >= NEWER_STATEMENT_SHARE * older[1] and older[3] < VERBATIM_COSINE
                     and heads.get(older[0]) is not None and heads.get(older[0]) == heads.get(newer[0])):
                 lifted[newer[0]] = max(lifted.get(newer[0], newer[1]), older[1] + 1e-6)
+                passed.setdefault(newer[0], set()).add(older[0])  # an edge may be stored both ways
         if not lifted:
             return ranked
+        if why is not None:
+            for newer, olders in passed.items():
+                why.setdefault(newer, []).append(reasons.newer_statement(tuple(sorted(olders))))
+            by_older: dict[int, set[int]] = {}
+            for newer, olders in passed.items():
+                for older in olders:
+                    by_older.setdefault(older, set()).add(newer)
+            for older, newers in by_older.items():
+                why.setdefault(older, []).append(reasons.older_statement(tuple(sorted(newers))))
         out = [(r[0], lifted.get(r[0], r[1]), *r[2:]) for r in ranked]
         out.sort(key=lambda r: (-r[1], -r[0]))
         return out
 
-    def _newest_of_slot(self, ranked: list[tuple], fields: dict[int, tuple]) -> list[tuple]:
+    def _newest_of_slot(self, ranked: list[tuple], fields: dict[int, tuple],
+                        why: dict[int, list[RankReason]] | None = None) -> list[tuple]:
         """`ranked` (best first; its `Store.ranking_fields` in `fields`) with the newest memory of each slot
         (`self.slot_of`: ("owner", "home")) among the best `SLOT_POOL` lifted just above the best older memory of that
         slot, unless the query nearly quotes that older one (`VERBATIM_COSINE`) or did not find the newest by itself
         (`SLOT_FOUND`). Both stay: the older value is history, ranked below the current one. Measured on the personal
-        dev set (bench/README.md): stale above newest 0.467 -> 0.333; LoCoMo's chat turns have no slot."""
+        dev set (bench/README.md): stale above newest 0.467 -> 0.333; LoCoMo's chat turns have no slot. Each lift is
+        told in `why` (`{id: [RankReason]}`, extended): the newest value's and the older values' it passed."""
         pool = ranked[:SLOT_POOL]
         slots = {r[0]: self.slot_of(fields[r[0]][8]) for r in pool}
         created = {r[0]: fields[r[0]][4] for r in pool}
@@ -479,7 +549,7 @@ class Recall:
             if slots.get(r[0]) is not None:
                 groups.setdefault(slots[r[0]], []).append(r)
         lifted = {}
-        for members in groups.values():
+        for slot, members in groups.items():
             if len(members) < 2:
                 continue
             newest = max(members, key=lambda r: (created[r[0]], r[0]))
@@ -487,6 +557,43 @@ class Recall:
             found = newest[3] >= SLOT_FOUND[0] or newest[2] >= SLOT_FOUND[1]
             if above and found and max(r[3] for r in above) < VERBATIM_COSINE:
                 lifted[newest[0]] = max(r[1] for r in above) + 1e-6
+                if why is not None:
+                    why.setdefault(newest[0], []).append(reasons.newest_value(slot, tuple(r[0] for r in above)))
+                    for r in above:
+                        why.setdefault(r[0], []).append(reasons.older_value(slot, newest[0]))
+        if not lifted:
+            return ranked
+        out = [(r[0], lifted.get(r[0], r[1]), *r[2:]) for r in ranked]
+        out.sort(key=lambda r: (-r[1], -r[0]))
+        return out
+
+    def _with_turns(self, ranked: list[tuple], fields: dict[int, tuple],
+                    why: dict[int, list[RankReason]] | None = None) -> list[tuple]:
+        """`ranked` (best first; `Store.ranking_fields` in `fields`) with each of the best `TURN_POOL` raised by
+        `RecallConfig.turn_share` × the score of its best neighbour in the same conversation (`twin.store.turns`:
+        the memory of its source just before or after it, at most `turn_gap_s` apart) that is among them too, then
+        sorted again. A chat's answer is often the turn after the one that matches the question ("What are you
+        researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636 and R@10 0.678 -> 0.716, the
+        personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
+        this step (no chain of lifts). A store that cannot be read leaves `ranked` as it is. Each lift is told in
+        `why` (`{id: [RankReason]}`, extended) when given."""
+        cfg, pool = self.config, ranked[:TURN_POOL]
+        score = {r[0]: r[1] for r in pool}
+        try:
+            sides = turns.neighbours(self.store, list(score))
+        except sqlite3.Error as exc:
+            log.warning("recall: could not read the results' conversation neighbours (%s)", exc)
+            return ranked
+        made = {mid: parse_time(fields[mid][4]) for mid in score if mid in fields}
+        lifted = {}
+        for mid, own in score.items():
+            near = [(score[n], n) for n in sides.get(mid, ()) if n in made and mid in made
+                    and abs((made[n] - made[mid]).total_seconds()) <= cfg.turn_gap_s]
+            if near:
+                best, neighbour = max(near)
+                lifted[mid] = own + cfg.turn_share * best
+                if why is not None:
+                    why.setdefault(mid, []).append(reasons.next_to_turn(neighbour, cfg.turn_share))
         if not lifted:
             return ranked
         out = [(r[0], lifted.get(r[0], r[1]), *r[2:]) for r in ranked]

@@ -21,7 +21,7 @@ import numpy as np
 
 from twin.store import Store
 from twin.store.ids import DEFAULT_SCOPE
-from twin.text.query_terms import WORD, fold, fts_query
+from twin.text.query_terms import WORD, fold, fts_query, selective_terms
 from twin.text.third_person import agree
 
 log = logging.getLogger(__name__)
@@ -127,11 +127,9 @@ def search_keywords(store: Store, being: str, terms: list[str], forms: dict[str,
         documents, by_word = store.term_document_counts(sorted({f.split()[-1] for fs in forms.values() for f in fs}))
         by_form = {f: by_word[f.split()[-1]] for fs in forms.values() for f in fs}
         counts = {t: max(by_form[f] for f in forms[t]) for t in terms}
-        present = [t for t in terms if counts[t] > 0]
-        if not present:
+        selective = selective_terms(terms, counts, documents, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS)
+        if not selective:
             return KeywordHits(documents, counts)
-        cutoff = max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE * documents)
-        selective = [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]
         used = [f for t in selective for f in forms[t] if by_form[f] > 0]
         match = fts_query(used)
         rows = store.fts_search(being, match, limit, before, namespaces)

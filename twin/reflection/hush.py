@@ -23,7 +23,7 @@ from twin.clock import owner_zone
 from twin.exceptions import StoreError
 from twin.memory import format_time, normalise_content, parse_time
 from twin.store import Store
-from twin.store.signals import ProposedSignal, Signal, get_signal, raised_since, record_signal
+from twin.store.signals import OWNER_RECIPIENT, ProposedSignal, Signal, get_signal, raised_since, record_signal
 
 if TYPE_CHECKING:
     from twin.activity import Activity
@@ -94,6 +94,12 @@ def reads_like_instructions(content: str) -> bool:
     return any(p.search(text) for p in INSTRUCTION_PATTERNS)
 
 
+def project_subject(project_id: str) -> str:
+    """The diary subject of a line about a signal drawn from project `project_id` (`project:<id>`): its title was
+    written from the project's memories, so erasing the project rewrites the line (`twin.activity.unname`)."""
+    return f"project:{project_id}"
+
+
 @dataclass(frozen=True)
 class HushRules:
     """The gate's settings: quiet hours as local clock times in `zone`, at most `daily_ceiling` raised signals per
@@ -125,15 +131,23 @@ class Verdict:
 
 
 class HushGate:
-    """Checks proposed signals of `being` against `rules` (per seed 001) at the time `clock()` returns (an aware
-    datetime, normally UTC; default the real clock). Read-only except for `raise_or_hold`."""
+    """Checks proposed signals of `being` for `recipient` against `rules` (per seed 001) at the time `clock()`
+    returns (an aware datetime, normally UTC; default the real clock). Read-only except for `raise_or_hold`.
+
+    Each recipient has a gate of their own (issue 19: a signal drawn from a shared project reaches its members
+    "still through the Hush gate of each recipient"): the daily ceiling and the 7-day dedup count only the
+    signals raised for `recipient` (`OWNER_RECIPIENT`, the twin's owner, by default); `project_id` names the
+    project a signal is drawn from, stored with it (None: the owner's own memories)."""
 
     def __init__(self, store: Store, being: str, rules: HushRules,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC), recipient: str = OWNER_RECIPIENT,
+                 project_id: str | None = None):
         self.store = store
         self.being = being
         self.rules = rules
         self.clock = clock
+        self.recipient = recipient
+        self.project_id = project_id
 
     def _now(self) -> datetime:
         now = self.clock()
@@ -154,7 +168,7 @@ class HushGate:
             reasons.append(f"quiet hours ({self.rules.quiet_start:%H:%M}–{self.rules.quiet_end:%H:%M} "
                            f"{zone_name(self.rules.zone)})")
         midnight = datetime.combine(local.date(), time(0), tzinfo=self.rules.zone)
-        raised_today = len(raised_since(self.store, self.being, format_time(midnight)))
+        raised_today = len(raised_since(self.store, self.being, format_time(midnight), self.recipient))
         if raised_today >= self.rules.daily_ceiling:
             plural = "" if self.rules.daily_ceiling == 1 else "s"
             reasons.append(f"daily ceiling of {self.rules.daily_ceiling} signal{plural} reached")
@@ -184,7 +198,7 @@ class HushGate:
             return None
         since = format_time(now - timedelta(days=self.rules.dedup_days))
         words = signal_words(proposed.title, proposed.body)
-        for earlier in raised_since(self.store, self.being, since):
+        for earlier in raised_since(self.store, self.being, since, self.recipient):
             if jaccard(words, signal_words(earlier.title, earlier.body)) >= SIMILAR_JACCARD:
                 return earlier
         return None
@@ -205,11 +219,13 @@ class HushGate:
             verdict = self._check_at(proposed, fresh_ids, now)
             status = "raised" if verdict.passed else "held_back"
             reason = None if verdict.passed else "; ".join(verdict.reasons)
-            signal_id = record_signal(self.store, self.being, proposed, status, reason, format_time(now))
+            signal_id = record_signal(self.store, self.being, proposed, status, reason, format_time(now),
+                                      self.recipient, self.project_id)
+            subject = None if self.project_id is None else project_subject(self.project_id)
             if verdict.passed:
-                activity.record("signal", f"Raised a signal: “{title}”.")
+                activity.record("signal", f"Raised a signal: “{title}”.", subject=subject)
             else:
-                activity.record("held_back", f"Held back a signal “{title}”: {reason}.")
+                activity.record("held_back", f"Held back a signal “{title}”: {reason}.", subject=subject)
         if verdict.passed and outbox is not None:
             outbox(signal_id)
         signal = get_signal(self.store, signal_id)

@@ -169,18 +169,25 @@ class ReflectionResult:
 
 
 def fresh_memories(store: Store, being: str) -> list[Memory]:
-    """Active, non-sensitive memories of `being` that arrived after the last reflection, oldest first."""
+    """Active, non-sensitive memories of `being` that arrived after the last reflection, oldest first: the owner's
+    own, of every namespace of theirs; never a project's (`twin.reflection.project_pass` reflects on those) or
+    another person's."""
     after = int(store.get_cursor(CURSOR, being, "last_memory_id") or 0)
     ids = store.shareable_ids_after(being, after)
     found = store.get_many(ids)
     return [found[i] for i in ids if i in found]
 
 
-def _prompt(profile_summary: str, memories: list[Memory], total: int) -> str:
+def memories_block(memories: list[Memory], total: int) -> str:
+    """The fresh memories as the reflection prompts quote them (`#id kind: content`, as data), with a note of how
+    many older fresh ones of `total` are not shown. Pure."""
     lines = "\n".join(f"#{m.id} {m.kind}: {m.content}" for m in memories)
     more = f"\n({total - len(memories)} older fresh memories not shown.)" if total > len(memories) else ""
-    return (f"Owner's profile:\n{quote_data('PROFILE', profile_summary)}\n\n"
-            f"Memories since you last looked (#id kind: content):\n{quote_data('MEMORIES', lines)}{more}")
+    return f"Memories since you last looked (#id kind: content):\n{quote_data('MEMORIES', lines)}{more}"
+
+
+def _prompt(profile_summary: str, memories: list[Memory], total: int) -> str:
+    return f"Owner's profile:\n{quote_data('PROFILE', profile_summary)}\n\n{memories_block(memories, total)}"
 
 
 def reflect(store: Store, activity: Activity, being: str, provider: ModelProvider | None, gate: HushGate, *,

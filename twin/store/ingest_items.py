@@ -60,6 +60,17 @@ def unlearned(store: Store, being: str, source: str | None = None,
                               args).fetchall()
 
 
+def in_namespaces(store: Store, being: str, namespaces: Iterable[str]) -> list[int]:
+    """Ids of `being`'s staged items in `namespaces` not yet learned (forget items aside), ascending: what erasing
+    a whole scope (a project, a removed person's own) must reach before a learn job stores it (read-only)."""
+    names = list(namespaces)
+    if not names:
+        return []
+    return [r[0] for r in store.conn.execute(
+        f"SELECT id FROM ingest_items WHERE being_id = ? AND mode != 'forget' AND namespace IN "
+        f"({', '.join('?' * len(names))}) ORDER BY id", (being, *names))]
+
+
 def release(store: Store, ids: Iterable[int]) -> None:
     """Let `held` items be queued (a chat message once its reply is sent)."""
     with store.atomic() as conn:
@@ -73,6 +84,20 @@ def mark_queued(store: Store, ids: Iterable[int], job_id: str) -> None:
         for chunk, marks in id_chunks(ids):
             conn.execute(f"UPDATE ingest_items SET state = 'queued', job_id = ?, queued_at = ? WHERE id IN ({marks})"
                          " AND state != 'held'", (job_id, now, *chunk))
+
+def claim_texts(store: Store, being: str, job_id: str, limit: int) -> list[int]:
+    """Give job `job_id` up to `limit` of `being`'s `text` items that wait for it: `ready` ones and those already
+    `queued` for `job_id` (held, failed and other jobs' items aside), oldest first; they become `queued` for
+    `job_id` (a kill mid-job leaves them with it, so its rerun or `requeue` finds them). Returns their ids."""
+    now = utc_now()
+    with store.atomic() as conn:
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM ingest_items WHERE state IN ('ready', 'queued') AND being_id = ? AND mode = 'text'"
+            " AND (state = 'ready' OR job_id = ?) ORDER BY id LIMIT ?", (being, job_id, int(limit)))]
+        for chunk, marks in id_chunks(ids):
+            conn.execute(f"UPDATE ingest_items SET state = 'queued', job_id = ?, queued_at = COALESCE(queued_at, ?)"
+                         f" WHERE id IN ({marks})", (job_id, now, *chunk))
+    return ids
 
 def mark_failed(store: Store, job_id: str) -> int:
     """The items of job `job_id`, which failed for good, become `failed` (kept, counted in `twin status`, never
@@ -123,18 +148,21 @@ def counts(store: Store) -> dict[str, int]:
     return out
 
 
-def file_backlog(store: Store) -> tuple[int | None, int]:
-    """`(highest id, count)` of the staged file items (`document` and `forget` of a `file:` source) not failed
-    (read-only)."""
-    up_to, files = store.conn.execute(
-        "SELECT MAX(id), COUNT(*) FROM ingest_items WHERE state != 'failed' AND mode IN ('document', 'forget')"
-        " AND substr(source, 1, 5) = 'file:'").fetchone()
-    return up_to, files
+def in_flight(store: Store) -> tuple[int, int | None]:
+    """`(count, lowest id)` of the staged items waiting to be learned (`ready` or `queued`; all beings), lowest id
+    None when there are none (read-only; the `(state, id)` index)."""
+    count, first = store.conn.execute("SELECT COUNT(*), MIN(id) FROM ingest_items WHERE state IN ('ready', 'queued')"
+                                      ).fetchone()
+    return int(count), first
 
 
-def file_backlog_left(store: Store, up_to: int) -> tuple[int, int]:
-    """`(not yet learned, failed for good)` among the staged file items with id ≤ `up_to` (read-only)."""
-    left, failed = store.conn.execute(
-        "SELECT COALESCE(SUM(state != 'failed'), 0), COALESCE(SUM(state = 'failed'), 0) FROM ingest_items"
-        " WHERE id <= ? AND mode IN ('document', 'forget') AND substr(source, 1, 5) = 'file:'", (up_to,)).fetchone()
-    return left, failed
+def last_id(store: Store) -> int:
+    """The id of the newest item ever staged (0 before the first; ids are never reused: AUTOINCREMENT)."""
+    row = store.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'ingest_items'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def failed_from(store: Store, first_id: int) -> int:
+    """How many staged items with id >= `first_id` failed for good (read-only)."""
+    return store.conn.execute("SELECT COUNT(*) FROM ingest_items WHERE state = 'failed' AND id >= ?",
+                              (first_id,)).fetchone()[0]

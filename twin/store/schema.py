@@ -295,6 +295,69 @@ NAMESPACES = (
     "ALTER TABLE ingest_items ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'",
 )
 
+PEOPLE = (
+    """CREATE TABLE people (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        token_sha256 BLOB NOT NULL UNIQUE,
+        added_at TEXT NOT NULL
+    )""",
+)
+
+PEOPLE_TELEGRAM = (
+    "ALTER TABLE people ADD COLUMN telegram_user_id INTEGER",
+    "ALTER TABLE people ADD COLUMN pair_code_sha256 BLOB",
+    "ALTER TABLE people ADD COLUMN pair_expires_at TEXT",
+    "CREATE UNIQUE INDEX people_by_telegram ON people (telegram_user_id) WHERE telegram_user_id IS NOT NULL",
+    "CREATE UNIQUE INDEX people_by_pair_code ON people (pair_code_sha256) WHERE pair_code_sha256 IS NOT NULL",
+)
+"""A person's Telegram account (`twin.store.people`): their Telegram user id once paired, and the SHA-256 of the
+one-time code `twin people pair` printed with its expiry (UTC ISO-8601) until it is used. On the person's row, so
+`twin people remove` forgets both with them."""
+
+PROJECTS = (
+    """CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        owner_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE project_members (
+        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        person_id TEXT NOT NULL,
+        added_at TEXT NOT NULL,
+        PRIMARY KEY (project_id, person_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX project_members_by_person ON project_members (person_id)",
+    """CREATE TABLE active_projects (
+        person_id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE
+    ) WITHOUT ROWID""",
+)
+
+PROJECT_SOURCES = (
+    """CREATE TABLE project_sources (
+        kind TEXT NOT NULL CHECK (kind IN ('files', 'telegram_chat', 'gmail_label')),
+        value TEXT NOT NULL,
+        project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        added_at TEXT NOT NULL,
+        PRIMARY KEY (kind, value)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX project_sources_by_project ON project_sources (project_id)",
+)
+
+PAGE_SESSIONS = (
+    """CREATE TABLE page_sessions (
+        secret_sha256 BLOB PRIMARY KEY,
+        csrf_sha256 BLOB NOT NULL,
+        key_sha256 BLOB NOT NULL,
+        used_at TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX page_sessions_by_use ON page_sessions (used_at)",
+)
+"""The page's sessions (`twin.store.page_sessions`): the SHA-256 of the cookie's secret, of the CSRF token and of the
+page key, and when the session was last used (UTC ISO-8601)."""
+
 MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("0001_initial", INITIAL),
     # ON DELETE SET NULL looks up referencing rows: without this index every delete scanned the table
@@ -362,6 +425,38 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # instead of every row with its text (bench/page_latency.py at 100k: /v1/stats p50 462 -> 151 ms, /v1/status
     # 1154 -> 300 ms)
     ("0015_counted_index", ("CREATE INDEX memories_counted ON memories (being_id, namespace, status, kind, tier)",)),
+    # the page's sessions outlive a restart of the API: their digests, never their secrets (twin.store.page_sessions)
+    ("0016_page_sessions", PAGE_SESSIONS),
+    # a memory's neighbours in its conversation (the one just before and after it from the same source,
+    # `twin.store.turns`) are two index seeks; the index also serves every lookup by source the old one did
+    ("0017_source_time_index", ("CREATE INDEX memories_by_source_time ON memories (being_id, source, created_at)",
+                                "DROP INDEX IF EXISTS memories_by_source")),
+    # the people the owner adds, each with a token of their own kept as a digest (twin.store.people)
+    ("0018_people", PEOPLE),
+    # projects, their members and each person's active project (twin.store.projects); a project's memories are a
+    # namespace of their own (twin.namespaces.project_namespace)
+    ("0019_projects", PROJECTS),
+    # how many memories wait for a vector of the current model is two counts (memories, and this index's rows of
+    # the model) instead of a join that reads every vector row (`Store.count_pending_embeddings`: 193 -> 3 ms at
+    # 100k); `twin status` asks it every time, the daemon's backlog watch every 5 s. The embedding flush's "which
+    # memories lack a vector" reads this index instead of each vector row too (416 -> 240 ms a batch at 100k)
+    ("0020_embeddings_by_model",
+     ("CREATE INDEX memory_embeddings_by_model ON memory_embeddings (model_id, memory_id)",)),
+    # sources bound to a project (a files root, a Telegram chat, a Gmail label): what arrives there is staged into
+    # the project's namespace (twin.store.project_sources, the rule in twin.ingest.bound_namespace); a project's
+    # deletion drops its bindings (cascade)
+    ("0021_project_sources", PROJECT_SOURCES),
+    # a signal has a recipient (the twin's owner, or a member of the project it was drawn from) and, when drawn from
+    # a project, its id: each recipient's Hush gate counts their own signals, and a project's deletion erases its
+    # signals (twin.store.signals, twin.reflection.second_pass.reflect_project)
+    ("0022_signal_recipients", ("ALTER TABLE signals ADD COLUMN recipient TEXT NOT NULL DEFAULT 'owner'",
+                                "ALTER TABLE signals ADD COLUMN project_id TEXT",
+                                "CREATE INDEX signals_by_recipient ON signals (being_id, recipient, status,"
+                                " created_at)",
+                                "CREATE INDEX signals_by_project ON signals (project_id)"
+                                " WHERE project_id IS NOT NULL")),
+    # a person's Telegram account, paired with a one-time code as the owner's is (twin.store.people)
+    ("0023_people_telegram", PEOPLE_TELEGRAM),
 )
 
 

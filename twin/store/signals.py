@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from twin.memory import format_time, parse_time
 from twin.store.core import Store
+from twin.store.people import OWNER_ID
+from twin.store.projects import is_member
 
 SIGNAL_KINDS = ("insight", "reminder")
 """What reflection may propose (seed 001: `kind: 'insight' | 'reminder'`)."""
@@ -24,7 +26,12 @@ says why (seed 001: "logged as a held-back Twin activity line, never silently dr
 WIDGET_TYPES = ("files", "inbox", "calendar", "memory", "notes", "projects", "wallet")
 """The widgets reflection may suggest (seed 001's reflection output contract)."""
 
-_SIGNAL_COLUMNS = "id, being_id, kind, title, body, priority, status, reason, evidence, created_at, delivered_at"
+OWNER_RECIPIENT = OWNER_ID
+"""The recipient of the twin owner's signals (`twin.store.people.OWNER_ID`); every function here defaults to it, so
+the owner's outbox, Hush ceiling and dedup see the owner's signals alone."""
+
+_SIGNAL_COLUMNS = ("id, being_id, kind, title, body, priority, status, reason, evidence, created_at, delivered_at, "
+                   "recipient, project_id")
 
 
 @dataclass
@@ -42,7 +49,9 @@ class ProposedSignal:
 @dataclass
 class Signal:
     """One row of `signals`: `status` is one of `SIGNAL_STATUSES`, `reason` the Hush gate's reasons for a
-    held-back signal (None when raised), times UTC ISO-8601 (`delivered_at` None until the outbox sent it)."""
+    held-back signal (None when raised), times UTC ISO-8601 (`delivered_at` None until the outbox sent it);
+    `recipient` the person it is for (`OWNER_RECIPIENT`, or a project member's person id), `project_id` the project
+    it was drawn from (None: the owner's own memories)."""
 
     id: int
     being_id: str
@@ -55,6 +64,8 @@ class Signal:
     evidence: list[int]
     created_at: str
     delivered_at: str | None
+    recipient: str = OWNER_RECIPIENT
+    project_id: str | None = None
 
 
 @dataclass
@@ -70,10 +81,10 @@ class WidgetSuggestion:
 
 
 def _row_to_signal(row: tuple) -> Signal:
-    (sid, being, kind, title, body, priority, status, reason, evidence, created, delivered) = row
+    (sid, being, kind, title, body, priority, status, reason, evidence, created, delivered, recipient, project) = row
     return Signal(id=sid, being_id=being, kind=kind, title=title, body=body, priority=priority, status=status,
                   reason=reason, evidence=[int(i) for i in json.loads(evidence)], created_at=created,
-                  delivered_at=delivered)
+                  delivered_at=delivered, recipient=recipient, project_id=project)
 
 
 def _utc_iso(value: str) -> str:
@@ -82,9 +93,10 @@ def _utc_iso(value: str) -> str:
 
 
 def record_signal(store: Store, being: str, proposed: ProposedSignal, status: str, reason: str | None,
-                  now: str) -> int:
-    """Store one signal of `being` with `status` ('raised' or 'held_back') and `reason` (why it was held back;
-    None when raised), created at `now` (UTC ISO-8601); return its id.
+                  now: str, recipient: str = OWNER_RECIPIENT, project_id: str | None = None) -> int:
+    """Store one signal of `being` for `recipient`, drawn from `project_id` (None: the owner's own memories), with
+    `status` ('raised' or 'held_back') and `reason` (why it was held back; None when raised), created at `now`
+    (UTC ISO-8601); return its id.
 
     Raises `ValueError` for an unknown status or kind, or a `now` that is not ISO-8601.
     """
@@ -93,16 +105,18 @@ def record_signal(store: Store, being: str, proposed: ProposedSignal, status: st
     if proposed.kind not in SIGNAL_KINDS:
         raise ValueError(f"unknown signal kind {proposed.kind!r}; expected one of {SIGNAL_KINDS}")
     cur = store.conn.execute(
-        "INSERT INTO signals (being_id, kind, title, body, priority, status, reason, evidence, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO signals (being_id, kind, title, body, priority, status, reason, evidence, created_at, recipient,"
+        " project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (being, proposed.kind, proposed.title, proposed.body, float(proposed.priority), status, reason,
-         json.dumps([int(i) for i in proposed.evidence]), _utc_iso(now)))
+         json.dumps([int(i) for i in proposed.evidence]), _utc_iso(now), recipient, project_id))
     return int(cur.lastrowid)
 
 
-def list_signals(store: Store, being: str, status: str | None = None, limit: int = 50) -> list[Signal]:
-    """Up to `limit` signals of `being` (only those with `status` when given), newest first (read-only)."""
-    where, args = "being_id = ?", [being]
+def list_signals(store: Store, being: str, status: str | None = None, limit: int = 50,
+                 recipient: str = OWNER_RECIPIENT) -> list[Signal]:
+    """Up to `limit` signals of `being` for `recipient` (only those with `status` when given), newest first
+    (read-only)."""
+    where, args = "being_id = ? AND recipient = ?", [being, recipient]
     if status is not None:
         where += " AND status = ?"
         args.append(status)
@@ -117,12 +131,13 @@ def get_signal(store: Store, signal_id: int) -> Signal | None:
     return _row_to_signal(row) if row else None
 
 
-def raised_since(store: Store, being: str, since_iso: str) -> list[Signal]:
-    """Signals of `being` with status 'raised' created at or after `since_iso` (UTC ISO-8601), newest first
-    (read-only). Held-back signals are never included: they count for neither the Hush ceiling nor its dedup.
-    Raises `ValueError` for a `since_iso` that is not ISO-8601."""
-    rows = store.conn.execute(f"SELECT {_SIGNAL_COLUMNS} FROM signals WHERE being_id = ? AND status = 'raised'"
-                              " AND created_at >= ? ORDER BY created_at DESC, id DESC", (being, _utc_iso(since_iso)))
+def raised_since(store: Store, being: str, since_iso: str, recipient: str = OWNER_RECIPIENT) -> list[Signal]:
+    """Signals of `being` for `recipient` with status 'raised' created at or after `since_iso` (UTC ISO-8601),
+    newest first (read-only). Held-back signals are never included: they count for neither the Hush ceiling nor
+    its dedup. Raises `ValueError` for a `since_iso` that is not ISO-8601."""
+    rows = store.conn.execute(f"SELECT {_SIGNAL_COLUMNS} FROM signals WHERE being_id = ? AND recipient = ? AND "
+                              "status = 'raised' AND created_at >= ? ORDER BY created_at DESC, id DESC",
+                              (being, recipient, _utc_iso(since_iso)))
     return [_row_to_signal(r) for r in rows]
 
 
@@ -134,10 +149,11 @@ def mark_delivered(store: Store, signal_id: int, now: str) -> bool:
     return cur.rowcount > 0
 
 
-def undelivered(store: Store, being: str) -> list[Signal]:
-    """Raised signals of `being` not yet delivered, oldest first: the outbox's backlog (read-only)."""
-    rows = store.conn.execute(f"SELECT {_SIGNAL_COLUMNS} FROM signals WHERE being_id = ? AND status = 'raised'"
-                              " AND delivered_at IS NULL ORDER BY created_at, id", (being,))
+def undelivered(store: Store, being: str, recipient: str = OWNER_RECIPIENT) -> list[Signal]:
+    """Raised signals of `being` for `recipient` not yet delivered, oldest first: the outbox's backlog (read-only;
+    the Telegram outbox asks for the owner's)."""
+    rows = store.conn.execute(f"SELECT {_SIGNAL_COLUMNS} FROM signals WHERE being_id = ? AND recipient = ? AND "
+                              "status = 'raised' AND delivered_at IS NULL ORDER BY created_at, id", (being, recipient))
     return [_row_to_signal(r) for r in rows]
 
 
@@ -161,10 +177,35 @@ def list_widget_suggestions(store: Store, being: str, limit: int = 20) -> list[W
 
 
 def counts(store: Store, being: str) -> dict[str, int]:
-    """`{raised, held_back, undelivered}`: signals of `being` raised, held back, and raised but not yet delivered
-    (read-only)."""
+    """`{raised, held_back, undelivered}`: the owner's signals of `being` raised, held back, and raised but not yet
+    delivered (read-only)."""
     raised, held, waiting = store.conn.execute(
         "SELECT COALESCE(SUM(status = 'raised'), 0), COALESCE(SUM(status = 'held_back'), 0),"
-        " COALESCE(SUM(status = 'raised' AND delivered_at IS NULL), 0) FROM signals WHERE being_id = ?",
-        (being,)).fetchone()
+        " COALESCE(SUM(status = 'raised' AND delivered_at IS NULL), 0) FROM signals"
+        " WHERE being_id = ? AND recipient = ?",
+        (being, OWNER_RECIPIENT)).fetchone()
     return {"raised": raised, "held_back": held, "undelivered": waiting}
+
+
+def still_theirs(store: Store, signals: list[Signal], recipient: str) -> list[Signal]:
+    """Those of `signals` (all for `recipient`) that `recipient` may still read (read-only): the owner's all; a
+    project member's only those drawn from a project they are still a member of (issue 19: unshared, a member reads
+    and is sent nothing more of it)."""
+    if recipient == OWNER_RECIPIENT:
+        return signals
+    return [s for s in signals if s.project_id is not None and is_member(store, s.project_id, recipient)]
+
+
+def forget_project_signals(store: Store, project_id: str) -> int:
+    """Delete every signal drawn from `project_id` (for every recipient): their titles and bodies were written from
+    the project's memories, so erasing the project erases them. Returns how many went. Joins the caller's
+    transaction."""
+    with store.atomic() as conn:
+        return conn.execute("DELETE FROM signals WHERE project_id = ?", (project_id,)).rowcount
+
+
+def forget_recipient_signals(store: Store, recipient: str) -> int:
+    """Delete every signal for `recipient` (a person the owner removed). Returns how many went. Joins the
+    caller's transaction."""
+    with store.atomic() as conn:
+        return conn.execute("DELETE FROM signals WHERE recipient = ?", (recipient,)).rowcount

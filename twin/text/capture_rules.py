@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from twin.text.sentence_length import too_short
@@ -67,6 +68,13 @@ _NUMBER_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
+PARSED_CACHE = 8192
+"""Sentences whose `tokens`, `_numbers_apart` and `_parse` are kept: capture relates each new memory to up to ~50 close older ones,
+and the same older memories come back capture after capture (bench/ingest.py: without it, reading the same
+sentences again was most of a learn job's CPU)."""
+
+
+@lru_cache(maxsize=PARSED_CACHE)
 def _numbers_apart(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """`(numbers, other content words)` of `text` (`tokens`), number words read as digits ("two" -> "2")."""
     words = {_NUMBER_WORDS.get(t, t) for t in tokens(text)}
@@ -91,6 +99,7 @@ def drops_numbers(new: str, old: str) -> bool:
     return bool(_numbers_apart(old)[0]) and not _numbers_apart(new)[0]
 
 
+@lru_cache(maxsize=PARSED_CACHE)
 def tokens(text: str) -> frozenset[str]:
     """The content words of `text` as a set: folded (NFKC, case, Latin accents), split on anything but letters and
     digits, `STOPWORDS` left out, a final -s cut ("lives" -> "live"), thousands separators dropped ("1,420" ->
@@ -259,6 +268,7 @@ class _Clause:
     negative: bool  # a negative preference: dislikes, hates, can't stand, avoids
 
 
+@lru_cache(maxsize=PARSED_CACHE)
 def _parse(text: str) -> _Clause:
     """Subject, relation and object of one memory sentence, read from its main clause (rules: `relate()`)."""
     original = _THOUSANDS.sub("", _CLAUSE_END.split(text.strip().rstrip(".!?…。！？ "), maxsplit=1)[0])

@@ -22,9 +22,10 @@ same Recall@5; bench/eval_recall.py). Pure: no I/O, no state.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
-from twin.text.capture_rules import tokens
+from twin.text.capture_rules import PARSED_CACHE, tokens
 from twin.text.secret_fields import names_secret
 
 __all__ = ["NAMED_ATTRIBUTES", "Slot", "is_state", "read_slot", "read_slots", "slot_change", "slot_of"]
@@ -228,6 +229,13 @@ def _fold(text: str) -> str:
 
 
 def read_slots(sentence: str, classes: bool = True) -> list[Slot]:
+    """`_read_slots`, kept per sentence (`capture_rules.PARSED_CACHE`: capture reads the same older memories capture
+    after capture)."""
+    return list(_read_slots(sentence, classes))
+
+
+@lru_cache(maxsize=PARSED_CACHE)
+def _read_slots(sentence: str, classes: bool) -> tuple[Slot, ...]:
     """The slots `sentence` states, most specific first ("Owner works as a nurse at the Charité." states a job
     and an employer); [] when it is not about Owner or Owner's kin by the surface ("Owner …", "Owner's sister Ana
     …", "Owners Freundin …") or names no attribute by `_SLOTS`, the class slots (when `classes`: `_class_slots`)
@@ -236,7 +244,7 @@ def read_slots(sentence: str, classes: bool = True) -> list[Slot]:
     text = _THOUSANDS.sub("", _fold(sentence))
     subject = _SUBJECT.match(text)
     if subject is None:
-        return []
+        return ()
     rest = text[subject.end():].lstrip()
     if subject["kin"] and not subject["name"] and _COPULA_NEXT.match(rest.lower()):
         subject, rest = None, "'s " + text[len("owner") + 2:].lstrip()
@@ -258,7 +266,7 @@ def read_slots(sentence: str, classes: bool = True) -> list[Slot]:
         noun_phrase = _QUALIFIER.sub("", _GENERIC_ADJECTIVES.sub("", m["np"])).strip()
         if value := _value(rest[m.end():]):
             found.append(Slot(who, noun_phrase, value, ended))
-    return found
+    return tuple(found)
 
 
 def read_slot(sentence: str) -> Slot | None:
@@ -360,6 +368,7 @@ def _changed(a: Slot, b: Slot) -> str | None:
     return f"same {a.attribute}, new value: {_cut(a.value)} replaces {_cut(b.value)}"
 
 
+@lru_cache(maxsize=PARSED_CACHE)
 def _hedged(sentence: str) -> bool:
     """A hedge word (`_HEDGED`) in the main clause: up to the first comma, "but", "because", "which", "and" …
     ("Owner and Sofia broke up in August and decided not to …" is read to "… in August")."""

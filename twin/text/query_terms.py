@@ -38,3 +38,19 @@ def fts_query(terms: list[str]) -> str | None:
     """An FTS5 MATCH expression: the OR of `terms`, each quoted (so no user text is read as FTS syntax).
     None when there is nothing to match."""
     return " OR ".join(f'"{t.replace(chr(34), "")}"' for t in terms) or None
+
+
+def selective_terms(terms: list[str], counts: dict[str, int], documents: int, share: float,
+                    min_docs: int) -> list[str]:
+    """Those of `terms` worth a keyword search: the ones found in memories at all (`counts`: term -> memories holding
+    it, of `documents`; `Store.term_document_counts`), without the common ones, found in more than `share` of the
+    memories and in more than `min_docs` (small stores keep every word). A common word adds next to nothing to
+    bm25 (its IDF is near 0) yet makes FTS5 score every memory holding it: "owner" is in ~9 of 10 memories, so a
+    search with it costs time linear in the store. When every term is common the rarest one is kept. Recall's
+    keyword search (`twin.recall.keyword_search`) and capture's related memories (`twin.learn.capture`) each pass
+    their own `share`."""
+    present = [t for t in terms if counts.get(t, 0) > 0]
+    if not present:
+        return []
+    cutoff = max(min_docs, share * documents)
+    return [t for t in present if counts[t] <= cutoff] or [min(present, key=counts.__getitem__)]

@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from twin.exceptions import TwinError
 from twin.store import Store
-from twin.vectors.embedder import Embedder
-from twin.vectors.sidecar import IndexWriter
+
+if TYPE_CHECKING:  # types only: the learn worker and the scheduler import this module, the embedding worker
+    from twin.vectors.embedder import Embedder  # alone loads the index and the model (bench/daemon_rss.py)
+    from twin.vectors.sidecar import IndexWriter
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +62,9 @@ def flush_pending(store: Store, embedder: Embedder, writer: IndexWriter, batch_m
     `failure_pause_s` seconds (at most until `budget_s` runs out) before it returns what it embedded so far; the
     next flush retries."""
     outage = EmbeddingOutage() if outage is None else outage
-    done = 0
+    done = after_id = 0  # each batch starts where the previous one ended: one pass over a backlog, not one a batch
     deadline = time.monotonic() + budget_s
-    while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max)):
+    while time.monotonic() < deadline and (batch := store.pending_embeddings(embedder.model_id, batch_max, after_id)):
         started = time.monotonic()
         ids = [mid for mid, _ in batch]
         try:
@@ -74,6 +77,7 @@ def flush_pending(store: Store, embedder: Embedder, writer: IndexWriter, batch_m
         store.save_embeddings(ids, vectors, embedder.model_id)
         writer.catch_up()
         done += len(batch)
+        after_id = ids[-1]
         if len(batch) < batch_max:
             break
         # the next call starts `pause_s` after this one started (seed 000's 200 ms reschedule); a call that

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from redis import Redis
 
 from twin.activity import Activity
-from twin.llm.provider import ModelProvider
 from twin.settings import Settings
 from twin.store import Store
-from twin.vectors.embedder import Embedder
 from twin.vectors.embedding_flush import EmbeddingOutage
-from twin.vectors.sidecar import IndexWriter
+
+if TYPE_CHECKING:  # types only: each worker loads the libraries of what it fills (bench/daemon_rss.py)
+    from twin.llm.provider import ModelProvider
+    from twin.vectors.embedder import Embedder
+    from twin.vectors.sidecar import IndexWriter
 
 
 @dataclass

@@ -14,6 +14,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from rq import get_current_job
+
 from twin import ingest
 from twin.activity import Activity
 from twin.learn.interests import PageVisit
@@ -24,10 +26,11 @@ from twin.learn.learning import learn_document as _learn_document
 from twin.lifecycle.cycle import VectorLookup, decay, dream, write_all_pending_edges
 from twin.memory import parse_time
 from twin.reflection.hush import HushGate, HushRules
+from twin.reflection.project_pass import reflect_projects
 from twin.reflection.second_pass import reflect
 from twin.store import state
 from twin.vectors.embedding_flush import flush_pending
-from twin.workers.bus import FLUSH_FLAG, SCRUB_FLAG, Bus
+from twin.workers.bus import FLUSH_FLAG, PER_JOB, SCRUB_FLAG, Bus
 from twin.workers.context import BadInput, current
 
 log = logging.getLogger(__name__)
@@ -63,8 +66,9 @@ class Tally:
 def learn_items(being: str, ids: list) -> dict:
     """Learn the staged items `ids` (`twin.ingest`; ids already learned or forgotten are skipped, so a retried job
     redoes nothing), each consumed in the transaction that stores its memories: `text` through `learn()`,
-    `document` (a file) and `email` (a thread: the model reads the text, the offline extractor the summary; seed
-    001) replacing their source's memories, `interests` clustered (the model when configured, else the heuristic),
+    `document` (a file; one marked `appended`, what a file that only grew gained, adds to its memories) and
+    `email` (a thread: the model reads the text, the offline extractor the summary; seed 001) replacing their
+    source's memories, `interests` clustered (the model when configured, else the heuristic),
     `forget` removing their source's memories (one coalesced `scrub_store` job for what was deleted or rewritten:
     a folder of files gone costs one merge of the full-text index). Then one diary
     line per source type ("Learned 3 thing(s) from telegram."; files and the browser write their own), one
@@ -72,7 +76,43 @@ def learn_items(being: str, ids: list) -> dict:
     `{created, reinforced, removed, items}`."""
     if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
         raise BadInput("learn_items needs a list of staged item ids")
+    return _learn_staged(current(), being, ids)
+
+
+TEXTS_SLICE_S = 10.0
+"""A `learn_texts` job takes chunks for at most this long, then hands what is left to the next job: a steady
+stream never reaches the job timeout, and a reflection or a warm stop waits at most this long (as `FLUSH_SLICE_S`)."""
+
+
+def learn_texts(being: str) -> dict:
+    """Learn `being`'s `text` items that wait for this job (`Bus.push_texts`: single pushes join the one waiting
+    job), `PER_JOB["text"]` at a time, each chunk as one `learn_items` (consumed with its memories, its diary line
+    and embedding request). Takes `ready` items too, never held or failed ones. When none is left or after
+    `TEXTS_SLICE_S`, it lets go of the being's flag and then looks again: what arrived meanwhile is pushed on to the
+    next job, so nothing is stranded. A rerun (after a kill) takes what the killed run left. Returns
+    `{created, reinforced, removed, items, chunks}`."""
     ctx = current()
+    job = get_current_job()
+    job_id = job.id if job is not None else "in-process"
+    bus = Bus(ctx.redis)
+    totals = {"created": 0, "reinforced": 0, "removed": 0, "items": 0, "chunks": 0}
+    deadline = time.monotonic() + TEXTS_SLICE_S
+    try:
+        while time.monotonic() < deadline and (ids := ingest.claim_texts(ctx.store, being, job_id, PER_JOB["text"])):
+            for key, value in _learn_staged(ctx, being, ids).items():
+                totals[key] += value
+            totals["chunks"] += 1
+    finally:  # a failed run lets new texts go to a new job; its retry takes what it holds
+        bus.release_texts(being, job_id)
+    left = ingest.claim_texts(ctx.store, being, job_id, 2**31)
+    if left:
+        bus.push(ctx.store, left, being, "text")
+    return totals
+
+
+def _learn_staged(ctx, being: str, ids: list[int]) -> dict:
+    """The body of `learn_items`: learn the staged items `ids`, one diary line per source type, then the
+    embedding, scrub and checkpoint requests."""
     activity = Activity(ctx.store, being)
     tally = Tally()
     staged = ingest.fetch(ctx.store, ids)
@@ -103,7 +143,8 @@ def _learn_item(ctx, activity: Activity, staged: ingest.Staged, tally: Tally) ->
     elif item.mode == "document":
         result = _learn_document(store, item.being, item.text, item.source, extra.get("title"),
                                  int(extra.get("max_memories", EMAIL_MEMORIES_PER_THREAD)), ref=item.ref,
-                                 provider=provider, activity=activity, ingest_id=staged.id, namespace=item.namespace)
+                                 provider=provider, activity=activity, ingest_id=staged.id, namespace=item.namespace,
+                                 replace=extra.get("appended") is not True)
         tally.add(None, result)
     elif item.mode == "email":
         summary = str(extra.get("summary", ""))
@@ -220,8 +261,10 @@ def dream_being(being: str) -> dict:
 
 
 def reflect_being(being: str, force: bool = False) -> dict:
-    """Seed 001's reflection for one being, at most one model call per tick: unless `force`d, a being whose
-    last model call was less than 90 % of `TWIN_TICK_S` ago is skipped. Raised signals go on the outbox.
+    """Seed 001's reflection for one being, at most one model call per tick for the owner's own memories and one
+    per project with `reflect_min_new` new memories (`twin.reflection.project_pass`, issue 19): unless `force`d, a
+    being whose last model call was less than 90 % of `TWIN_TICK_S` ago is skipped. The owner's raised signals go
+    on the outbox; a member's wait at `/v1/signals`.
     Returns `ReflectionResult.to_dict()` plus `calls`, the model calls this job made."""
     ctx = current()
     settings = ctx.settings
@@ -231,16 +274,23 @@ def reflect_being(being: str, force: bool = False) -> dict:
     bus = Bus(ctx.redis)
     gate = HushGate(ctx.store, being, HushRules.from_settings(settings))
     calls_before = ctx.provider.calls if ctx.provider else 0
+
+    def outbox(signal_id: int) -> None:
+        bus.push_signal(signal_id, being)
+
     result = reflect(ctx.store, Activity(ctx.store, being), being, ctx.provider, gate, force=force,
-                     min_new=settings.reflect_min_new, outbox=lambda signal_id: bus.push_signal(signal_id, being))
+                     min_new=settings.reflect_min_new, outbox=outbox)
+    projects = reflect_projects(ctx.store, Activity(ctx.store, being), being, ctx.provider, gate.rules,
+                                min_new=settings.reflect_min_new, outbox=outbox)
     calls = (ctx.provider.calls if ctx.provider else 0) - calls_before
-    log.info("reflect: %s: %d new memories, %d model call(s) this tick; %s", being, result.new_memories, calls,
-             "ran" if result.ran else result.note)
-    return {**result.to_dict(), "calls": calls}
+    log.info("reflect: %s: %d new memories, %d project(s) reflected on, %d model call(s) this tick; %s", being,
+             result.new_memories, sum(p.ran for p in projects), calls, "ran" if result.ran else result.note)
+    return {**result.to_dict(), "projects": [p.to_dict() for p in projects], "calls": calls}
 
 
 JOBS = {
     "learn_items": learn_items,
+    "learn_texts": learn_texts,
     "scrub_store": scrub_store,
     "embed_flush": embed_flush,
     "index_checkpoint": index_checkpoint,

@@ -7,29 +7,34 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sqlite3
+import sys
+import threading
 
 from redis import Redis
-from redis.backoff import ExponentialBackoff
+from redis.exceptions import AuthenticationError, NoPermissionError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.retry import Retry
 from rq import Queue, SimpleWorker
+from rq.exceptions import StopRequested
 from rq.intermediate_queue import IntermediateQueue
 from rq.scheduler import RQScheduler
+from tenacity import Retrying, retry_if_exception, wait_exponential
 
 from twin.activity import Activity
-from twin.exceptions import SettingsError, TwinError
+from twin.exceptions import ForeignStore, RedisRefused, SettingsError, TwinError
 from twin.llm.provider import provider_for
 from twin.logs import configure_logging
 from twin.outside_text import escape_controls
+from twin.redis_client import check_access, open_redis, refusal, untrusted_certificate
 from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store
-from twin.wiring import open_embedder, open_index_writer
-from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, Bus
+from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, STORE_KEY, Bus, store_identity
 from twin.workers.context import BadInput, WorkerContext, install
 from twin.workers.legacy_jobs import LegacyNameJob
+from twin.workers.refusal import REFUSAL_BACKOFF_MAX_S, REFUSAL_BACKOFF_MIN_S, is_write_refusal, refusal_words
 
 log = logging.getLogger("twin.worker")
 
@@ -38,9 +43,9 @@ MAINTENANCE_INTERVAL_S = 60
 
 
 def connect_redis(settings: Settings) -> Redis:
-    """A Redis client for `settings` that retries transient connection errors with capped backoff."""
-    return Redis.from_url(settings.effective_redis_url, retry=Retry(ExponentialBackoff(cap=5, base=0.2), 8),
-                          retry_on_error=[RedisConnectionError, RedisTimeoutError], health_check_interval=30)
+    """A Redis client for `settings` that retries transient connection errors with capped backoff, never a refused
+    login (`twin.redis_client.open_redis`)."""
+    return open_redis(settings, retry=True)
 
 
 def set_aside_bad_input(job, exc_type, exc_value, tb) -> bool:
@@ -79,17 +84,79 @@ def recover_orphaned_jobs(queue: Queue) -> int:
     return requeued
 
 
+class RefusalWithoutTraceback(logging.Filter):
+    """A log-handler filter for the worker processes: a record logged while a Redis write refusal is handled (RQ's
+    "found an unhandled exception, quitting..." with its traceback, the scheduler's "raised an exception" with the
+    traceback in its text) becomes one line naming the refusal (`refusal_words`), since `patiently` waits it out:
+    nothing is lost, and a journal full of tracebacks would say otherwise. Other records pass unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
+        if record.levelno >= logging.ERROR and exc is not None and is_write_refusal(exc):
+            record.msg = f"{record.getMessage().splitlines()[0]} ({refusal_words(exc)}; waiting it out)"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
+_STOP = threading.Event()
+"""Set by SIGTERM or SIGINT while a worker waits out a refusal (`wait_unless_stopped`)."""
+
+
+def _stop_requested(signum, frame) -> None:
+    _STOP.set()
+
+
+def wait_unless_stopped(seconds: float) -> None:
+    """Sleep `seconds` between two tries of `patiently`, unless the process is told to stop (SIGTERM, SIGINT: the
+    supervisor's stop, Ctrl-C), which raises RQ's `StopRequested` at once: the RQ worker or scheduler whose own
+    handlers would catch the signal is gone, so without this a stop met during the wait was a traceback out of the
+    sleep, or (the scheduler) no stop at all until the supervisor killed it. Only the main thread may do this."""
+    signal.signal(signal.SIGTERM, _stop_requested)
+    signal.signal(signal.SIGINT, _stop_requested)
+    if _STOP.wait(seconds):
+        raise StopRequested()
+
+
+def stop_if_requested() -> None:
+    """Raise `StopRequested` if a stop came while `patiently`'s block ran between two waits (before an RQ worker or
+    scheduler installs its own signal handlers, which take over from here)."""
+    if _STOP.is_set():
+        raise StopRequested()
+
+
+def patiently(what: str) -> Retrying:
+    """A tenacity `Retrying` that runs its block again for as long as Redis refuses writes (`MISCONF`, `OOM`,
+    `READONLY`, `NOREPLICAS`: `twin.workers.refusal.is_write_refusal`), with backoff from
+    `REFUSAL_BACKOFF_MIN_S` doubling to `REFUSAL_BACKOFF_MAX_S`, logging one line per run of refusals; any other
+    error is raised. So a worker or the scheduler waits a refusal out in its own process instead of exiting
+    and being restarted by the supervisor again and again (the daemon's diary says learning paused, once)."""
+    def refused(attempt) -> None:
+        if attempt.attempt_number == 1:
+            log.warning("%s: %s; waiting until it takes writes again", what, refusal_words(attempt.outcome.exception()))
+
+    return Retrying(retry=retry_if_exception(is_write_refusal), before_sleep=refused, reraise=True,
+                    sleep=wait_unless_stopped, wait=wait_exponential(multiplier=REFUSAL_BACKOFF_MIN_S, min=REFUSAL_BACKOFF_MIN_S,
+                                          max=REFUSAL_BACKOFF_MAX_S))
+
+
 def serve(queue: str, role: str, redis: Redis, burst: bool) -> None:
     """Requeue what a previous run of this worker left unfinished, then serve `queue` with an in-process
-    `SimpleWorker` named `twin-ROLE-PID` until stopped (or, with `burst`, until the queue is empty).
+    `SimpleWorker` named `twin-ROLE-PID` until stopped (or, with `burst`, until the queue is empty); while Redis
+    refuses writes, both are tried again with backoff (`patiently`), the worker under a new name
+    (`twin-ROLE-PID-N`: RQ could not record the death of the one before).
 
     One queue per worker: only then does RQ dequeue through an intermediate list (BLMOVE) that
     `recover_orphaned_jobs` can read. Jobs load through `LegacyNameJob`, so the names an older twin queued run too.
     """
-    recover_orphaned_jobs(Queue(queue, connection=redis))
-    worker = SimpleWorker([queue], connection=redis, name=f"twin-{role}-{os.getpid()}", job_class=LegacyNameJob,
-                          exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-    worker.work(burst=burst, logging_level="WARNING")
+    for attempt in patiently(f"worker {role}"):
+        with attempt:
+            number = attempt.retry_state.attempt_number
+            recover_orphaned_jobs(Queue(queue, connection=redis))
+            name = f"twin-{role}-{os.getpid()}" + (f"-{number}" if number > 1 else "")
+            worker = SimpleWorker([queue], connection=redis, name=name, job_class=LegacyNameJob,
+                                  exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
+            stop_if_requested()
+            worker.work(burst=burst, logging_level="WARNING")
 
 
 def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
@@ -116,6 +183,8 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     Teardown (a final checkpoint) is in `finally`, so a SIGTERM (warm stop: the job in hand finishes)
     always leaves a fresh checkpoint.
     """
+    from twin.wiring import open_embedder, open_index_writer  # here: the model's and the index's libraries
+
     store = Store(settings.db_path).open()
     activity = Activity(store, settings.being)
     writer = None
@@ -126,7 +195,9 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
             pending = store.count_pending_embeddings(embedder.model_id)
             if pending:
                 log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
-                Bus(redis).enqueue("embed_flush")
+                for attempt in patiently("worker embed"):
+                    with attempt:
+                        Bus(redis).enqueue("embed_flush")
         install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
                               activity=activity))
         serve(EMBED_QUEUE, "embed", redis, burst)
@@ -140,32 +211,41 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
 
 def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
     """RQ's scheduler, which moves jobs whose retry delay has passed back onto their queue, as its own
-    supervised process (RQ would fork it from a worker, where a dying worker leaves it orphaned)."""
-    scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
-    scheduler.acquire_locks()
-    if burst:
-        scheduler.enqueue_scheduled_jobs()
-        scheduler.release_locks()
-        return 0
-    scheduler.work()
+    supervised process (RQ would fork it from a worker, where a dying worker leaves it orphaned). A Redis that
+    refuses writes is waited out (`patiently`)."""
+    for attempt in patiently("scheduler"):  # while Redis refuses writes: here, not a crash and a restart
+        with attempt:
+            scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
+            stop_if_requested()
+            scheduler.acquire_locks()
+            if burst:
+                scheduler.enqueue_scheduled_jobs()
+                scheduler.release_locks()
+                return 0
+            scheduler.work()
     return 0
 
 
-def record_start_failure(settings: Settings, line: str) -> None:
-    """Put why a worker cannot run in the diary as a `degraded` line, unless the newest `degraded` line already
-    says it (the supervisor restarts the worker with backoff; the diary should not repeat itself every 30 s).
-    Never raises: the store may be what failed."""
+def record_start_failure(settings: Settings, line: str) -> bool:
+    """Put why a worker cannot run in the diary as a `degraded` line (which logs it too), unless the newest
+    `degraded` line already says it (the supervisor restarts the worker with backoff; the diary should not repeat
+    itself every 30 s). Returns True when it wrote (and logged) the line. Never raises: the store may be what
+    failed."""
     try:
         with Store(settings.db_path) as store:
             last = [a.text for a in Activity(store, settings.being).recent(20) if a.kind == "degraded"][-1:]
             if last != [line]:
                 Activity(store, settings.being).record("degraded", line)
+                return True
     except (TwinError, sqlite3.Error, OSError) as exc:
         log.warning("worker: could not write the reason to the diary (%s)", exc)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse `learn|embed [--burst]`, load settings (exit 2 on a bad one) and run the worker."""
+    """Parse `learn|embed|scheduler [--burst]`, load settings and run the worker. Exit codes: 0 done (burst) or
+    stopped, 1 failed (Redis not reachable, the store or the model failed: restarted with backoff), 2 a setting to
+    fix (an invalid one, or Redis refused the login: not restarted)."""
     parser = argparse.ArgumentParser(prog="python -m twin.workers", description=__doc__)
     parser.add_argument("role", choices=("learn", "embed", "scheduler"))
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty (tests)")
@@ -176,17 +256,56 @@ def main(argv: list[str] | None = None) -> int:
         print(escape_controls(f"twin: {exc}"), flush=True)
         return 2
     configure_logging(settings.log_level, settings.secret_values)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RefusalWithoutTraceback())
     os.umask(0o077)
     for line in startup_warnings(settings):  # twin's dirs made 0700; what stays open is said (invariant 8)
         log.warning("worker %s: %s", args.role, line)
     redis = connect_redis(settings)
     try:
+        check_access(redis, settings)  # a refused login is said now, before a model loads
+        if args.role != "scheduler":
+            for attempt in patiently(f"worker {args.role}"):  # a worker started while Redis refuses writes waits
+                with attempt:
+                    check_same_store(settings, redis)
         run = {"learn": run_learn, "embed": run_embed, "scheduler": run_scheduler}[args.role]
         return run(settings, redis, args.burst)
+    except StopRequested:  # stopped while it waited out a refusal (`wait_unless_stopped`): a clean stop
+        log.info("worker %s: stopped while Redis refused writes; what waits is learned after the next start", args.role)
+        return 0
+    except (AuthenticationError, NoPermissionError) as exc:  # refused in the middle of a run
+        return _refused(settings, args.role, refusal(settings, exc))
+    except (RedisRefused, ForeignStore) as exc:
+        return _refused(settings, args.role, exc)
     except TwinError as exc:
         log.error("worker %s: %s", args.role, exc)
         record_start_failure(settings, f"The {args.role} worker cannot run: {exc}")
         return 1
     except (RedisConnectionError, RedisTimeoutError) as exc:  # one line; the supervisor restarts us with backoff
-        log.error("worker %s: Redis at %s is not reachable (%s)", args.role, settings.effective_redis_url, exc)
+        if untrusted_certificate(exc):
+            return _refused(settings, args.role, refusal(settings, exc))
+        log.error("worker %s: Redis at %s is not reachable (%s)", args.role, settings.redis_shown_url, exc)
         return 1
+
+
+def check_same_store(settings: Settings, redis: Redis) -> None:
+    """Raise `ForeignStore` when the work on `redis` is another store's than `settings.db_path` (`Bus.bind_store`):
+    a worker on another machine with a store of its own would take jobs and find none of their items. Claims the
+    bus for this store when no one has (a worker run by hand before any `twin up`)."""
+    with Store(settings.db_path) as store:
+        mine = store_identity(store)
+    other = Bus(redis).bind_store(mine, owner=False)
+    if other is not None:
+        raise ForeignStore(f"the work on Redis at {settings.redis_shown_url} belongs to another store (id {other}) "
+                           f"than {settings.db_path} (id {mine}): a learn or embedding worker runs where the daemon's "
+                           "store is (README, \"Workers on another machine\"); if that store is gone, delete the key "
+                           f"{STORE_KEY} or start `twin up` here")
+
+
+def _refused(settings: Settings, role: str, exc: SettingsError) -> int:
+    """Say in one log line (and in the diary, unless its newest `degraded` line says it already) that Redis refused
+    this worker's login or commands, or holds another store's work; returns exit code 2 (a setting to fix: the
+    supervisor and the systemd unit do not restart it)."""
+    if not record_start_failure(settings, f"The {role} worker cannot run: {exc}"):
+        log.error("worker %s: %s", role, exc)
+    return 2

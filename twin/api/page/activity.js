@@ -1,5 +1,6 @@
-// Activity: the diary, newest first, live (server-sent events), filterable by kind; the held-back signals with why.
-import { api } from "./api.js";
+// Activity: the diary, newest first, live (server-sent events, reconnected with backoff when the twin comes back),
+// filterable by kind; the held-back signals with why.
+import { api, follow, NOT_ANSWERING } from "./api.js";
 import { el, field, select, when } from "./dom.js";
 
 const KINDS = ["learned", "read_email", "indexed_file", "browsed", "sent", "scheduled", "thought", "forgot", "profile"];
@@ -25,14 +26,19 @@ export async function activity(main) {
     held.length ? el("ul", {}, held.map((s) => el("li", {}, el("strong", {}, s.title), ` — ${s.reason}`)))
       : el("p", {}, "No signal was held back."));
   const newest = lines.length ? lines[0].id : 0;
-  const stream = new EventSource(`/v1/activity/stream?after=${newest}`);
-  stream.addEventListener("open", () => { state.textContent = "Live."; });
-  stream.addEventListener("error", () => { state.textContent = "Reconnecting…"; });
-  stream.addEventListener("line", (event) => {
-    const entry = JSON.parse(event.data);
-    if (list.querySelector(`[data-id="${entry.id}"]`)) return;
-    list.prepend(line(entry));
-    apply();
+  const said = {
+    live: () => "Live.",
+    down: (ms) => `${NOT_ANSWERING} Reconnecting in ${Math.round(ms / 1000)} s…`,
+    ended: () => "The session has ended: run twin open for a new one.",
+  };
+  return follow("/v1/activity/stream", { after: newest }, {
+    onState: (name, ms) => { state.textContent = said[name](ms); },
+    onEvent: (event) => {
+      if (event.event !== "line") return;
+      const entry = JSON.parse(event.data);
+      if (list.querySelector(`[data-id="${entry.id}"]`)) return;
+      list.prepend(line(entry));
+      apply();
+    },
   });
-  return () => stream.close();
 }

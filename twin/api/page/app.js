@@ -1,6 +1,7 @@
 // The page's shell: one view at a time in <main>, chosen by the address's #fragment (so every view has a link and
-// the browser's back button works). A view is `render(main, arg) -> cleanup?`.
-import { api, ApiError } from "./api.js";
+// the browser's back button works). A view is `render(main, arg) -> cleanup?`. The page key a session link put in
+// the address is taken out of it first (api.js).
+import { api, ApiError, takeKeyFromAddress } from "./api.js";
 import { clear, el, errorBox } from "./dom.js";
 import { search } from "./search.js";
 import { memories, memory } from "./memories.js";
@@ -14,10 +15,14 @@ import { stats } from "./stats.js";
 const VIEWS = { search, memories, memory, teach, activity, signals, profile, sources, stats };
 let cleanup = null;
 
-function noSession(main) {
+function noSession(main, error) {
+  const why = error.code === "page_key"
+    ? "This browser has the session's cookie but not its page key (its storage was cleared, or this is another "
+      + "address of the twin than the one the link opened). "
+    : "This page needs a session. ";
   clear(main).append(
     el("h1", {}, "No session"),
-    el("p", {}, "This page needs a session. Run ", el("code", {}, "twin open"),
+    el("p", {}, why, "Run ", el("code", {}, "twin open"),
       " on this machine and open the link it prints (it works once, for a few minutes)."));
 }
 
@@ -36,12 +41,13 @@ async function show() {
   try {
     cleanup = (await view(main, arg)) || null;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) noSession(main);
+    if (error instanceof ApiError && error.status === 401) noSession(main, error);
     else main.append(errorBox(error));
   }
   document.title = `twin · ${name}`;
 }
 
+takeKeyFromAddress();
 window.addEventListener("hashchange", show);
 window.addEventListener("DOMContentLoaded", show);
 export { api };

@@ -15,8 +15,9 @@ export async function profile(main) {
   const tone = el("input", { name: "tone", autocomplete: "off", value: current.tone || "" });
   const problem = el("div", { "aria-live": "assertive" });
   const form = el("form", { "aria-label": "Profile" },
-    LISTS.map((name) => field(name[0].toUpperCase() + name.slice(1), boxes[name], "One per line (at most 40)")),
-    field("Tone", tone), el("button", { type: "submit" }, "Save the profile"), problem);
+    LISTS.map((name) => field(name[0].toUpperCase() + name.slice(1), boxes[name],
+      "One per line: at most 40, each at most 300 characters")),
+    field("Tone", tone, "At most 300 characters"), el("button", { type: "submit" }, "Save the profile"), problem);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     problem.replaceChildren();

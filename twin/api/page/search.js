@@ -1,10 +1,17 @@
 // Search: results as you type (debounced), each with its kind, source, time, score and the per-signal breakdown.
-// Sensitive memories stay out unless revealed, for this search only (a new query hides them again). The reason a
-// result ranks where it does, when recall gives one: made inside the time window the query named.
+// Sensitive memories stay out unless revealed, for this search only (a new query hides them again). Why a result
+// ranks where it does, as recall says it (`reasons`: a time window, the newest value of a slot, a supersession):
+// shown as text, never markup (a reason may quote memory text).
 import { api } from "./api.js";
 import { clear, debounce, el, errorBox, field, memoryLink, memoryMeta, say, select, KINDS } from "./dom.js";
 
 const SIGNALS = [["keyword", "keyword"], ["vector", "vector"], ["recency", "recency"], ["relevance", "relevance"]];
+
+function reasons(hit) {
+  if (!hit.reasons || !hit.reasons.length) return null;
+  return el("ul", { class: "reasons", "aria-label": "Why it ranks here" },
+    hit.reasons.map((r) => el("li", { class: "reason", "data-code": r.code }, r.words)));
+}
 
 function breakdown(hit) {
   return el("dl", { class: "signals" },
@@ -40,8 +47,7 @@ export async function search(main) {
       for (const hit of found.results) {
         results.append(el("li", { class: "memory", "data-id": hit.id },
           memoryLink(hit), memoryMeta(hit),
-          el("p", { class: "score" }, `score ${hit.score.toFixed(3)}`), breakdown(hit),
-          hit.in_window ? el("p", { class: "reason" }, "Made in the time your query names: lifted above memories from other times (its age does not count).") : null));
+          el("p", { class: "score" }, `score ${hit.score.toFixed(3)}`), breakdown(hit), reasons(hit)));
       }
       say(`${found.results.length} result${found.results.length === 1 ? "" : "s"}${revealed ? ", sensitive shown" : ""}`);
     } catch (error) {

@@ -77,10 +77,12 @@ function latency(data, title) {
   chart.append(svg("text", { x: pad, y: height + 16, class: "axis" }, clock(buckets[0].start)),
     svg("text", { x: width - 60, y: height + 16, class: "axis" }, clock(buckets[buckets.length - 1].start)));
   const all = searched.reduce((n, b) => n + b.count, 0);
+  const asked = Object.entries(data.by_interface || {}).sort((a, b) => b[1] - a[1]).map(([who, n]) => `${who} ${n}`);
   const legend = el("ul", { class: "legend" },
     el("li", {}, el("span", { class: "swatch s0", "aria-hidden": "true" }), "p50 (median)"),
     el("li", {}, el("span", { class: "swatch s1", "aria-hidden": "true" }), "p99"),
-    el("li", {}, `${all} search${all === 1 ? "" : "es"}, slowest p99 ${top} ms`));
+    el("li", {}, `${all} search${all === 1 ? "" : "es"}, slowest p99 ${top} ms`),
+    asked.length ? el("li", { class: "asked" }, `asked by: ${asked.join(", ")}`) : null);
   return el("figure", {}, chart, el("figcaption", {}, title), legend);
 }
 
@@ -99,5 +101,5 @@ export async function stats(main) {
     weekly({ weeks: superseded.weeks, series: { superseded: superseded.counts } },
       "Memories superseded per week over the last 26 weeks (in the week the newer value came)", "supersessions-title", "superseded"),
     el("h2", {}, "Recall latency, last hour"),
-    latency(took, `Server time of this API's searches per ${took.step_min} minutes: median and 99th percentile`));
+    latency(took, `Server time of every search this API process answered (page, HTTP, CLI, MCP) per ${took.step_min} minutes: median and 99th percentile`));
 }
