@@ -195,6 +195,43 @@ def test_a_paired_member_reaches_only_their_own_and_their_projects(world, bot_ap
                                   (ALICE,)).fetchone()[0] == 0
 
 
+def test_the_owners_chat_follows_the_owners_active_project_and_reaches_nothing_of_anyone_elses(world, bot_api):
+    """The owner's active project is kept in the daemon (seed 003), so their Telegram sees what their API
+    activated: `/recall`, `/memories` and a free reply union it with the owner's own memories, `/remember` writes
+    into it, `/project` switches it for every device; another person's memories are never in the owner's chat."""
+    owner, bob = world["owner"], world["bob"]
+    mine, flat, studio, other = seed(owner, bob)
+    before = ask(bot_api, "/recall recycling allotment", OWNER)
+    assert SHARED_PLAIN not in before and "allotment" in before  # no active project: the owner's own alone
+
+    owner.post(f"/v1/projects/{flat}/activate").raise_for_status()  # another device of the owner's
+    recalled = ask(bot_api, "/recall recycling allotment", OWNER)
+    assert SHARED_PLAIN in recalled and "plot 14" in recalled
+    assert SHARED_PLAIN in ask(bot_api, "/memories", OWNER)
+    assert "Thursday" in ask(bot_api, "When does the recycling go out?", OWNER)  # a free reply recalls it too
+    written = ask(bot_api, "/remember The flat's boiler pressure should read 1.5 bar.", OWNER)
+    assert written.startswith("Remembered")
+    hits = owner.post("/v1/search", json={"query": "boiler pressure bar", "project": flat}).json()["results"]
+    assert [h["content"] for h in hits] == ["The flat's boiler pressure should read 1.5 bar."]
+    with Store(world["api"].settings.db_path) as store:  # into the project, not the owner's user-global memories
+        assert store.conn.execute("SELECT namespace FROM memories WHERE content LIKE '%1.5 bar%'").fetchone()[0] == (
+            f"project:{flat}")
+
+    # /project in the chat is the same pointer the API reads
+    assert ask(bot_api, "/project off", OWNER).startswith("No project is active")
+    assert owner.get(f"/v1/projects/{flat}").json()["active"] is False
+    assert SHARED_PLAIN not in ask(bot_api, "/recall recycling", OWNER)
+    assert ask(bot_api, "/project flat", OWNER).startswith("Project flat is active")
+    assert owner.get(f"/v1/projects/{flat}").json()["active"] is True
+    assert "not a member" in ask(bot_api, "/project studio", OWNER)  # bob's: no way in by name
+    assert "flat (owner, active" in ask(bot_api, "/project", OWNER)
+
+    # bob's project memory is no memory of the owner's chat: not recalled, listed or forgotten by id
+    assert OTHER not in ask(bot_api, "/recall kiln fires Saturdays", OWNER)
+    assert ask(bot_api, f"/forget {other}", OWNER).startswith("Nothing was forgotten.")
+    assert bob.get(f"/v1/memories/{other}", params={"project": studio}).json()["content"] == OTHER
+
+
 def test_a_new_code_replaces_the_old_and_an_expired_one_pairs_no_one(world, bot_api):
     first = pair_code("alice")
     second = pair_code("alice")

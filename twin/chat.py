@@ -86,15 +86,16 @@ def paired_owners(store: Store, connector: str, being: str) -> set[int]:
     return transcript.paired_owners(store, connector, being)
 
 
-def relevant_memories(recall: Recall, being: str, text: str, limit: int,
-                      namespace: str = DEFAULT_NAMESPACE) -> list[Recalled]:
-    """The top `limit` memories of `namespace` for `text` that matter: a keyword hit or cosine ≥
+def relevant_memories(recall: Recall, being: str, text: str, limit: int, namespace: str = DEFAULT_NAMESPACE,
+                      include_namespaces: tuple[str, ...] = ()) -> list[Recalled]:
+    """The top `limit` memories of `namespace` and `include_namespaces` (stored names: an active project's
+    `project:<id>`) for `text` that matter: a keyword hit or cosine ≥
     `MIN_VECTOR_SIMILARITY`; `sensitive` ones dropped unless `asks_for_sensitive(text)`, and then only the ones it
     asks for (`twin.text.secret_request.only_what_was_asked`: "what's my wifi password?" shows the Wi-Fi password,
     not every password). Never raises for recall trouble (logged; [])."""
     try:
         hits = recall.recall(being, text, limit=limit * 3, include_sensitive=asks_for_sensitive(text),
-                             namespace=namespace)
+                             namespace=namespace, include_namespaces=include_namespaces or None)
     except Exception:  # fail-soft recall (seed 004): a reply without memories beats no reply
         log.exception("chat: recall failed; replying without memories")
         return []
@@ -112,7 +113,8 @@ class Conversation:
     `chat_compact_after` (50), `chat_keep_recent` (10), `chat_recall_limit` (5). `namespace` is where its replies
     recall from: the owner's own memories (`default`), or for a chat bound to a project (`twin.ingest.bound_namespace`:
     a family group) the project's alone, so a reply read by the chat's other members never quotes the owner's
-    private memories (issue 19).
+    private memories (issue 19); `include_namespaces` what it recalls from besides (the owner's active project in
+    their own chat: seed 003's union of the active project with user-global).
 
     The transcript keeps no plain copy of a secret: messages and replies are stored with their secret values
     redacted (`twin.text.sensitivity.redact`); what the owner said reaches `learn()` whole through a staged ingest item
@@ -120,11 +122,12 @@ class Conversation:
     """
 
     def __init__(self, store: Store, being: str, chat_id: str, settings, recall: Recall | None,
-                 provider: ModelProvider | None, source: str | None = None, namespace: str = DEFAULT_NAMESPACE):
+                 provider: ModelProvider | None, source: str | None = None, namespace: str = DEFAULT_NAMESPACE,
+                 include_namespaces: tuple[str, ...] = ()):
         self.store, self.being, self.chat_id = store, being, str(chat_id)
         self.settings, self.recall, self.provider = settings, recall, provider
         self.source = source or f"chat:{self.chat_id}"
-        self.namespace = namespace
+        self.namespace, self.include_namespaces = namespace, tuple(include_namespaces)
 
     # -- transcript ----------------------------------------------------------------------------------
     def receive(self, text: str, update_id: int | None, learn: bool = True,
@@ -217,7 +220,7 @@ class Conversation:
         without a usable model, one built from recall. Never raises for model or recall trouble."""
         memories = ([] if self.recall is None else
                     relevant_memories(self.recall, self.being, text, self.settings.chat_recall_limit,
-                                      self.namespace))
+                                      self.namespace, self.include_namespaces))
         shown = [m.memory.id for m in memories]
         if self.provider is not None:
             try:

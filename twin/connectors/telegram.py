@@ -39,10 +39,11 @@ from twin.connectors.telegram_message import plain_text, read_message
 from twin.ingest import Ingest
 from twin.llm.provider import provider_for
 from twin.memory import KINDS, format_time, parse_time, utc_now
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.redis_client import open_redis
+from twin.reflection.hush import project_subject
 from twin.store import Store, state
 from twin.store import chat as transcript
-from twin.reflection.hush import project_subject
 from twin.store.people import paired_on_telegram, person_by_id
 from twin.store.signals import OWNER_RECIPIENT, Signal, mark_delivered, still_theirs, undelivered
 from twin.workers.bus import OUTBOX, Bus
@@ -65,6 +66,7 @@ Just talk to me, or:
 /recall QUERY – what I remember about it
 /forget – forget the memories in my last answer (/forget 12 40 by id)
 /memories [kind] – the newest memories
+/project [NAME|off] – make a project active: /remember goes into it, /recall looks in it too
 /reflect – reflect now
 /activity – what I did lately
 /quiet [hours] – no signals for a while (/quiet 0 ends it)
@@ -103,6 +105,13 @@ class PeopleChat(Protocol):
     def reply(self, store: Store, activity: Activity, recall, bus, user_id: int, chat_id: int,
               text: str) -> str | None:
         """The answer to a paired person's `text`, run as that person; None when `user_id` is no live person's."""
+
+    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str, str | None]:
+        """The owner's `(reads, write, active project name)`: the stored namespaces the owner's chat recalls
+        from, the one `/remember` writes to, and their active project (None: none)."""
+
+    def owner_project(self, store: Store, activity: Activity, rest: str) -> str:
+        """The answer to the owner's `/project [NAME|off]` (lists, activates, deactivates)."""
 
 
 class TelegramConnector:
@@ -387,12 +396,25 @@ class TelegramConnector:
         log.info("telegram: replying before earlier messages of chat %s are learned (the learn worker is slow)",
                   conversation.chat_id)
 
-    def _conversation(self, chat_id: int) -> Conversation:
-        """The chat's `Conversation`; a chat bound to a project (`twin project bind --telegram-chat`) recalls from
-        the project alone (`ingest.source_namespace`: the rule its messages are learned by)."""
+    def _scope(self, chat_id: int) -> tuple[tuple[str, ...], str]:
+        """`(reads, write)` of the owner's chat `chat_id`: the stored namespaces its replies, `/recall`,
+        `/memories` and `/forget` reach, and where `/remember` writes. A chat bound to a project (`twin project
+        bind --telegram-chat`) reaches the project alone (`ingest.source_namespace`: the rule its messages are
+        learned by); any other chat the owner's user-global memories and their active project (`PeopleChat.
+        owner_reach`: seed 003's union, `/remember` into the project), or `default` alone without `people`."""
         source = f"telegram:{chat_id}"
+        bound = ingest.source_namespace(self.store, self.being, source)
+        if bound != DEFAULT_NAMESPACE or self.people is None:
+            return (bound,), bound
+        reads, write, _ = self.people.owner_reach(self.store)
+        return reads, write
+
+    def _conversation(self, chat_id: int) -> Conversation:
+        """The chat's `Conversation`, recalling from what `_scope` reaches; its messages are learned by the
+        source's rule (`ingest.bound_namespace`), never into the active project: only `/remember` is."""
+        reads, _ = self._scope(chat_id)
         return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider,
-                            source=source, namespace=ingest.source_namespace(self.store, self.being, source))
+                            source=f"telegram:{chat_id}", namespace=reads[0], include_namespaces=reads[1:])
 
     def _after_reply(self, conversation: Conversation, row_id: int, reply: ChatReply) -> None:
         """Record the answer and hand the owner's message to `learn()` (seed 001: every turn teaches): its staged
@@ -434,7 +456,7 @@ class TelegramConnector:
         rest = rest.strip()
         handlers = {"/start": self._help, "/help": self._help, "/remember": self._remember, "/recall": self._recall,
                     "/forget": self._forget, "/memories": self._memories, "/reflect": self._reflect,
-                    "/activity": self._activity, "/quiet": self._quiet}
+                    "/activity": self._activity, "/quiet": self._quiet, "/project": self._project}
         handler = handlers.get(name)
         if handler is None:
             return ChatReply(f"I don't know {name}.\n\n{HELP}")
@@ -443,14 +465,24 @@ class TelegramConnector:
     def _help(self, conversation: Conversation, rest: str) -> ChatReply:
         return ChatReply(HELP)
 
+    def _project(self, conversation: Conversation, rest: str) -> ChatReply:
+        """The owner's `/project [NAME|off]`: their active project, the one their CLI, API and MCP use too
+        (`PeopleChat.owner_project`). A chat bound to a project keeps to that project whatever is active."""
+        if ingest.source_namespace(self.store, self.being, conversation.source) != DEFAULT_NAMESPACE:
+            return ChatReply("This chat is bound to a project: here I keep to that project alone, whatever is "
+                             "active (twin project unbind to change it).")
+        if self.people is None:
+            return ChatReply("Projects are answered by the daemon that twin up starts.")
+        return ChatReply(self.people.owner_project(self.store, self.activity, rest))
+
     def _remember(self, conversation: Conversation, rest: str) -> ChatReply:
         from twin.learn.learning import as_memories, learn
 
         if not rest:
             return ChatReply("What should I remember? /remember I'm allergic to penicillin.")
         source = f"telegram:{conversation.chat_id}"
-        result = learn(self.store, self.activity, self.being, rest, source, provider=self.provider,
-                       namespace=ingest.source_namespace(self.store, self.being, source))  # a bound chat: its project
+        _, write = self._scope(int(conversation.chat_id))  # a bound chat's project, else the active project
+        result = learn(self.store, self.activity, self.being, rest, source, provider=self.provider, namespace=write)
         if result.created:
             with contextlib.suppress(Exception):
                 self.bus.notify_embed()
@@ -463,7 +495,8 @@ class TelegramConnector:
     def _recall(self, conversation: Conversation, rest: str) -> ChatReply:
         if not rest:
             return ChatReply("Recall what? /recall coffee")
-        hits = relevant_memories(self.recall, self.being, rest, 10)
+        hits = relevant_memories(self.recall, self.being, rest, 10, conversation.namespace,
+                                 conversation.include_namespaces)
         if not hits:
             return ChatReply(f"I remember nothing about “{rest}”.")
         return ChatReply("\n".join(f"#{h.memory.id} {h.memory.content}" for h in hits), [h.memory.id for h in hits])
@@ -490,7 +523,8 @@ class TelegramConnector:
             state.set_json(self.store, CONNECTOR, self.being, f"forget:{conversation.chat_id}", ids)
             lines = "\n".join(f"• #{i} {shown[i].content}" for i in ids if i in shown)
             return ChatReply(f"Forget these?\n{lines}\nSend /forget yes to forget them.")
-        done = forget(self.store, self.activity, self.being, ids)
+        done = forget(self.store, self.activity, self.being, ids,
+                      namespaces=(conversation.namespace, *conversation.include_namespaces))
         gone = [m.id for m in done.memories]
         state.delete(self.store, CONNECTOR, self.being, f"forget:{conversation.chat_id}")
         if gone:
@@ -506,7 +540,8 @@ class TelegramConnector:
         kind = rest.lower() or None
         if kind is not None and kind not in KINDS:
             return ChatReply(f"Kinds are: {', '.join(KINDS)}.")
-        memories = self.store.list_memories(self.being, kind=kind, limit=10, include_sensitive=False)
+        memories = self.store.list_memories(self.being, kind=kind, limit=10, include_sensitive=False,
+                                            namespaces=(conversation.namespace, *conversation.include_namespaces))
         if not memories:
             return ChatReply("No memories yet.")
         return ChatReply("\n".join(f"#{m.id} {m.kind}: {m.content}" for m in memories), [m.id for m in memories])

@@ -9,6 +9,10 @@ reads' default `private`). A person's messages are not kept in the owner's chat 
 owner's twin: only `/remember` writes, into the person's reach. Refusals (`InvalidInput`, `NotFound`, `Forbidden`)
 are answered with their message; nothing is written then.
 
+The owner's own chat asks it for the owner's reach (`owner_reach`: their active project, seed 003's "server-side
+per-user state", so the owner's Telegram sees the project their CLI, API or MCP activated) and answers the owner's
+`/project` with it (`owner_project`), by the same `twin.operations.scopes.reach` and `twin.operations.projects`.
+
 The Telegram connector sits below the operations (the layers of ARCHITECTURE.md), so it is handed this module's
 `TelegramPeople` by the interface that starts the daemon (`twin up`: `twin.cli.run`), not importing it.
 """
@@ -20,7 +24,7 @@ from twin.exceptions import Forbidden, InvalidInput, NotFound
 from twin.memory import KINDS
 from twin.operations import people, projects, reads, writes
 from twin.operations.context import Context
-from twin.operations.scopes import CALLER, Caller
+from twin.operations.scopes import CALLER, OWNER, Caller, reach
 from twin.settings import Settings
 from twin.store import Store
 
@@ -38,8 +42,9 @@ SHOWN = 10
 
 class TelegramPeople:
     """The Telegram side of the people the owner added, for the connector (`twin.connectors.telegram`): `pair`
-    claims a pairing code, `reply` answers a paired person's message. Both run on the connector's store thread
-    with its store connection, diary, recall and bus; neither keeps state between calls."""
+    claims a pairing code, `reply` answers a paired person's message; `owner_reach` and `owner_project` are the
+    owner's active project in the owner's own chat. All run on the connector's store thread with its store
+    connection, diary, recall and bus; none keeps state between calls."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -68,6 +73,30 @@ class TelegramPeople:
         token = CALLER.set(who)
         try:
             return self._command(self._context(store, activity, recall, bus), who, chat_id, text.strip())
+        except (InvalidInput, NotFound, Forbidden) as exc:
+            return f"I can't: {exc}"
+        finally:
+            CALLER.reset(token)
+
+    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str, str | None]:
+        """The owner's reach now (`scopes.reach` as `OWNER`): `(reads, write, project name)`, the stored
+        namespaces a read of the owner's chat looks in (user-global `default`, then the active project's
+        `project:<id>`), the one `/remember` writes to (the active project, else `default`) and the active project's
+        name (None: none). Read-only; read at each message, so an activation on any device holds at once."""
+        token = CALLER.set(OWNER)
+        try:
+            found = reach(store)
+        finally:
+            CALLER.reset(token)
+        return found.reads, found.write, found.project.name if found.project else None
+
+    def owner_project(self, store: Store, activity: Activity, rest: str) -> str:
+        """The answer to the owner's `/project [NAME|off]`: the owner's projects (no `rest`), or the project
+        `rest` names made active, or none (`off`) through `twin.operations.projects` as `OWNER` (what `twin project
+        activate` does). A refusal (`NotFound`, `Forbidden`, `InvalidInput`) is answered with its message."""
+        token = CALLER.set(OWNER)
+        try:
+            return self._project(self._context(store, activity, None, None), OWNER, 0, rest.strip())
         except (InvalidInput, NotFound, Forbidden) as exc:
             return f"I can't: {exc}"
         finally:
@@ -136,7 +165,8 @@ class TelegramPeople:
     def _projects(self, ctx: Context, who: Caller, chat_id: int, rest: str) -> str:
         shown = projects.list_projects(ctx)
         if not shown:
-            return "No project is shared with you yet."
+            return ("No project yet: twin project create NAME makes one." if who.is_owner
+                    else "No project is shared with you yet.")
         return "\n".join(f"{p.name} ({p.role}{', active' if p.active else ''}; members: {', '.join(p.members)})"
                          for p in shown)
 
@@ -145,6 +175,6 @@ class TelegramPeople:
             return self._projects(ctx, who, chat_id, rest)
         if rest.lower() in ("off", "none"):
             projects.deactivate_project(ctx)
-            return "No project is active: /remember keeps your own memories."
+            return "No project is active: /remember keeps your own memories, /recall looks in them alone."
         active = projects.activate_project(ctx, rest)
         return f"Project {active.name} is active: /remember and /forget work in it, /recall looks in it too."
