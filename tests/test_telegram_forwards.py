@@ -18,7 +18,7 @@ from fake_telegram import (
 )
 from telegram import Message
 from test_daemon import wait_for
-from test_telegram import OWNER, bot_api, daemon, env, store_of  # noqa: F401 (fixtures)
+from test_telegram import OWNER, daemon, env, store_of  # noqa: F401 (fixtures)
 
 from twin.chat import offline_summary
 from twin.connectors.telegram_message import read_message

@@ -10,7 +10,7 @@ import os
 import signal
 import sqlite3
 import sys
-import threading
+import time
 
 from redis import Redis
 from redis.exceptions import AuthenticationError, NoPermissionError
@@ -98,30 +98,21 @@ class RefusalWithoutTraceback(logging.Filter):
         return True
 
 
-_STOP = threading.Event()
-"""Set by SIGTERM or SIGINT while a worker waits out a refusal (`wait_unless_stopped`)."""
-
-
 def _stop_requested(signum, frame) -> None:
-    _STOP.set()
+    raise StopRequested()
 
 
 def wait_unless_stopped(seconds: float) -> None:
     """Sleep `seconds` between two tries of `patiently`, unless the process is told to stop (SIGTERM, SIGINT: the
     supervisor's stop, Ctrl-C), which raises RQ's `StopRequested` at once: the RQ worker or scheduler whose own
     handlers would catch the signal is gone, so without this a stop met during the wait was a traceback out of the
-    sleep, or (the scheduler) no stop at all until the supervisor killed it. Only the main thread may do this."""
+    sleep, or (the scheduler) no stop at all until the supervisor killed it. The handler it installs raises from
+    wherever the signal lands until RQ's worker or scheduler installs its own, so a stop met after the last
+    refused try but before RQ took over stops too (main() turns it into exit 0); it takes no lock, so it cannot
+    deadlock with the code it interrupts. Only the main thread may do this."""
     signal.signal(signal.SIGTERM, _stop_requested)
     signal.signal(signal.SIGINT, _stop_requested)
-    if _STOP.wait(seconds):
-        raise StopRequested()
-
-
-def stop_if_requested() -> None:
-    """Raise `StopRequested` if a stop came while `patiently`'s block ran between two waits (before an RQ worker or
-    scheduler installs its own signal handlers, which take over from here)."""
-    if _STOP.is_set():
-        raise StopRequested()
+    time.sleep(seconds)
 
 
 def patiently(what: str) -> Retrying:
@@ -135,7 +126,8 @@ def patiently(what: str) -> Retrying:
             log.warning("%s: %s; waiting until it takes writes again", what, refusal_words(attempt.outcome.exception()))
 
     return Retrying(retry=retry_if_exception(is_write_refusal), before_sleep=refused, reraise=True,
-                    sleep=wait_unless_stopped, wait=wait_exponential(multiplier=REFUSAL_BACKOFF_MIN_S, min=REFUSAL_BACKOFF_MIN_S,
+                    sleep=wait_unless_stopped,
+                    wait=wait_exponential(multiplier=REFUSAL_BACKOFF_MIN_S, min=REFUSAL_BACKOFF_MIN_S,
                                           max=REFUSAL_BACKOFF_MAX_S))
 
 
@@ -155,7 +147,6 @@ def serve(queue: str, role: str, redis: Redis, burst: bool) -> None:
             name = f"twin-{role}-{os.getpid()}" + (f"-{number}" if number > 1 else "")
             worker = SimpleWorker([queue], connection=redis, name=name, job_class=LegacyNameJob,
                                   exception_handlers=[set_aside_bad_input], maintenance_interval=MAINTENANCE_INTERVAL_S)
-            stop_if_requested()
             worker.work(burst=burst, logging_level="WARNING")
 
 
@@ -216,7 +207,6 @@ def run_scheduler(settings: Settings, redis: Redis, burst: bool) -> int:
     for attempt in patiently("scheduler"):  # while Redis refuses writes: here, not a crash and a restart
         with attempt:
             scheduler = RQScheduler([LEARN_QUEUE, EMBED_QUEUE], connection=redis, interval=1)
-            stop_if_requested()
             scheduler.acquire_locks()
             if burst:
                 scheduler.enqueue_scheduled_jobs()
