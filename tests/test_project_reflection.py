@@ -29,7 +29,7 @@ from twin.operations.scopes import CALLER, Caller
 from twin.reflection.hush import HushRules
 from twin.reflection.project_pass import reflect_project
 from twin.settings import load_settings
-from twin.store.projects import find_project
+from twin.store.projects import project_by_id
 from twin.store.signals import ProposedSignal, list_signals, record_signal
 
 BEING = "owner"
@@ -63,7 +63,7 @@ def shared_flat(ctx: Context):
     capture_memory(ctx, PRIVATE)
     for line in FLAT:
         capture_memory(ctx, line, project="flat")
-    return find_project(ctx.store, flat.id), alice
+    return project_by_id(ctx.store, flat.id), alice
 
 
 def test_a_projects_signal_reaches_each_member_and_its_prompt_holds_the_project_alone(ctx, fake_llm):

@@ -169,7 +169,9 @@ def test_who_may_change_a_project(api):
         assert status_of(response) == (403, "forbidden")
     assert status_of(alice.delete(f"/v1/projects/{pid}/members/alice")) == (422, "invalid")  # not themselves
     assert status_of(alice.post(f"/v1/projects/{pid}/members", json={"person": "carol"})) == (404, "not_found")
-    assert status_of(owner.post("/v1/projects", json={"name": "KILN"})) == (409, "conflict")
+    mine = ok(owner.post("/v1/projects", json={"name": "KILN"}))["id"]  # alice's name: unique per owner only
+    assert mine != pid and status_of(owner.post("/v1/projects", json={"name": "kiln"})) == (409, "conflict")
+    ok(owner.delete(f"/v1/projects/{mine}"))
     assert ok(owner.post(f"/v1/projects/{pid}/activate"))["active"] is True
     assert ok(owner.post("/v1/projects/deactivate"))[0]["active"] is False
 

@@ -70,9 +70,10 @@ def test_a_member_guessing_project_ids_learns_nothing(world):
         assert code(alice.post("/v1/search", json={"query": "kiln", "project": guess})) == (404, "not_found"), guess
     for bad in ("", " ", "x" * 65):
         assert code(alice.post("/v1/search", json={"query": "kiln", "project": bad}))[0] == 422
-    # a name that is right but out of reach: 403 ("the project name is right but you don't have access")
+    # a name that is right but out of reach: 404 too, so guessing names tells nothing (names resolve only among
+    # the caller's projects; seed 003's 403 for it would confirm the name)
     for name in ("studio", "STUDIO"):
-        assert code(alice.post("/v1/search", json={"query": "kiln", "project": name})) == (403, "forbidden")
+        assert code(alice.post("/v1/search", json={"query": "kiln", "project": name})) == (404, "not_found")
     # the real id of a project she is no member of: 403 on every route, nothing read or changed
     refusals = [
         alice.post("/v1/search", json={"query": "kiln fires", "project": studio}),
@@ -171,16 +172,18 @@ def test_mcp_knows_each_person_by_their_token(world):
         listed = await client.call_tool("project_list", {})
         mine = await client.call_tool("memory_search", {"query": "allotment PIN recycling kiln"})
         refused = await client.call_tool("memory_search", {"query": "kiln", "project": studio})
+        unnamed = await client.call_tool("project_activate", {"project": "studio"})
         activated = await client.call_tool("project_activate", {"project": "flat"})
         written = await client.call_tool("memory_capture", {"content": "The flat's spare key is with Mrs Okoro."})
         context = await client.call_tool("memory_context", {"query": "spare key recycling allotment"})
         stats = await client.call_tool("memory_stats", {})
-        return listed, mine, refused, activated, written, context, stats
+        return listed, mine, refused, unnamed, activated, written, context, stats
 
-    listed, mine, refused, activated, written, context, stats = _mcp(api.url, world["alice_token"], go)
+    listed, mine, refused, unnamed, activated, written, context, stats = _mcp(api.url, world["alice_token"], go)
     assert [p["id"] for p in listed.structured_content["projects"]] == [flat]
     assert mine.structured_content["results"] == []  # the owner's memories: invisible to her
-    assert refused.is_error and "not a member" in refused.content[0].text
+    assert refused.is_error and "not a member" in refused.content[0].text  # bob's by id: 403
+    assert unnamed.is_error and "no such project" in unnamed.content[0].text  # by name: as if there were none
     assert activated.structured_content["active"] is True
     pack = context.structured_content["context_pack"]
     scoped = {m["content"] for ms in pack["projectScoped"].values() for m in ms}

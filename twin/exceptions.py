@@ -67,7 +67,7 @@ class NotFound(TwinError, LookupError):
 
 
 class Forbidden(TwinError, PermissionError):
-    """The caller may not do this: a project that exists but that they are no member of, a project operation only
+    """The caller may not do this: a project named by its id that they are no member of, a project operation only
     its owner may do, an operation only the twin's owner may do (seed 003's table: HTTP 403, "distinct from
     404"). Nothing was read or changed."""
 

@@ -25,7 +25,8 @@ def either(name: str, camel: str | None = None, **kw):
 NAMESPACE_HELP = "The namespace (1-64 letters, digits, '_', '.', '-'; default `default`)"
 INCLUDE_HELP = "More namespaces a read looks in too (a union; at most 16)"
 PROJECT_HELP = ("A project (its id or name) to read with your own memories, or to write to; left out: your active "
-                "project, if any. 404 when it does not resolve, 403 when you are no member")
+                "project, if any. A name means one of your projects (your own first); 404 when it does not "
+                "resolve, 403 for the id of a project you are no member of")
 
 
 def project_field():
@@ -148,7 +149,7 @@ class AdoptionBody(Body):
 
 
 class ProjectBody(Body):
-    """Seed 003's `project_create`: `{name}` (1-64 letters, digits, '_', '.', '-'; unique in the twin)."""
+    """Seed 003's `project_create`: `{name}` (1-64 letters, digits, '_', '.', '-'; unique among your own projects)."""
 
     name: str = Field(max_length=64)
 

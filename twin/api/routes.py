@@ -379,7 +379,7 @@ async def projects(request: Request):
 
 @v1.post("/projects", response_model=ProjectOut)
 async def create_project(request: Request, body: ProjectBody):
-    """`project_create`: a new project you own (its id a ULID); 409 when the name is taken."""
+    """`project_create`: a new project you own (its id a ULID); 409 when you have a project of that name."""
     return await lanes(request).write.run(project_ops.create_project, body.name)
 
 

@@ -7,7 +7,8 @@ takes (`twin.lifecycle.forgetting.forget`: rows, FTS entries, vectors and index 
 the files scrubbed), then drops its members and the active pointers to it.
 
 Errors: `NotFound` (404) for a project or person that does not resolve, `Forbidden` (403) for a project the
-caller is no member of or may not change, `InvalidInput` (422; 409 `conflict` for a name taken) for bad input.
+caller is no member of or may not change, `InvalidInput` (422; 409 `conflict` for a name the caller has taken)
+for bad input. A name resolves only among the caller's projects (`twin.operations.scopes.project_for`).
 """
 
 from __future__ import annotations
@@ -99,14 +100,17 @@ def list_projects(ctx: Context) -> list[ProjectOut]:
 
 def create_project(ctx: Context, name: str) -> ProjectOut:
     """Seed 003's `project_create`: a new project named `name` (`checked_project_name`), owned by the caller, its
-    first member; a new ULID (`new_project_id`). Raises `InvalidInput` (code `conflict`, 409) when the name is
-    taken (names are unique in the twin, any case, so a name resolves to one project)."""
+    first member; a new ULID (`new_project_id`). Raises `InvalidInput` (code `conflict`, 409) when the caller has
+    a project of that name already (any case). Names are unique per owner, not in the twin: another person's
+    project of that name is no conflict, so a create tells nobody which names others use (issue 19); which
+    project a name then means is `twin.operations.scopes.by_name`'s rule."""
     who = caller()
     project = Project(new_project_id(), checked_project_name(name), who.person_id, utc_now())
     try:
         stored.add_project(ctx.store, project)
     except sqlite3.IntegrityError as exc:
-        raise InvalidInput(f"a project named {project.name!r} exists", field="name", code="conflict") from exc
+        raise InvalidInput(f"you have a project named {project.name!r} already", field="name",
+                           code="conflict") from exc
     ctx.activity.record("system", f"Created project {project.id}.")
     return project_out(ctx, project, who)
 

@@ -10,8 +10,10 @@ which stored namespaces a read looks in and which one a write goes to.
 - A project is a namespace with members (`project:<id>`). Named by a call's `project` (an id or a name), or else
   the caller's active project: a read looks in it and in the caller's user-global namespaces (seed 003: "search /
   recent / neighbors union the active project with user-global"); a write goes to it ("remember / forget / update
-  target the active project directly"). A project that does not resolve is `NotFound` (404), one the caller is no
-  member of `Forbidden` (403), as seed 003's error table says.
+  target the active project directly"). An id that does not resolve is `NotFound` (404), the id of a project the
+  caller is no member of `Forbidden` (403), as seed 003's error table says. A name resolves only among the
+  caller's own projects and those shared with them (`project_for`): any other name is 404, where seed 003 answers
+  403 for "the project name is right" (that 403 would tell a non-member which names exist).
 
 Sensitive memories are shown only to a caller asking for them (`twin.operations.context.sensitivity_levels`), and
 only from the namespaces `reach` gives: a member asking for `sensitive` sees the sensitive memories of a project
@@ -28,7 +30,8 @@ from twin.exceptions import Forbidden, InvalidInput, NotFound
 from twin.namespaces import DEFAULT_NAMESPACE, person_namespace, project_namespace, scope
 from twin.store import Store
 from twin.store.people import OWNER_ID
-from twin.store.projects import Project, active_project, find_project, is_member
+from twin.store.projects import Project, active_project, is_member, named_among, project_by_id
+
 PROJECT_REF_MAX = 64
 """The longest project reference (an id or a name) a caller may give."""
 
@@ -93,18 +96,36 @@ def agreed_project(*given: str | None) -> str | None:
 
 
 def project_for(store: Store, who: Caller, ref: str) -> Project:
-    """The project `ref` (an id or a name) names, when `who` is a member. Raises `InvalidInput` (field `project`)
-    for a reference that is no string or too long, `NotFound` when it does not resolve, `Forbidden` when `who` is
-    no member (seed 003: 404 no such project, 403 not a member)."""
+    """The project `ref` names for `who`: by id, any project (`Forbidden` when `who` is no member: seed 003's 403
+    "not a member"; an id is unguessable, so the 403 tells nothing); by name, only among the projects `who` is a
+    member of (`by_name`), so a name `who` cannot reach is `NotFound` (404), as if no project had it: a non-member
+    guessing names learns nothing (issue 19). Raises `InvalidInput` (field `project`) for a reference that is no
+    string or too long, or a name that is ambiguous (`by_name`)."""
     if not isinstance(ref, str) or not ref.strip() or len(ref) > PROJECT_REF_MAX:
         raise InvalidInput(f"project must be a project's id or name (1-{PROJECT_REF_MAX} characters)",
                            field="project")
-    found = find_project(store, ref.strip())
+    ref = ref.strip()
+    found = project_by_id(store, ref)
     if found is None:
-        raise NotFound(f"no such project {ref.strip()[:PROJECT_REF_MAX]!r} (project_list shows yours)")
-    if not is_member(store, found.id, who.person_id):  # the reference given, never the name: an id tells no name
-        raise Forbidden(f"not a member of project {ref.strip()[:PROJECT_REF_MAX]!r}")
+        return by_name(store, who, ref)
+    if not is_member(store, found.id, who.person_id):  # the id given, never the name: an id tells no name
+        raise Forbidden(f"not a member of project {ref!r}")
     return found
+
+
+def by_name(store: Store, who: Caller, name: str) -> Project:
+    """The project `name` (any case) means to `who`, among the projects they are a member of: their own when they
+    have one of that name (names are unique per owner), so nobody sharing a project with them can change what
+    their own names mean; else the one shared with them of that name. Raises `NotFound` when none of theirs has
+    it, `InvalidInput` (field `project`, naming the ids) when two or more shared with them by others have it and
+    none of their own does: the caller gives the id (project_list shows it)."""
+    named = named_among(store, who.person_id, name)
+    if not named:
+        raise NotFound(f"no such project {name!r} (project_list shows yours)")
+    if named[0].owner_id == who.person_id or len(named) == 1:
+        return named[0]
+    raise InvalidInput(f"{len(named)} projects shared with you are named {name!r} ("
+                       f"{', '.join(p.id for p in named)}); name one by its id", field="project")
 
 
 def reach(store: Store, namespace: str = DEFAULT_NAMESPACE, include_namespaces: Iterable[str] | None = None,

@@ -1,10 +1,12 @@
 """The `projects`, `project_members` and `active_projects` tables (seed 003's sub-brains): a project's `id` (a
-ULID, stable), its `name` (unique without regard to case), its `owner_id` and `created_at` (UTC ISO-8601); its
+ULID, stable), its `name` (unique per owner without regard to case: two people may each have a `flat`), its
+`owner_id` and `created_at` (UTC ISO-8601); its
 members by person id (the owner is one, `twin.store.people.OWNER_ID` for the twin's owner); and each person's
 active project (seed 003: "server-side per-user state"). Deleting a project deletes its members and every active
 pointer to it (cascades). Its memories are not here: they are the memories of namespace `project:<id>`
 (`twin.namespaces.project_namespace`), erased by `twin.operations.projects.delete_project` through forgetting.
-Migration `0019_projects` made the tables (twin.store.schema)."""
+Migration `0019_projects` made the tables, `0024_project_names_per_owner` made names unique per owner
+(twin.store.schema). Which project a name means to a caller is `twin.operations.scopes.project_for`'s rule."""
 
 from __future__ import annotations
 
@@ -26,8 +28,8 @@ _COLUMNS = "p.id, p.name, p.owner_id, p.created_at"
 
 
 def add_project(store: Store, project: Project) -> Project:
-    """Store `project` with its owner as its first member. Raises `sqlite3.IntegrityError` when the name (any case)
-    or the id is taken. One transaction (joins the caller's)."""
+    """Store `project` with its owner as its first member. Raises `sqlite3.IntegrityError` when its owner has a
+    project of that name already (any case) or the id is taken. One transaction (joins the caller's)."""
     with store.atomic() as conn:
         conn.execute("INSERT INTO projects (id, name, owner_id, created_at) VALUES (?, ?, ?, ?)", project)
         conn.execute("INSERT INTO project_members (project_id, person_id, added_at) VALUES (?, ?, ?)",
@@ -35,11 +37,20 @@ def add_project(store: Store, project: Project) -> Project:
     return project
 
 
-def find_project(store: Store, id_or_name: str) -> Project | None:
-    """The project whose id is `id_or_name`, else whose name is (any case), or None (read-only)."""
-    row = store.conn.execute(f"SELECT {_COLUMNS} FROM projects p WHERE p.id = ? UNION ALL SELECT {_COLUMNS} FROM "
-                             "projects p WHERE p.name = ? LIMIT 1", (id_or_name, id_or_name)).fetchone()
+def project_by_id(store: Store, project_id: str) -> Project | None:
+    """The project whose id is `project_id` (exactly), or None (read-only)."""
+    row = store.conn.execute(f"SELECT {_COLUMNS} FROM projects p WHERE p.id = ?", (project_id,)).fetchone()
     return Project(*row) if row else None
+
+
+def named_among(store: Store, person_id: str, name: str) -> list[Project]:
+    """The projects named `name` (any case) that `person_id` is a member of: the one they own first (a name is
+    unique per owner, so there is at most one), then the others by id. Projects they are no member of are never
+    in it, whatever their name (read-only)."""
+    rows = store.conn.execute(f"SELECT {_COLUMNS} FROM projects p JOIN project_members m ON m.project_id = p.id "
+                              "WHERE m.person_id = ? AND p.name = ? ORDER BY p.owner_id != m.person_id, p.id",
+                              (person_id, name))
+    return [Project(*r) for r in rows]
 
 
 def is_member(store: Store, project_id: str, person_id: str) -> bool:

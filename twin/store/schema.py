@@ -6,7 +6,9 @@ Each migration is a name and a tuple of statements, applied in one transaction a
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 
 from twin.exceptions import StoreError
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, utc_now
@@ -335,6 +337,25 @@ PROJECTS = (
     ) WITHOUT ROWID""",
 )
 
+PROJECT_NAMES_PER_OWNER = (
+    """CREATE TABLE projects_rebuilt (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL COLLATE NOCASE,
+        owner_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "INSERT INTO projects_rebuilt (id, name, owner_id, created_at) SELECT id, name, owner_id, created_at"
+    " FROM projects",
+    "DROP TABLE projects",
+    "ALTER TABLE projects_rebuilt RENAME TO projects",
+    "CREATE UNIQUE INDEX projects_by_owner_name ON projects (owner_id, name COLLATE NOCASE)",
+)
+"""A project's name is unique per owner (any case), no longer in the whole twin (`twin.store.projects`): `0019`
+made it a column constraint, which SQLite cannot drop, so the table is rebuilt with its rows (SQLite's "other kinds
+of table schema changes": a new table, the rows copied, the old one dropped, the new one renamed). It is in
+`REBUILDS`: members, active pointers and bound sources reference `projects (id)` with `ON DELETE CASCADE`, and
+dropping the old table with foreign keys on would delete them all."""
+
 PROJECT_SOURCES = (
     """CREATE TABLE project_sources (
         kind TEXT NOT NULL CHECK (kind IN ('files', 'telegram_chat', 'gmail_label')),
@@ -457,7 +478,17 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                 " WHERE project_id IS NOT NULL")),
     # a person's Telegram account, paired with a one-time code as the owner's is (twin.store.people)
     ("0023_people_telegram", PEOPLE_TELEGRAM),
+    # a project's name is unique per owner, not in the whole twin: a person could learn by a 409 which names the
+    # owner's projects have, and take a name the owner would want (twin.operations.scopes.project_for resolves a
+    # name among the caller's own projects and those shared with them)
+    ("0024_project_names_per_owner", PROJECT_NAMES_PER_OWNER),
 )
+
+REBUILDS = frozenset({"0024_project_names_per_owner"})
+"""Migrations that rebuild a table other tables reference. They run with foreign keys off (set before their
+transaction: SQLite ignores the pragma inside one), so dropping the old table cascades into nothing, and
+`PRAGMA foreign_key_check` must find no dangling reference before they commit (SQLite's documented procedure for
+schema changes `ALTER TABLE` cannot make)."""
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
@@ -476,17 +507,39 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     for name, statements in MIGRATIONS:
         if name in done:
             continue
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
-                conn.execute("COMMIT")  # another process applied it while we waited for the lock
-                continue
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, utc_now()))
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"migration {name} failed: {exc}") from exc
-        applied.append(name)
+        with _foreign_keys_off(conn) if name in REBUILDS else contextlib.nullcontext():
+            if _apply(conn, name, statements):
+                applied.append(name)
     return applied
+
+
+@contextlib.contextmanager
+def _foreign_keys_off(conn: sqlite3.Connection) -> Iterator[None]:
+    """Foreign keys off on `conn` (outside a transaction) for the block, then as they were."""
+    was_on = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {'ON' if was_on else 'OFF'}")
+
+
+def _apply(conn: sqlite3.Connection, name: str, statements: tuple[str, ...]) -> bool:
+    """Run one migration in its own transaction and record it; False when another process recorded it while this
+    one waited for the lock. Raises `StoreError` (rolled back) when a statement fails or, for one of `REBUILDS`,
+    a reference is left dangling."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+            conn.execute("COMMIT")  # another process applied it while we waited for the lock
+            return False
+        for statement in statements:
+            conn.execute(statement)
+        if name in REBUILDS and conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
+            raise sqlite3.IntegrityError("it would leave rows referencing nothing")
+        conn.execute("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, utc_now()))
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        conn.execute("ROLLBACK")
+        raise StoreError(f"migration {name} failed: {exc}") from exc
+    return True
