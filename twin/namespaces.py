@@ -26,10 +26,16 @@ DEFAULT_NAMESPACE = "default"
 namespaces existed went (`twin.store.schema`'s `0014_namespaces`)."""
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """A namespace name: 1-64 ASCII letters, digits, `_`, `.` or `-` (the being's own rule, `twin.settings`)."""
-STORED_PATTERN = re.compile(r"(?:person:[a-z0-9]{1,32}:)?[A-Za-z0-9_.-]{1,64}|project:[0-9A-Z]{26}")
+PERSON_ID_PATTERN = re.compile(r"[a-z0-9]{1,32}")
+"""A person's id as a stored namespace holds it (`twin.operations.people` makes 16 hex digits)."""
+PROJECT_ID_PATTERN = re.compile(r"[0-9A-Z]{26}")
+"""A project's id as a stored namespace holds it (a ULID, `twin.operations.projects.new_project_id`)."""
+STORED_PATTERN = re.compile(rf"(?:person:{PERSON_ID_PATTERN.pattern}:)?{NAME_PATTERN.pattern}"
+                            rf"|project:{PROJECT_ID_PATTERN.pattern}")
 """A namespace as stored: a caller's name, a person's own (`person_namespace`) or a project's
 (`project_namespace`)."""
 PROJECT_PREFIX = "project:"
+PERSON_PREFIX = "person:"
 INCLUDE_MAX = 16
 """At most this many namespaces in `include_namespaces` (seed 003: "capped at 16")."""
 
@@ -57,7 +63,19 @@ def checked(name: object, field: str = "namespace") -> str:
 def person_namespace(person_id: str, name: str) -> str:
     """Where the person `person_id` (not the owner) keeps their user-global namespace `name` (a checked name):
     `person:<id>:<name>`."""
-    return f"person:{person_id}:{name}"
+    return f"{PERSON_PREFIX}{person_id}:{name}"
+
+
+def split_stored(name: str) -> tuple[str, str, str] | None:
+    """What a stored namespace of a person or a project names: `("person", id, name)` for `person:<id>:<name>`,
+    `("project", id, "")` for `project:<id>`, None for a caller's own name or anything that is no stored name
+    (`STORED_PATTERN`). Pure."""
+    if not isinstance(name, str) or STORED_PATTERN.fullmatch(name) is None or NAME_PATTERN.fullmatch(name):
+        return None
+    if name.startswith(PROJECT_PREFIX):
+        return "project", name.removeprefix(PROJECT_PREFIX), ""
+    person_id, _, own = name.removeprefix(PERSON_PREFIX).partition(":")
+    return "person", person_id, own
 
 
 def project_namespace(project_id: str) -> str:

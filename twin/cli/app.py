@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="rebuild the full-text index first")
     p = add("backfill", "run", "embed every memory that lacks a vector of the current model (resumable)")
     p.add_argument("--batch", type=positive, default=200, help="memories per embedding call and checkpoint")
-    p = add("export", "transfer", "write all memories as JSON lines")
+    p = add("export", "transfer", "write the whole twin as JSON lines: people, projects, every memory")
     p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
                    help="file to write (created 0600); default stdout")
     p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
@@ -179,9 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "end every page session")
     p = add("people", "people", "the people who may use the API and MCP besides you, each with a token of their "
             "own", json_help=JSON_HELP)
-    p.add_argument("action", choices=("add", "list", "remove", "pair"))
-    p.add_argument("name", nargs="?", help="the person's name (add, remove, pair: a code for their Telegram)")
-    p.add_argument("--token-file", help="with add: write the new token to this new file (0600) instead of printing it")
+    p.add_argument("action", choices=("add", "list", "remove", "pair", "token"))
+    p.add_argument("name", nargs="?", help="the person's name (add, remove, pair: a code for their Telegram, token: "
+                   "a new token, the old one refused from then on)")
+    p.add_argument("--token-file", help="with add and token: write the new token to this new file (0600) instead of "
+                   "printing it")
     p = add("project", "people", "your projects: memories shared with the people you choose", json_help=JSON_HELP)
     p.add_argument("action", choices=("list", "show", "create", "delete", "share", "unshare", "activate",
                                       "deactivate", "bind", "unbind"))
@@ -194,8 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "is negative) whose messages are learned into the project")
     bound.add_argument("--gmail-label", metavar="LABEL", help="with bind and unbind: a Gmail label id (INBOX, "
                        "Label_12) whose threads are learned into the project")
-    p = add("import", "transfer", "read memories from JSON lines (exit 1 when a bad line was skipped; the rest is "
-                                  "imported)")
+    p = add("import", "transfer", "read a twin export or memories from JSON lines (exit 1 when a bad line was "
+                                  "skipped; the rest is imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")
     add_namespace(p, help_="the namespace of lines that name none (default default)")
     p.add_argument("--capture", action="store_true", help="capture each fact at its own created_at, oldest first, "

@@ -24,11 +24,11 @@ def cmd_people(settings: Settings, args: argparse.Namespace) -> int:
     makes one and shows its token once (or writes it, 0600, to `--token-file`; twin keeps only its digest); `list`;
     `remove NAME` refuses their token (and their Telegram account) at once and forgets their own memories and the
     projects they own, as `twin forget` does; `pair NAME` prints a one-time code the person sends to the bot as
-    `/start CODE` within 10 minutes, after which the bot answers them as themselves. A person sees only projects
-    shared with them and their own memories, never yours."""
+    `/start CODE` within 10 minutes, after which the bot answers them as themselves; `token NAME` gives them a new
+    token (shown once or written to `--token-file`) and refuses their old one: what a person `twin import` brought
+    in needs. A person sees only projects shared with them and their own memories, never yours."""
     from twin.cli.queues import reachable_bus
-    from twin.operations import Context
-    from twin.operations import people
+    from twin.operations import Context, people
 
     ctx = Context.open(settings, bus=lambda: reachable_bus(settings))
     try:
@@ -41,29 +41,8 @@ def cmd_people(settings: Settings, args: argparse.Namespace) -> int:
         if not args.name:
             show(f"twin: people {args.action} needs a NAME", file=sys.stderr)
             return 2
-        if args.action == "add":
-            try:
-                out = open_token_file(args.token_file) if args.token_file else None
-            except OSError as exc:
-                why = "something is there (a token is never written over another)" if isinstance(
-                    exc, FileExistsError) else (exc.strerror or str(exc))
-                show(f"twin: --token-file {args.token_file}: {why}; nobody was added", file=sys.stderr)
-                return 2
-            try:
-                added = people.add_person(ctx, args.name)
-            except BaseException:
-                if out is not None:
-                    out.close()
-                    os.unlink(args.token_file)
-                raise
-            if out is not None:
-                with out:
-                    out.write(added.token + "\n")
-                value = {**added.model_dump(), "token": None, "token_file": args.token_file}
-                return emit(args, value, lambda: show(f"added {added.name}; their token is in {args.token_file} "
-                                                      "(0600), shown nowhere else"))
-            return emit(args, added.model_dump(), lambda: (
-                show(f"added {added.name}; their token (shown this once, give it to them):"), show(added.token)))
+        if args.action in ("add", "token"):
+            return _give_token(ctx, args)
         if args.action == "pair":
             paired = people.pair_telegram(ctx, args.name)
             return emit(args, paired.model_dump(), lambda: show(
@@ -76,6 +55,40 @@ def cmd_people(settings: Settings, args: argparse.Namespace) -> int:
             f"memories and {len(done.projects_deleted)} projects of theirs"))
     finally:
         ctx.close()
+
+
+def _give_token(ctx, args: argparse.Namespace) -> int:
+    """`twin people add NAME` (a new person) or `twin people token NAME` (a new token for a person, their old one
+    refused: what a person imported from an export needs): the token is shown once, or written to the new file
+    `--token-file` (0600) made before anything changes, so a path that cannot take it changes nothing. `ctx` is an
+    open `twin.operations.Context`."""
+    from twin.operations import people
+
+    adding = args.action == "add"
+    try:
+        out = open_token_file(args.token_file) if args.token_file else None
+    except OSError as exc:
+        why = "something is there (a token is never written over another)" if isinstance(
+            exc, FileExistsError) else (exc.strerror or str(exc))
+        show(f"twin: --token-file {args.token_file}: {why}; {'nobody was added' if adding else 'no token changed'}",
+             file=sys.stderr)
+        return 2
+    try:
+        given = (people.add_person if adding else people.issue_token)(ctx, args.name)
+    except BaseException:
+        if out is not None:
+            out.close()
+            os.unlink(args.token_file)
+        raise
+    done = (f"added {given.name}; their token" if adding
+            else f"a new token for {given.name} (the old one no longer works)")
+    if out is not None:
+        with out:
+            out.write(given.token + "\n")
+        value = {**given.model_dump(), "token": None, "token_file": args.token_file}
+        return emit(args, value, lambda: show(f"{done} is in {args.token_file} (0600), shown nowhere else"))
+    return emit(args, given.model_dump(), lambda: (
+        show(f"{done} (shown this once, give it to them):"), show(given.token)))
 
 
 def _project_line(p: dict) -> str:

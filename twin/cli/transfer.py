@@ -16,34 +16,55 @@ from twin.store import Store
 
 
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
-    """Write every memory (all fields, all statuses) as JSON lines, oldest first."""
-    from twin.learn.transfer import export_memories
+    """Write the whole twin as JSON lines (`twin.operations.transfer.export_twin`): the people (names, never a
+    token), the projects with their members and bound sources, then every memory (all fields, all statuses, every
+    scope), oldest first; with `--namespace`, that namespace's memories alone."""
+    from twin.operations import Context
+    from twin.operations.transfer import export_twin
 
-    with args.output as out, Store(settings.db_path) as store:
+    with args.output as out:
         if out is not sys.stdout:
             os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
-        n = export_memories(store, settings.being, out, None if args.namespace is None else (args.namespace,))
-    show(f"exported {n} memories", file=sys.stderr)
+        ctx = Context.open(settings)
+        try:
+            n = export_twin(ctx, out, args.namespace)
+        finally:
+            ctx.close()
+    also = "" if args.namespace is not None else (
+        f", {n['people']} people, {n['projects']} projects, {n['bindings']} bound sources")
+    show(f"exported {n['memories']} memories{also}", file=sys.stderr)
     return 0
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
-    """Read memories from JSON lines through the dedup path; every bad line is reported (line number and why)
-    and skipped, every good line is imported (`twin.learn.import_lines` has the rules), and a line imported otherwise
-    than it says gets a note. Exit 1 when any line was skipped (the good ones are imported all the same)."""
+    """Read a twin export (`twin.operations.transfer.import_twin`: people, projects, bound sources, then memories
+    through the dedup path) or any file of memory lines; every bad line is reported (line number and why) and
+    skipped, every good line is imported (`twin.learn.import_lines` has the rules), and a line imported otherwise
+    than it says gets a note. A person added needs a new token (`twin people token NAME`), said here. Exit 1 when
+    any line was skipped (the good ones are imported all the same)."""
     from twin.learn.import_lines import bounded_lines
-    from twin.learn.transfer import import_memories
+    from twin.operations import Context
+    from twin.operations.transfer import import_twin
 
     if args.capture:
         return _capture_import(settings, args)
-    with args.input as source, Store(settings.db_path) as store:
-        report = import_memories(store, Activity(store, settings.being), settings.being, bounded_lines(source),
-                                 args.namespace)
+    with args.input as source:
+        ctx = Context.open(settings)
+        try:
+            report = import_twin(ctx, bounded_lines(source), args.namespace)
+        finally:
+            ctx.close()
     bus = reachable_bus(settings)
     if bus is not None and report["created"]:
         bus.notify_embed()
     noted = f" ({len(report['notes'])} imported with a note)" if report["notes"] else ""
-    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}{noted}")
+    made = {kind: n["created"] for kind, n in report["records"].items()}
+    records = f"; {made['person']} people, {made['project']} projects, {made['binding']} bound sources new" if any(
+        n["created"] + n["known"] for n in report["records"].values()) else ""
+    show(f"imported {report['created']} new, {report['known']} already known, skipped {report['skipped']}{noted}"
+         f"{records}")
+    for name in report["tokens_needed"]:
+        show(f"  {name} has no token here (an export holds none): give them one with `twin people token {name}`")
     for problem in report["problems"]:
         show(f"  {problem}", file=sys.stderr)
     for note in report["notes"]:

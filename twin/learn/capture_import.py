@@ -6,7 +6,8 @@ earlier one, exact duplicates reinforce, and the worthiness gate rejects filler 
 What a file may hold: JSON lines, or one JSON document (an array, or an object holding its array under `results`
 or `memories`, as mem0's `get_all` answers), each item an object in one of these shapes:
 
-- a twin export line (`twin export`): `content`, `created_at`, `kind`, `source`, `sensitivity`, `namespace`;
+- a twin export line (`twin export`): `content`, `created_at`, `kind`, `source`, `sensitivity`, `namespace`; the
+  export's records of people, projects and bound sources (`record`) are left out, with a note;
 - a dated fact: `{content | text | memory, created_at, kind?, source?}`;
 - mem0's memory object (its API reference: `id`, `memory`, `hash`, `metadata`, `user_id`, `created_at`,
   `updated_at`; ISO-8601 times with an offset): `memory` is the text;
@@ -119,6 +120,10 @@ def _one_document(lines: list[bytes | str]) -> list[tuple[int, object]] | None:
 def fact_of(raw: dict, number: int, namespace: str, notes: list[str], unit: str) -> Fact | None:
     """The `Fact` of one item, or None for a ChatGPT memory switched off (noted). Raises `BadLine` naming the bad
     field."""
+    if "record" in raw:
+        notes.append(f"{unit} {number}: a record of a whole-twin export (a person, a project, a bound source), not a "
+                     "memory; not captured (`twin import` without --capture restores it)")
+        return None
     if raw.get("enabled") is False:
         notes.append(f"{unit} {number}: switched off in its source (enabled: false); not imported")
         return None

@@ -14,7 +14,8 @@ resolved by `twin.learn.transfer` once the whole file is read):
   secret is sensitive whatever the line says;
 - `being_id`: ignored, every line goes to the importing twin's being; another one is imported with a note;
 - `namespace`: a namespace name (`twin.namespaces.checked`); missing or null (an export made before namespaces):
-  the namespace the import was asked for (`default` unless said);
+  the namespace the import was asked for (`default` unless said); a person's or a project's stored namespace only
+  in an import of the whole twin, which maps it (`twin.operations.transfer`);
 - `importance`: a number 0..1 (default 0.4), not a string or a boolean; `hits`: a whole number 0..`MAX_HITS`;
 - `created_at`, `last_accessed`, `updated_at`: an ISO-8601 string (`Z`, an offset, or none: UTC; a date alone
   is its midnight UTC) or a number of seconds since 1970-01-01 UTC (what other tools export; milliseconds read
@@ -31,12 +32,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, format_time, parse_time, utc_now
-from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked
+from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked, split_stored
 from twin.outside_text import escape_controls, strip_controls
 from twin.text.sensitivity import infer_sensitivity
 
@@ -125,9 +126,11 @@ def json_type(value: object) -> str:
     return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a number")
 
 
-def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE) -> dict:
+def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE, stored: Callable[[str], str] | None = None) -> dict:
     """The fields `Store.insert_memory` takes, checked and cleaned by the rules of the module docstring (`namespace`
-    for a line that names none). Raises `BadLine` naming the first bad field."""
+    for a line that names none). `stored`, when given, maps a stored namespace of a person or a project
+    (`person:<id>:<name>`, `project:<id>`: a whole-twin export) to the one it lands in here, raising `BadLine`;
+    without it such a namespace is a bad line. Raises `BadLine` naming the first bad field."""
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         raise BadLine("content must be a non-empty string")
@@ -145,13 +148,15 @@ def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE) -> dict:
             "sensitivity": "sensitive" if infer_sensitivity(content) == "sensitive" else sensitivity,
             "provenance": _provenance(raw.get("provenance")), "status": _choice(raw, "status", STATUSES, "active"),
             "tier": _choice(raw, "tier", ("warm", "cold"), "warm"), "updated_at": times["updated_at"],
-            "namespace": _namespace(raw, namespace)}
+            "namespace": _namespace(raw, namespace, stored)}
 
 
-def _namespace(raw: dict, default: str) -> str:
+def _namespace(raw: dict, default: str, stored: Callable[[str], str] | None) -> str:
     value = raw.get("namespace")
     if value is None:
         return default
+    if stored is not None and split_stored(value) is not None:
+        return stored(value)
     try:
         return checked(value)
     except NamespaceError as exc:

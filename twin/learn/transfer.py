@@ -8,13 +8,18 @@ importance); new memories are embedded by the usual batched flush and get their 
 any new memory. A file's sensitivity is never trusted downwards: content holding a secret is `sensitive`
 whatever the line says (`twin.text.sensitivity`). What a line may hold, and what makes it a bad line that is
 reported and skipped while the rest is imported: `twin.learn.import_lines`.
+
+An export of the whole twin (`twin.operations.transfer`) puts lines of another sort before the memories: records,
+objects with a `record` field (people, projects, bound sources). This module reads every line and hands each record
+to the `Records` it is given, with the stored namespaces (`person:<id>:<name>`, `project:<id>`) of the memories;
+a line without `record` is a memory, as in every export before records existed.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from twin.activity import Activity
 from twin.learn.import_lines import BadLine, checked_row, line_notes, read_line, shown
@@ -24,6 +29,23 @@ from twin.outside_text import json_text, strip_controls
 from twin.store import Store
 from twin.store.edges import edges_of_being, insert_edges
 from twin.store.ids import Namespaces
+
+
+class Records(Protocol):
+    """What imports the record lines of a whole-twin export and maps the stored namespaces its memories name
+    (`twin.operations.transfer.TwinRecords`: people and projects are above this layer)."""
+
+    def read(self, raw: dict) -> None:
+        """Import one record line's object (`raw` has a `record` field). Raises `BadLine` (never with a memory's
+        text); `import_memories` runs it in a savepoint, so a bad record keeps nothing of itself."""
+
+    def namespace(self, name: str) -> str:
+        """The namespace here of a memory line's stored `name` (`person:<id>:<name>`, `project:<id>`). Raises
+        `BadLine` for a person or project the import does not know."""
+
+    def summary(self) -> str:
+        """What the records imported, for the diary line ("1 people, 1 projects and 0 bound sources (0 already
+        known)")."""
 
 
 def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespaces = None) -> int:
@@ -41,11 +63,16 @@ def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespace
 
 
 def import_memories(store: Store, activity: Activity | None, being: str, lines: Iterable[str | bytes],
-                    namespace: str = DEFAULT_NAMESPACE) -> dict:
+                    namespace: str = DEFAULT_NAMESPACE, records: Records | None = None) -> dict:
     """Import JSON-lines memories into `being`, each into the namespace its line names (`namespace` for a line that
-    names none: an export made before namespaces; `twin.namespaces.checked`, a bad name raises `NamespaceError`). Returns `{created, known, skipped, problems, notes, ids}` where
-    `ids` maps each line number to the memory id it became (new, or the one already known) and `notes` lists
-    "line N: note" for lines imported otherwise than they say (`import_lines.line_notes`).
+    names none: an export made before namespaces; `twin.namespaces.checked`, a bad name raises `NamespaceError`).
+    Returns `{created, known, skipped, problems, notes, ids}` where `ids` maps each line number to the memory id it
+    became (new, or the one already known) and `notes` lists "line N: note" for lines imported otherwise than they
+    say (`import_lines.line_notes`).
+
+    A line with a `record` field goes to `records.read` (a bad line without `records`), and a memory's stored
+    namespace of a person or a project to `records.namespace` (a bad line without `records`); records come before
+    the memories that need them, as the export writes them.
 
     Every line is read and checked on its own (`twin.learn.import_lines`: the rules per field): a bad line is skipped
     and listed in `problems` as "line N: why" (never its memory's text), every good line is imported, so one
@@ -67,7 +94,14 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 raw = read_line(line, number)
                 if raw is None:
                     continue
-                mid, created, notes = _import_row(store, being, raw, namespace)
+                if "record" in raw:
+                    if records is None:
+                        raise BadLine(f"record {shown(raw['record'])}: only an import of the whole twin reads "
+                                      "records")
+                    with store.atomic():  # a savepoint: a bad record keeps nothing of itself
+                        records.read(raw)
+                    continue
+                mid, created, notes = _import_row(store, being, raw, namespace, records)
             except BadLine as exc:
                 report["skipped"] += 1
                 report["problems"].append(f"line {number}: {exc}")
@@ -94,8 +128,9 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             store.supersede(mid, target, why or None)
         _restore_edges(store, edges, old_to_new)
     if activity is not None:
+        also = f" and {records.summary()}" if records is not None else ""
         activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
-                                   f"{report['skipped']} bad lines skipped).")
+                                   f"{report['skipped']} bad lines skipped){also}.")
     return report
 
 
@@ -103,11 +138,12 @@ def _is_id(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _import_row(store: Store, being: str, raw: dict, namespace: str) -> tuple[int, bool, list[str]]:
+def _import_row(store: Store, being: str, raw: dict, namespace: str,
+                records: Records | None) -> tuple[int, bool, list[str]]:
     """`(memory id, True when new, notes)` for one line's object: the memory already known by its content, else
     inserted (with its edge marker); `notes` says what it became that the line did not say (`line_notes`; none for
     a memory already known). Raises `BadLine` for a bad field, or a row the store's constraints refuse."""
-    row = checked_row(raw, namespace)
+    row = checked_row(raw, namespace, None if records is None else records.namespace)
     existing = store.find_by_sha(being, content_sha256(row["content"]), row["namespace"])
     if existing is not None:
         return existing.id, False, []

@@ -11,7 +11,8 @@ browse_memories (every filter, a keyset), forget_source_plan / forget_source, ed
 memory_weeks. Projects (`twin.operations.projects`, seed 003's seven): list_projects, create_project,
 delete_project, share_project, unshare_project, activate_project, deactivate_project, and show_project; the
 owner's sources bound to a project (`twin.operations.project_sources`): bind_source, unbind_source; who asks and
-what they reach in `twin.operations.scopes`; the people the owner adds in `twin.operations.people`.
+what they reach in `twin.operations.scopes`; the people the owner adds in `twin.operations.people`; the export and
+import of the whole twin (people, projects, bound sources, every memory) in `twin.operations.transfer`.
 """
 
 from twin.operations.adoption import adoption

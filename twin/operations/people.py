@@ -3,7 +3,9 @@
 `add_person`; the store keeps its SHA-256 digest only, as it keeps the page's session secrets) with which the API
 and MCP know them (`person_of_token`: `twin.api.guard`). A removed person's token lets nothing in from that moment
 (their row is gone), and nothing of theirs stays: their own memories and the projects they own are forgotten
-through the path `twin forget` takes, and they leave every project they were a member of.
+through the path `twin forget` takes, and they leave every project they were a member of. `issue_token` replaces a
+person's token (the old one is refused from then on): what a person imported from an export (`import_person`)
+needs before they reach anything.
 
 A person may pair their Telegram account as the owner pairs theirs: `pair_telegram` gives a one-time code (kept as
 its SHA-256, `PAIR_CODE_TTL_S` to use it, a new code replaces the old), the person sends `/start CODE` to the bot
@@ -24,9 +26,8 @@ from twin.operations.context import Context
 from twin.operations.projects import erase_project, erase_scope
 from twin.operations.scopes import OWNER, Caller, require_owner
 from twin.operations.shapes import PersonOut, PersonRemovedOut, TelegramPairOut
-from twin.store import Store
+from twin.store import Store, projects
 from twin.store import people as stored
-from twin.store import projects
 from twin.store.signals import forget_recipient_signals
 
 TOKEN_BYTES = 32
@@ -72,6 +73,29 @@ def add_person(ctx: Context, name: str) -> PersonOut:
         raise InvalidInput(f"a person named {name!r} exists", field="name", code="conflict") from exc
     ctx.activity.record("system", f"Added a person ({person.id}) with a token of their own.")
     return PersonOut(id=person.id, name=person.name, added_at=person.added_at, token=token)
+
+
+def issue_token(ctx: Context, name: str) -> PersonOut:
+    """A new token for the person `name`, returned here once (`PersonOut.token`, as `add_person` does); their earlier
+    token is refused from the moment it is replaced. What a person imported from an export needs
+    (`import_person`: twin keeps no token, so an export holds none). Raises `NotFound` for no such person,
+    `Forbidden` unless the owner asks."""
+    require_owner("issuing a person's token")
+    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
+    if person is None:
+        raise NotFound(f"no person named {name!r}")
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    stored.set_token(ctx.store, person.id, token_digest(token))
+    ctx.activity.record("system", f"Issued a new token for a person ({person.id}).")
+    return PersonOut(id=person.id, name=person.name, added_at=person.added_at, token=token)
+
+
+def import_person(store: Store, person_id: str, name: str, added_at: str) -> stored.Person:
+    """Store a person read from an export (`twin.operations.transfer`), `name` checked by the caller, with the
+    digest of a token shown to no one: they reach nothing until the owner gives them one (`issue_token`, `twin
+    people token NAME`). No Telegram account: they pair again (`pair_telegram`). Raises `sqlite3.IntegrityError`
+    when the id or the name (any case) is taken."""
+    return stored.add_person(store, person_id, name, token_digest(secrets.token_urlsafe(TOKEN_BYTES)), added_at)
 
 
 def list_people(ctx: Context) -> list[PersonOut]:

@@ -14,7 +14,6 @@ from typing import NamedTuple
 
 from twin.store.core import Store
 
-
 OWNER_ID = "owner"
 """The person id of the twin's owner wherever a person id is stored (`project_members`, `active_projects`, a
 signal's `recipient`); no `people` row has it."""
@@ -65,6 +64,13 @@ def remove_person(store: Store, person_id: str) -> bool:
     """Remove the person `person_id`; False when there was none. Joins the caller's transaction."""
     with store.atomic() as conn:
         return conn.execute("DELETE FROM people WHERE id = ?", (person_id,)).rowcount > 0
+
+
+def set_token(store: Store, person_id: str, token_sha256: bytes) -> bool:
+    """Replace the person's token digest with `token_sha256` (the earlier token lets nothing in once this
+    committed); False when there is no such person. Raises `sqlite3.IntegrityError` when the digest is taken."""
+    with store.atomic() as conn:
+        return conn.execute("UPDATE people SET token_sha256 = ? WHERE id = ?", (token_sha256, person_id)).rowcount > 0
 
 
 def set_pair_code(store: Store, person_id: str, code_sha256: bytes, expires_at: str) -> bool:

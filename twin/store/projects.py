@@ -81,10 +81,16 @@ def owned_by(store: Store, person_id: str) -> list[Project]:
 
 def members(store: Store, project_id: str) -> list[str]:
     """The person ids of `project_id`'s members: its owner first, then in the order they joined (read-only)."""
-    rows = store.conn.execute("SELECT m.person_id FROM project_members m JOIN projects p ON p.id = m.project_id "
-                              "WHERE m.project_id = ? ORDER BY m.person_id != p.owner_id, m.added_at, m.person_id",
-                              (project_id,))
-    return [r[0] for r in rows]
+    return [person_id for person_id, _ in memberships(store, project_id)]
+
+
+def memberships(store: Store, project_id: str) -> list[tuple[str, str]]:
+    """`(person id, added_at)` of `project_id`'s members, its owner first, then in the order they joined
+    (read-only): `members` and what an export keeps of them."""
+    rows = store.conn.execute("SELECT m.person_id, m.added_at FROM project_members m JOIN projects p ON p.id ="
+                              " m.project_id WHERE m.project_id = ? ORDER BY m.person_id != p.owner_id, m.added_at,"
+                              " m.person_id", (project_id,))
+    return [(r[0], r[1]) for r in rows]
 
 
 def add_member(store: Store, project_id: str, person_id: str, added_at: str) -> bool:
@@ -121,6 +127,11 @@ def active_project(store: Store, person_id: str) -> Project | None:
     row = store.conn.execute(f"SELECT {_COLUMNS} FROM active_projects a JOIN projects p ON p.id = a.project_id "
                              "WHERE a.person_id = ?", (person_id,)).fetchone()
     return Project(*row) if row else None
+
+
+def active_pointers(store: Store) -> dict[str, str]:
+    """`{person id: project id}` of every active project (read-only): what an export keeps of them."""
+    return dict(store.conn.execute("SELECT person_id, project_id FROM active_projects ORDER BY person_id"))
 
 
 def set_active(store: Store, person_id: str, project_id: str | None) -> None:
