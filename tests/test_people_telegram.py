@@ -223,7 +223,8 @@ def test_the_owners_chat_follows_the_owners_active_project_and_reaches_nothing_o
     assert SHARED_PLAIN not in ask(bot_api, "/recall recycling", OWNER)
     assert ask(bot_api, "/project flat", OWNER).startswith("Project flat is active")
     assert owner.get(f"/v1/projects/{flat}").json()["active"] is True
-    assert "not a member" in ask(bot_api, "/project studio", OWNER)  # bob's: no way in by name
+    assert "no such project" in ask(bot_api, "/project studio", OWNER)  # bob's name: not one of the owner's
+    assert "not a member" in ask(bot_api, f"/project {studio}", OWNER)  # nor by its id
     assert "flat (owner, active" in ask(bot_api, "/project", OWNER)
 
     # bob's project memory is no memory of the owner's chat: not recalled, listed or forgotten by id

@@ -72,7 +72,7 @@ def world(twin_paths, tmp_path):
         finally:
             CALLER.reset(token)
         yield {"alice": alice.id, "flat": flat, "folder": str(folder), "scopes": by_namespace(ctx),
-               "created_at": projects.find_project(ctx.store, flat).created_at}
+               "created_at": projects.project_by_id(ctx.store, flat).created_at}
     finally:
         ctx.close()
 
@@ -106,7 +106,7 @@ def test_a_whole_twin_export_brings_back_people_projects_bindings_and_every_scop
         assert by_namespace(ctx) == world["scopes"] == {
             OWN: "default", WORK: "work", SHARED: project_namespace(world["flat"]),
             HERS: person_namespace(alice.id, "default"), HERS_SHARED: project_namespace(world["flat"])}
-        flat = projects.find_project(ctx.store, world["flat"])
+        flat = projects.project_by_id(ctx.store, world["flat"])
         assert (flat.name, flat.owner_id, flat.created_at) == ("flat", "owner", world["created_at"])
         assert projects.members(ctx.store, flat.id) == ["owner", alice.id]
         assert projects.active_pointers(ctx.store) == {"owner": flat.id, alice.id: flat.id}
@@ -224,10 +224,10 @@ def test_hostile_records_are_problem_lines_and_keep_the_rest(world, tmp_path, mo
         scopes = by_namespace(ctx)
         assert "Owner's bike is a green Brompton." in scopes and HERS in scopes and SHARED in scopes
         assert not {"The garden shed key hangs by the door.", "Someone's note about the harbour."} & set(scopes)
-        assert projects.find_project(ctx.store, ghost) is None and projects.find_project(ctx.store, "ghosts") is None
+        assert projects.project_by_id(ctx.store, ghost) is None and not projects.named_among(ctx.store, "owner", "ghosts")
         assert ctx.store.conn.execute("SELECT COUNT(*) FROM project_members WHERE project_id = ?",
                                       (ghost,)).fetchone() == (0,)
-        assert projects.find_project(ctx.store, taken).name == "garden"
+        assert projects.project_by_id(ctx.store, taken).name == "garden"
         assert [p.name for p in people.list_people(ctx.store)] == ["alice"]
     finally:
         ctx.close()

@@ -172,8 +172,8 @@ class TwinRecords:
         members = [(self._person_here(_text(m, "person_id")), time_field(m, "added_at") or created_at)
                    for m in _objects(raw, "members")]
         active = [self._person_here(p) for p in _strings(raw, "active_for")]
-        found = projects.find_project(self.store, project_id)
-        if found is not None and found.id == project_id:
+        found = projects.project_by_id(self.store, project_id)
+        if found is not None:
             if found.name.casefold() != name.casefold() or found.owner_id != owner:
                 raise BadLine(f"project {project_id} is here already with another "
                               f"{'name' if found.owner_id == owner else 'owner'} ({shown(found.name)})")
@@ -181,7 +181,7 @@ class TwinRecords:
             try:
                 projects.add_project(self.store, projects.Project(project_id, name, owner, created_at))
             except sqlite3.IntegrityError as exc:
-                raise BadLine(f"a project named {shown(name)} is here already with another id") from exc
+                raise BadLine(f"its owner has a project named {shown(name)} here already, with another id") from exc
         for member, added_at in members:
             projects.add_member(self.store, project_id, member, added_at)
         for person in active:
@@ -221,8 +221,7 @@ class TwinRecords:
             raise BadLine(f"project {shown(project_id)}'s record was a bad line")
         if project_id in self.projects:
             return project_id
-        found = projects.find_project(self.store, project_id)
-        if found is not None and found.id == project_id:
+        if projects.project_by_id(self.store, project_id) is not None:
             return project_id
         raise BadLine(f"project {shown(project_id)} is in no project record before this line, nor here")
 
