@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import _corpus
-from api_latency import free_port
 from _common import (
     OUT_DIR,
     REPO_ROOT,
@@ -46,6 +45,7 @@ from _common import (
     table,
     write_json,
 )
+from api_latency import free_port
 
 NAME = "daemon_rss"
 

@@ -30,6 +30,7 @@ def segments(texts: list[str], parts: int) -> list[dict]:
     """`learn()` of `texts` into one fresh store, `parts` equal segments: per segment the store size before it and
     the CPU ms a text (process time: what the learn worker would spend, whatever the load)."""
     from ingest import BEING, SOURCE
+
     from twin.learn.learning import learn
     from twin.store import Store
 

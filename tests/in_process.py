@@ -113,8 +113,7 @@ def burst_worker(role: str) -> int:
 def add_person(name: str) -> str:
     """Add `name` as `twin people add` does (`twin.operations.people.add_person`, with the settings of this
     process's environment); their token."""
-    from twin.operations import Context
-    from twin.operations import people
+    from twin.operations import Context, people
     from twin.settings import load_settings
 
     ctx = Context.open(load_settings())

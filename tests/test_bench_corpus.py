@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import _corpus  # noqa: E402 - bench/ is not a package
+import _corpus
 
 
 def test_a_larger_corpus_starts_with_the_smaller_one():

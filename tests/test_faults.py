@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fault_run import ROOT, FaultRun, expected_contents, run_faults, settings_of, texts
+
 from twin.recall.hybrid import Recall
 from twin.store import Store
-from twin.vectors.embedder import LocalEmbedder
 from twin.vectors.index import VectorIndex
 from twin.vectors.sidecar import IndexReader
 

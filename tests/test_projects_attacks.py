@@ -11,9 +11,9 @@ import asyncio
 import httpx
 import httpx2
 import pytest
+from in_process import add_person
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from in_process import add_person
 from mcp_clients import run_async
 from project_world import OTHER, OWNER_PLAIN, OWNER_SECRET, SHARED_PLAIN, SHARED_SECRET, seed
 
@@ -21,8 +21,6 @@ from twin.operations import Context
 from twin.operations import people as people_ops
 from twin.operations.projects import new_project_id
 from twin.settings import load_settings
-
-
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ import pytest
 
 from twin.lifecycle.cycle import VectorLookup, dream, write_pending_edges
 from twin.namespaces import NamespaceError, person_namespace, project_namespace, stored_scope
-from twin.operations import Context
-from twin.operations import capture_memory, create_project
+from twin.operations import Context, capture_memory, create_project
 from twin.operations.people import add_person
 from twin.operations.scopes import CALLER, Caller, reach
 from twin.settings import load_settings

@@ -112,7 +112,7 @@ def test_the_model_is_told_who_wrote_the_text_and_provenance_keeps_it(store, act
 
 
 # -- end to end: the real daemon, offline ---------------------------------------------------------------------------
-def ask(bot_api, text: str, **fields) -> str:  # noqa: F811
+def ask(bot_api, text: str, **fields) -> str:
     """Send `text` as the owner, with further Message `fields`, and return the bot's next reply."""
     before = len(bot_api.sent)
     bot_api.send_user_message(text, user_id=OWNER, **fields)
