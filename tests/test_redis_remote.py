@@ -306,7 +306,8 @@ def test_inconsistent_redis_settings_are_refused_with_a_reason(twin_paths, monke
 
 
 def test_a_worker_on_another_store_leaves_the_work_alone(tcp_twin, tmp_path, monkeypatch):
-    from twin.workers.bus import LEARN_QUEUE, Bus, store_identity
+    from twin.store.state import store_identity
+    from twin.workers.bus import LEARN_QUEUE, Bus
 
     client = open_redis(tcp_twin, connect_timeout_s=2, answer_timeout_s=5)
     with Store(tcp_twin.db_path) as store:
@@ -326,7 +327,7 @@ def test_a_worker_on_another_store_leaves_the_work_alone(tcp_twin, tmp_path, mon
 
 
 def test_a_store_keeps_one_id_and_another_store_has_its_own(tmp_path):
-    from twin.workers.bus import store_identity
+    from twin.store.state import store_identity
 
     with Store(tmp_path / "a.db") as a, Store(tmp_path / "a.db") as same, Store(tmp_path / "b.db") as b:
         first = store_identity(a)

@@ -155,12 +155,19 @@ def test_cli_writes_answer_the_same_with_and_without_the_daemon(twin_paths, monk
         through = _writes()
         rosa = ("learn", "My neighbour Rosa keeps bees on her roof.")
         loaded = _model_loaded_by(*rosa)
-        # the operations never imported here, and another data dir for the CLI: the daemon learned it in its own
-        learned_here = _model_loaded_by(*rosa, module="twin.operations",
-                                        env={"TWIN_DATA_DIR": str(tmp_path / "elsewhere")})
+        # the operations never imported here: the daemon learned it
+        learned_here = _model_loaded_by("learn", "My neighbour Jo keeps goats in Tavira.", module="twin.operations")
+        # a CLI given another data dir never lets this daemon answer for it (its store is another): it learns,
+        # recalls and forgets in its own data dir, and the daemon's store is untouched
+        elsewhere = {"TWIN_DATA_DIR": str(tmp_path / "elsewhere")}
+        other_learned_here = _model_loaded_by("learn", "My neighbour Lia keeps hens.", module="twin.operations",
+                                              env=elsewhere)
         answered = json.loads(twin_cli("recall", "who keeps bees", "--json").stdout)
-        forgot_here = _model_loaded_by("forget", str(answered[0]["id"]), module="twin.operations",
-                                       env={"TWIN_DATA_DIR": str(tmp_path / "elsewhere")})
+        forgot_there = subprocess.run([sys.executable, "-m", "twin", "forget", str(answered[0]["id"])],
+                                      capture_output=True, text=True, timeout=120, cwd=ROOT,
+                                      env={**os.environ, **elsewhere, "PYTHONPATH": str(ROOT)})
+        hens = json.loads(twin_cli("recall", "who keeps hens", "--json").stdout)
+        forgot_here = _model_loaded_by("forget", str(answered[0]["id"]), module="twin.operations")
         after = json.loads(twin_cli("recall", "who keeps bees", "--json").stdout)
     for mine, theirs in zip(here, through, strict=True):
         assert theirs == mine, mine[0]
@@ -178,8 +185,11 @@ def test_cli_writes_answer_the_same_with_and_without_the_daemon(twin_paths, monk
     assert said["forget 8"][0] == 1 and said["forget --namespace work 8"][0] == 0  # another namespace's id
     left = {m["id"] for m in said["memories --all --json"][1]}
     assert left == {4, 7, 9} and "learned   #9 fact: Owner's cat Miso" in said["learn -"][1]
-    assert loaded is False and learned_here is False and not (tmp_path / "elsewhere" / "twin.db").exists()
+    assert loaded is False and learned_here is False
+    assert other_learned_here is True and (tmp_path / "elsewhere" / "twin.db").exists()
     assert [m["content"] for m in answered[:1]] == ["Owner's neighbour Rosa keeps bees on her roof."]
+    assert forgot_there.returncode == 1 and "no memory" in forgot_there.stderr  # not the daemon's memory to forget
+    assert "Lia" not in json.dumps(hens)  # learned into its own data dir, not the daemon's
     assert forgot_here is False and answered[0]["id"] not in {m["id"] for m in after}  # the daemon forgot it
 
 

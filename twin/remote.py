@@ -353,13 +353,15 @@ def _error_of(status: int, raw: bytes) -> TwinError:
 
 class AutoTwin(TwinAccess):
     """The daemon for every call it answers (`DaemonTwin`), this process for a call it cannot take
-    (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need). A call that reached the daemon and
-    failed is not run again here."""
+    (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need) and for every call when the daemon
+    serves another store than this data dir's (asked once, `_serves_this_store`). A call that reached the daemon
+    and failed is not run again here."""
 
     def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None, interface: str = "cli"):
         self.settings, self.bus, self.interface = settings, bus, interface
         self._daemon: DaemonTwin | None = None
         self._local: LocalTwin | None = None
+        self._checked: bool | None = None  # the daemon serves this data dir's store (`_serves_this_store`)
 
     def describe(self) -> str:
         return f"the daemon at {daemon_url(self.settings)} when it answers, else {LocalTwin(self.settings).describe()}"
@@ -373,12 +375,30 @@ class AutoTwin(TwinAccess):
                                           token_source=lambda: daemon_token(self.settings), interface=self.interface)
         return self._daemon
 
+    def _serves_this_store(self, daemon: DaemonTwin) -> bool:
+        """True when the daemon answering at the configured address serves the store of this process's data dir:
+        its `/v1/health` `store` is the id kept in `settings.db_path` (`twin.store.state.peek_store_identity`).
+        Another twin's daemon on that port (one started with another `TWIN_DATA_DIR` and the same config) must
+        never read, write or forget for this data dir; then the calls run in this process. A daemon that says no
+        store (an older twin) is trusted as before. Raises what `health` raises but `DaemonUnreachable`."""
+        from twin.store.state import peek_store_identity  # here: a call the daemon answers imports no store
+
+        theirs = daemon.health().get("store")
+        if theirs is None or theirs == peek_store_identity(self.settings.db_path):
+            return True
+        log.warning("remote: the daemon at %s serves another store than %s; running here instead",
+                    daemon.base_url, self.settings.db_path)
+        return False
+
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
         daemon = self.daemon()
         if daemon is not None:
             self.answered_here = False
             try:
-                return daemon._call(operation, arguments)
+                if self._checked is None:
+                    self._checked = self._serves_this_store(daemon)
+                if self._checked:
+                    return daemon._call(operation, arguments)
             except (DaemonUnreachable, NotOverHttp) as exc:
                 log.debug("remote: %s; in this process", exc)
         self.answered_here = True

@@ -26,6 +26,8 @@ from twin.exceptions import Forbidden, InvalidInput, NotFound, TwinError, invali
 from twin.mcp_server.server import mount as mount_mcp
 from twin.remote import LanesTwin
 from twin.settings import Settings
+from twin.store import Store
+from twin.store.state import store_identity
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,8 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json", lifespan=lifespan, responses=ERRORS,
                   telemetry=NO_TELEMETRY)
     app.state.lanes = lanes
+    with Store(settings.db_path) as store:  # the id a CLI checks before it lets this daemon answer (`/v1/health`)
+        app.state.store_id = store_identity(store)
     app.state.sessions = PageSessions(settings.db_path)  # kept in the store: a restart keeps them
     app.state.people = PersonTokens(settings.db_path)  # the people's tokens, by digest
     app.state.search_times = lanes.search_times  # every search's server time, for the page (twin.api.latency)

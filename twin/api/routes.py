@@ -358,10 +358,13 @@ async def profile(request: Request):
 
 @v1.get("/health", response_model=dict)
 async def health(request: Request) -> dict:
-    """`{ok: true, version, loading}`: the API answers (`twin open` asks this before it prints a link); `loading` is
-    true while the recall (model, index) is still opening, when a search waits for it (the supervisor sends
-    systemd's READY once it is false). Reads nothing."""
-    return {"ok": True, "version": __version__, "loading": lanes(request).read.loading()}
+    """`{ok: true, version, loading, store}`: the API answers (`twin open` asks this before it prints a link);
+    `loading` is true while the recall (model, index) is still opening, when a search waits for it (the supervisor
+    sends systemd's READY once it is false); `store` the id of the store it serves (`twin.store.state.
+    store_identity`), which the CLI compares with its data dir's before it lets the daemon answer
+    (`twin.remote.AutoTwin`). Reads nothing."""
+    return {"ok": True, "version": __version__, "loading": lanes(request).read.loading(),
+            "store": request.app.state.store_id}
 
 
 @v1.get("/status", response_model=dict)

@@ -42,8 +42,9 @@ from twin.redis_client import check_access, open_redis
 from twin.settings import Settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store, secure_dir, state
+from twin.store.state import store_identity
 from twin.vectors.embedder import model_id_of
-from twin.workers.bus import Bus, store_identity
+from twin.workers.bus import Bus
 from twin.workers.refusal import LearningPause, RefusalRetry
 
 log = logging.getLogger("twin.supervisor")

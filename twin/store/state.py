@@ -10,7 +10,11 @@ transaction when there is one. Migration `0013_state` moved the flags out of `cu
 from __future__ import annotations
 
 import json
+import sqlite3
+import uuid
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from twin.exceptions import StoreError
 from twin.memory import parse_time, utc_now
@@ -86,3 +90,47 @@ def is_set(store: Store, scope: str, being: str, key: str) -> bool:
     """Whether the key holds a value of any kind (read-only)."""
     return store.conn.execute("SELECT 1 FROM state WHERE scope = ? AND being_id = ? AND key = ?",
                               (scope, being, key)).fetchone() is not None
+
+
+def peek_text(db_path: Path, scope: str, being: str, key: str) -> str | None:
+    """`get_text` of the store file at `db_path`, read through a read-only connection of its own for this one read
+    (no `Store`: no migration runs, nothing is created; a process that only asks the daemon stays light). None
+    when there is no such file, no `state` table, no such key or it is no `text` value, or SQLite cannot read it
+    within 2 seconds."""
+    path = Path(db_path)
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=2)
+        try:
+            row = conn.execute("SELECT kind, value FROM state WHERE scope = ? AND being_id = ? AND key = ?",
+                               (scope, being, key)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[1] if row is not None and row[0] == "text" else None
+
+
+STORE_ID = ("bus", "", "store_id")
+"""Where the store's own id is kept (scope, being, key): scope `bus`, where it was first needed."""
+
+
+def store_identity(store: Store) -> str:
+    """The store's own id (a UUID4 written to its `state` table the first time it is asked): what
+    `twin.workers.bus.Bus.bind_store` compares, so a worker never takes jobs whose staged items live in another
+    store, and what the API's `/v1/health` says, so a CLI never lets a daemon of another store answer for its data
+    dir (`twin.remote.AutoTwin`). Read and written in one write transaction, so two processes starting at once get
+    the same id."""
+    with store.atomic():
+        found = get_text(store, *STORE_ID)
+        if found is None:
+            found = str(uuid.uuid4())
+            set_text(store, *STORE_ID, found)
+    return found
+
+
+def peek_store_identity(db_path: Path) -> str | None:
+    """The id `store_identity` gave the store file at `db_path`, read without opening a `Store` (`peek_text`):
+    None when it has none yet or there is no store there."""
+    return peek_text(db_path, *STORE_ID)

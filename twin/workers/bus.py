@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 from rq import Queue, Retry
 
 from twin import ingest
-from twin.store import Store, state
+from twin.store import Store
 from twin.workers.refusal import RefusalRetry, is_write_refusal
 
 log = logging.getLogger("twin.bus")
@@ -97,18 +97,6 @@ JOB_OPTIONS = {
 - `embed_flush` (seed 000's batching) and `index_checkpoint`, at the front so at most the flush slice in hand
   (≤ 10 s) runs before it (after a forget), on the embedding queue: its worker is the index's only writer.
 """
-
-
-def store_identity(store: Store) -> str:
-    """The store's own id (a UUID4 written to its `state` table the first time it is asked; scope `bus`): what
-    `Bus.bind_store` compares, so a worker never takes jobs whose staged items live in another store. Read and
-    written in one write transaction, so two workers starting at once get the same id."""
-    with store.atomic():
-        found = state.get_text(store, "bus", "", "store_id")
-        if found is None:
-            found = str(uuid.uuid4())
-            state.set_text(store, "bus", "", "store_id", found)
-    return found
 
 
 class Bus:

@@ -31,7 +31,8 @@ from twin.redis_client import check_access, open_redis, refusal, untrusted_certi
 from twin.settings import Settings, load_settings
 from twin.startup_checks import startup_warnings
 from twin.store import Store
-from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, STORE_KEY, Bus, store_identity
+from twin.store.state import store_identity
+from twin.workers.bus import EMBED_QUEUE, LEARN_QUEUE, STORE_KEY, Bus
 from twin.workers.context import BadInput, WorkerContext, install
 from twin.workers.legacy_jobs import LegacyNameJob
 from twin.workers.refusal import REFUSAL_BACKOFF_MAX_S, REFUSAL_BACKOFF_MIN_S, is_write_refusal, refusal_words
