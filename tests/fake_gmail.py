@@ -5,13 +5,15 @@ google-api-python-client reaches it with `client_options={"api_endpoint": server
 
 - `GET  /gmail/v1/users/me/profile`, `…/threads` (`q=newer_than:Nd`, `maxResults`, `pageToken`),
   `…/threads/<id>` (format=full), `…/history` (`startHistoryId`, `pageToken`; 404 for an expired historyId,
-  the real API's answer) — each needs `Authorization: Bearer <a token this server issued>`, else 401;
+  the real API's answer), `…/labels` (`{"labels": [Label, …]}`, system labels and those `add_label` made; a
+  scripted status while `labels_status` is set) — each needs `Authorization: Bearer <a token this server
+  issued>`, else 401;
 - `POST /batch/gmail/v1`: `multipart/mixed` of `application/http` parts, answered part by part with
   `Content-ID: <response-…>` as the real batch endpoint does (per-part 404s and scripted 429s included);
 - `POST /token`: `grant_type=refresh_token` (400 `invalid_grant` once `revoke()` was called) and
   `grant_type=authorization_code` (the installed-app flow's code exchange).
 
-Tests build the mailbox with `add_thread()` / `add_message()` (each bumps the historyId and records a
+Tests build the mailbox with `add_label()`, `add_thread()` / `add_message()` (each bumps the historyId and records a
 `messageAdded` history record), expire history with `expire_history()`, and read `requests`.
 """
 
@@ -29,6 +31,9 @@ from local_server import LocalServer, QuietHandler
 
 PAGE_SIZE = 100
 """Threads and history records per page (the real API pages at ≤ 500; smaller pages exercise paging)."""
+SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT", "CATEGORY_PERSONAL",
+                 "CATEGORY_PROMOTIONS")
+"""System labels every mailbox has (their id is their name, as the real API lists them)."""
 
 
 class FakeGmail(LocalServer):
@@ -46,6 +51,11 @@ class FakeGmail(LocalServer):
         self.codes: dict[str, str] = {}
         self.throttle: list[str] = []
         """Thread ids whose next batch part answers 429 (then they are served normally)."""
+        self.labels: dict[str, dict] = {
+            name: {"id": name, "name": name, "type": "system", "messageListVisibility": "hide",
+                   "labelListVisibility": "labelHide"} for name in SYSTEM_LABELS}
+        self.labels_status: int | None = None
+        """While set, `labels.list` answers this status (an error body), as a failing Gmail would."""
         self.lock = threading.Lock()
         server = self
 
@@ -77,6 +87,14 @@ class FakeGmail(LocalServer):
         return f"{self.url}token"
 
     # -- the mailbox -------------------------------------------------------------------------------------------
+    def add_label(self, name: str) -> str:
+        """Make a user label named `name` (as the owner would in Gmail) and return its id (`Label_<n>`)."""
+        with self.lock:
+            label_id = f"Label_{sum(1 for label in self.labels.values() if label['type'] == 'user') + 1}"
+            self.labels[label_id] = {"id": label_id, "name": name, "type": "user", "messageListVisibility": "show",
+                                     "labelListVisibility": "labelShow"}
+        return label_id
+
     def add_thread(self, thread: dict) -> None:
         """Add a thread (`threads.get(format=full)` JSON); each of its messages is a `messageAdded` record."""
         with self.lock:
@@ -170,6 +188,10 @@ class FakeGmail(LocalServer):
                 return 200, json.loads(json.dumps(thread))
             if method == "GET" and route == "/history":
                 return self._list_history(query)
+            if method == "GET" and route == "/labels":
+                if self.labels_status is not None:
+                    return self.labels_status, _error(self.labels_status, "Backend Error", "INTERNAL")
+                return 200, {"labels": [dict(label) for label in self.labels.values()]}
         return 404, _error(404, f"no route {method} {parts.path}", "NOT_FOUND")
 
     def _list_threads(self, query: dict[str, str]) -> dict:

@@ -554,3 +554,105 @@ def test_offline_memories_of_a_german_thread_carry_its_content_whole(gmail, conn
     assert any("Reisebüro Sonne schickt Ihnen die Bordkarte z. B. per SMS" in m for m in learned)
     assert not any(word in m for m in learned for word in ("Sehr geehrter", "Grüßen", "HRB", "Ich schicke"))
     assert all(m.count("“") == m.count("”") for m in learned)
+
+
+# -- a project bound to a label by its name ---------------------------------------------------------------------
+def _bound_project(name: str, label: str) -> str:
+    """Create project `name` and bind `label` to it as the owner does (the operations every interface calls)."""
+    from twin.operations import Context, bind_source, create_project
+    from twin.settings import load_settings
+
+    ctx = Context.open(load_settings())
+    try:
+        project = create_project(ctx, name).id
+        shown = bind_source(ctx, name, "gmail_label", label)
+        assert [(s.kind, s.value) for s in shown.sources] == [("gmail_label", label)]  # as given
+        return project
+    finally:
+        ctx.close()
+
+
+def _scopes(store, project: str) -> tuple[set[str], set[str]]:
+    """The sources of the owner's default memories and of `project`'s."""
+    from twin.namespaces import project_namespace
+
+    own = {m.source for m in store.list_memories("owner", limit=200)}
+    shared = {m.source for m in store.list_memories("owner", limit=200, namespaces=(project_namespace(project),))}
+    return own, shared
+
+
+def test_a_label_bound_by_its_name_in_another_case_learns_its_threads_into_the_project(connector, gmail, store):
+    school = gmail.add_label("School")
+    bills = gmail.add_label("Household/Bills")
+    gmail.add_thread(_thread("t-term", "Ms Reid <reid@school.example>", "Term dates",
+                             "The spring term starts on 8 January and the school trip leaves on 9 May.",
+                             labels=("INBOX", school)))
+    gmail.add_thread(_thread("t-gas", "Gas Co <bills@gas.example>", "Your gas bill",
+                             "The gas bill for December is 84 pounds, due on 15 January.", labels=("INBOX", bills)))
+    project = _bound_project("school", "sCHOOL")
+    _bound_project("flat", "household/bills")
+    connector.sync_once()
+    assert "GET /gmail/v1/users/me/labels" in gmail.api_paths()
+    drain()
+    own, shared = _scopes(store, project)
+    assert shared == {"email:t-term"}
+    assert "email:t-term" not in own and "email:t-gas" not in own
+    assert {"email:t-slides", "email:t-lunch", "email:t-tickets"} <= own  # unlabelled mail stays the owner's
+
+
+def test_a_failed_label_listing_does_not_stop_the_sync_and_a_binding_by_id_still_matches(connector, gmail, store,
+                                                                                         monkeypatch, caplog):
+    monkeypatch.setattr("twin.connectors.gmail.LABELS_NUM_RETRIES", 0)  # the library's backoff is not under test
+    school = gmail.add_label("School")
+    gmail.add_thread(_thread("t-term", "Ms Reid <reid@school.example>", "Term dates",
+                             "The spring term starts on 8 January and the school trip leaves on 9 May.",
+                             labels=("INBOX", school)))
+    project = _bound_project("school", "School")
+    by_id = _bound_project("starred", "STARRED")
+    gmail.add_thread(_thread("t-star", "Bob Jones <bob@example.com>", "Boat trip",
+                             "The boat trip to the island leaves the harbour at seven on Sunday.",
+                             labels=("INBOX", "STARRED")))
+    gmail.labels_status = 500
+    with caplog.at_level("WARNING", logger="twin.connectors.gmail"):
+        report = connector.sync_once()
+        gmail.add_thread(_thread("t-late", "Erin Fox <erin@example.com>", "Book club",
+                                 "The book club meets at the library next Wednesday.", labels=("INBOX",)))
+        connector.sync_once()  # still failing: not said again
+    assert report.new == 5 and store.get_cursor("gmail", "owner", "history_id") is not None
+    assert [r.message for r in caplog.records if "labels" in r.message] == [
+        "gmail: could not list the labels (HTTP 500 Internal Server Error); threads carry their label ids alone "
+        "until it works"]
+    drain()
+    own, shared = _scopes(store, project)
+    assert shared == set() and "email:t-term" in own  # the name was unknown: learned as the owner's own
+    assert _scopes(store, by_id)[1] == {"email:t-star"}  # by id it matched anyway
+    gmail.labels_status = None
+    gmail.add_message("t-term", message_json("t-term-m2", sender="Ms Reid <reid@school.example>", to=OWNER,
+                                             subject="Re: Term dates", labels=("INBOX", school),
+                                             body_text="The school trip now leaves on 10 May.",
+                                             sent_at=NOW - timedelta(hours=1)))
+    connector.sync_once()
+    drain()
+    own, shared = _scopes(store, project)
+    assert shared == {"email:t-term"} and "email:t-term" not in own  # the thread changed: it moved
+
+
+def test_a_label_name_with_odd_characters_is_cleaned_and_matches_in_any_case_and_form(connector, gmail, store):
+    import unicodedata
+
+    from twin import ingest
+
+    odd = gmail.add_label("Familie/Zoë's Café – 東京\x1b[31m\nRechnungen\ud800")
+    huge = gmail.add_label("L" * 300)
+    gmail.add_thread(_thread("t-cafe", "Zoë <zoe@example.com>", "Café bill",
+                             "The café bill for the family dinner in Tokyo came to 12,400 yen.",
+                             labels=("INBOX", odd, huge)))
+    decomposed = unicodedata.normalize("NFD", "FAMILIE/ZOË'S CAFÉ – 東京  RECHNUNGEN")
+    project = _bound_project("family", decomposed)
+    connector.sync_once()
+    staged = [s.item for s in ingest.fetch(store, range(1, 50)) if s.item.source == "email:t-cafe"]
+    assert staged[-1].extra["labels"] == ["INBOX", odd, huge]
+    assert staged[-1].extra["label_names"] == ["INBOX", "Familie/Zoë's Café – 東京 Rechnungen"]  # no control, no
+    # lone surrogate, no name of 300 characters
+    drain()
+    assert _scopes(store, project)[1] == {"email:t-cafe"}

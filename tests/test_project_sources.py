@@ -73,6 +73,17 @@ def test_a_thread_goes_by_its_earliest_bound_label_and_a_named_namespace_is_kept
     assert bound_namespace(named, [binding("files", "/home/me/Household")]) == "work"
 
 
+def test_a_thread_goes_by_a_label_bound_by_its_name_in_any_case_and_an_id_stays_exact():
+    bindings = [binding("gmail_label", "household/BILLS"), binding("gmail_label", "Label_9", P2)]
+    named = Ingest(BEING, "email:t1", "x", "email", extra={"labels": ["INBOX", "Label_3"],
+                                                            "label_names": ["INBOX", "Household/Bills"]})
+    assert bound_namespace(named, bindings) == project_namespace(P1)
+    no_names = Ingest(BEING, "email:t2", "x", "email", extra={"labels": ["INBOX", "Label_3"]})  # labels.list failed
+    assert bound_namespace(no_names, bindings) == "default"
+    other_case_id = Ingest(BEING, "email:t3", "x", "email", extra={"labels": ["label_9"], "label_names": ["Travel"]})
+    assert bound_namespace(other_case_id, bindings) == "default"
+
+
 # -- binding, staging, deleting ---------------------------------------------------------------------------------
 def test_a_bound_folder_stages_its_files_into_the_project_until_unbound(ctx, tmp_path):
     flat = create_project(ctx, "flat").id
@@ -192,13 +203,30 @@ def test_a_gmail_label_binds_the_threads_that_carry_it(ctx):
     ("files", "", "value"),
     ("telegram_chat", "the family group", "value"),
     ("telegram_chat", "12; DROP TABLE", "value"),
-    ("gmail_label", "School stuff!", "value"),
+    ("gmail_label", "School\x1b[2J", "value"),
+    ("gmail_label", "Bills\u202egnp.exe", "value"),
+    ("gmail_label", "L" * 257, "value"),
 ])
 def test_a_bad_source_is_refused_naming_the_field_and_binds_nothing(ctx, kind, value, field):
     create_project(ctx, "flat")
     with pytest.raises(InvalidInput) as refused:
         bind_source(ctx, "flat", kind, value)
     assert refused.value.field == field
+    assert all_bindings(ctx.store) == []
+
+
+def test_a_label_by_name_is_one_source_in_any_case_shown_as_given_and_unbound_in_any_case(ctx):
+    create_project(ctx, "flat")
+    create_project(ctx, "work")
+    shown = bind_source(ctx, "flat", "gmail_label", "  Household/Bills 2026 – Zoë ")
+    assert [(s.kind, s.value) for s in shown.sources] == [("gmail_label", "Household/Bills 2026 – Zoë")]
+    assert bind_source(ctx, "flat", "gmail_label", "household/bills 2026 – ZOË").sources == shown.sources  # no change
+    with pytest.raises(InvalidInput) as taken:
+        bind_source(ctx, "work", "gmail_label", "HOUSEHOLD/BILLS 2026 – zoë")
+    assert taken.value.code == "conflict"
+    with pytest.raises(NotFound):
+        unbind_source(ctx, "work", "gmail_label", "household/bills 2026 – zoë")  # bound, but not to work
+    assert unbind_source(ctx, "flat", "gmail_label", "household/bills 2026 – zoë").sources == []
     assert all_bindings(ctx.store) == []
 
 
@@ -283,10 +311,13 @@ def test_twin_project_bind_show_and_unbind(twin_paths, tmp_path, monkeypatch):
     for empty in ("", "  "):  # an unset variable ("$DIR"): refused, never this directory
         refused = twin_cli("project", "bind", "flat", "--files", empty)
         assert refused.returncode == 1 and "files to bind" in refused.stderr, refused.stderr
-    refused = twin_cli("project", "bind", "flat", "--gmail-label", "no spaces please")
+    refused = twin_cli("project", "bind", "flat", "--gmail-label", "School\x1b]52;c;aGk=\x07")
     assert refused.returncode == 1 and "label" in refused.stderr
+    assert twin_cli("project", "bind", "flat", "--gmail-label", "Household/Bills").returncode == 0
     assert twin_cli("project", "unbind", "flat", "--files", str(folder)).returncode == 0
     assert twin_cli("project", "unbind", "flat", "--files", str(folder)).returncode == 1  # not bound any more
+    assert "gmail label Household/Bills" in twin_cli("project", "show", "flat").stdout
+    assert twin_cli("project", "unbind", "flat", "--gmail-label", "household/bills").returncode == 0
     shown = json.loads(twin_cli("project", "show", "flat", "--json").stdout)
     assert [s["kind"] for s in shown["sources"]] == ["telegram_chat"]
 

@@ -53,9 +53,9 @@ class Ingest:
     `'telegram:<chat>/message/<row id>'`). `extra` holds what a mode needs besides the text: `speaker` and `origin`
     (text written by someone other than the owner, e.g. a forwarded chat message: who wrote it, where from), `title` and
     `max_memories` (document), `summary` (email), `visits` (`[[url, title, visited_at], …]`) and `profiles`
-    (interests), `labels` (email: the thread's Gmail label ids). `namespace`: where its memories go
-    (`twin.namespaces`; connectors write `default`, and `stage` moves an item of a source bound to a project into
-    the project's: `bound_namespace`)."""
+    (interests), `labels` and `label_names` (email: the thread's Gmail label ids, and the names of those the
+    connector could name). `namespace`: where its memories go (`twin.namespaces`; connectors write `default`, and
+    `stage` moves an item of a source bound to a project into the project's: `bound_namespace`)."""
 
     being: str
     source: str
@@ -121,8 +121,10 @@ def bound_namespace(item: Ingest, bindings: Iterable[project_sources.SourceBindi
     - a file (`file:<path>`): bound by the deepest `files` binding at or above its path (`/a/b` binds `/a/b` and
       `/a/b/c.md`, never `/a/bc.md`);
     - a Telegram chat (`telegram:<chat id>`): by the `telegram_chat` binding of that chat id;
-    - an email thread (`email:<thread id>`): by a `gmail_label` binding of one of `extra["labels"]`, the
-      earliest bound first when several are (`bindings` comes ordered so: `project_sources.all_bindings`)."""
+    - an email thread (`email:<thread id>`): by a `gmail_label` binding whose value is one of `extra["labels"]`
+      (ids, exactly) or has the `project_sources.label_key` of one of `extra["label_names"]` (names, any case), the
+      earliest bound first when several are (`bindings` comes ordered so: `project_sources.all_bindings`). A thread
+      staged without names (an older item, a sync whose labels.list failed) matches by id alone."""
     if item.namespace != DEFAULT_NAMESPACE:
         return item.namespace
     kind, _, rest = item.source.partition(":")
@@ -135,10 +137,17 @@ def bound_namespace(item: Ingest, bindings: Iterable[project_sources.SourceBindi
                 found = binding
         elif kind == "telegram" and binding.kind == "telegram_chat" and rest == binding.value:
             found = binding
-        elif (kind == "email" and binding.kind == "gmail_label" and found is None
-              and binding.value in (item.extra.get("labels") or ())):
-            found = binding
+        elif kind == "email" and binding.kind == "gmail_label" and found is None:
+            found = binding if _carries(item, binding.value) else None
     return project_namespace(found.project_id) if found is not None else item.namespace
+
+
+def _carries(item: Ingest, label: str) -> bool:
+    """True when the thread `item` carries the label a binding names (`bound_namespace`'s rule). Pure."""
+    if label in (item.extra.get("labels") or ()):
+        return True
+    key = project_sources.label_key(label)
+    return any(isinstance(n, str) and project_sources.label_key(n) == key for n in item.extra.get("label_names") or ())
 
 
 def fetch(store: Store, ids: Iterable[int]) -> list[Staged]:

@@ -180,7 +180,7 @@ class Settings(BaseSettings):
     gmail_max_threads: int = Field(500, ge=1, le=100_000, description="Threads read by one full sync at most.")
     gmail_skip_labels: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["SPAM", "TRASH", "DRAFT", "CATEGORY_PROMOTIONS"],
-        description="Messages with any of these Gmail labels are never read.")
+        description="Messages with any of these Gmail label ids (not names) are never read.")
 
     # -- browser history connector (seed 001; LIBRARY_NOTES §6) -------------------------------------------
     browser_enabled: bool = Field(True, description="Read Chrome/Chromium/Brave/Edge/Vivaldi/Firefox history.")

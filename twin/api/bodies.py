@@ -164,8 +164,8 @@ class ShareBody(Body):
 
 class SourceBody(Body):
     """`bind_source`: `{kind, value}` (`files` and a folder's absolute path, `telegram_chat` and a chat id,
-    `gmail_label` and a label id; `twin.operations.project_sources`); a `project` beside the path's must name the
-    same project."""
+    `gmail_label` and a label's name or id; `twin.operations.project_sources`); a `project` beside the path's
+    must name the same project."""
 
     kind: str = Field(max_length=32)
     value: str = Field(max_length=4096)

@@ -409,7 +409,8 @@ async def bind_source(request: Request, project: ProjectPath, body: SourceBody):
 @v1.delete("/projects/{project}/sources", response_model=ProjectOut)
 async def unbind_source(request: Request, project: ProjectPath,
                         kind: Annotated[str, Query(max_length=32, description="files, telegram_chat or gmail_label")],
-                        value: Annotated[str, Query(max_length=4096, description="the folder, chat id or label id")]):
+                        value: Annotated[str, Query(max_length=4096,
+                                                    description="the folder, chat id or label name or id")]):
     """Unbind a source from the project: what arrives there from now on is the owner's user-global again."""
     return await lanes(request).write.run(source_ops.unbind_source, project_of(request, project), kind, value)
 

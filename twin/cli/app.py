@@ -194,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "the project (it and everything under it)")
     bound.add_argument("--telegram-chat", metavar="ID", help="with bind and unbind: a Telegram chat id (a group's "
                        "is negative) whose messages are learned into the project")
-    bound.add_argument("--gmail-label", metavar="LABEL", help="with bind and unbind: a Gmail label id (INBOX, "
-                       "Label_12) whose threads are learned into the project")
+    bound.add_argument("--gmail-label", metavar="LABEL", help="with bind and unbind: a Gmail label, by its name "
+                       "as Gmail shows it (School, 'Household/Bills'; any case) or its id (Label_12), whose threads "
+                       "are learned into the project")
     p = add("import", "transfer", "read a twin export or memories from JSON lines (exit 1 when a bad line was "
                                   "skipped; the rest is imported)")
     p.add_argument("input", type=argparse.FileType("rb"), help="a JSON-lines file, or - for stdin")

@@ -75,8 +75,9 @@ class EmailMessage:
 @dataclass
 class EmailThread:
     """A thread with its messages oldest first. `subject` is the first message's, decoded, without `Re:`/`Fwd:`
-    prefixes; `needs_reply`/`reply_reason` follow the rule in `parse_thread`; `labels` the Gmail label ids of the
-    messages kept, sorted (what a `gmail_label` binding of a project matches: `twin.ingest.bound_namespace`)."""
+    prefixes; `needs_reply`/`reply_reason` follow the rule in `parse_thread`; `labels` the Gmail label ids (never
+    names: `twin.connectors.gmail.thread_item` adds those) of the messages kept, sorted (what a `gmail_label`
+    binding of a project matches: `twin.ingest.bound_namespace`)."""
 
     thread_id: str
     subject: str

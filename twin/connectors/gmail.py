@@ -12,8 +12,10 @@ Three parts:
   `UNITS_PER_MINUTE` of the per-user quota; a part of a batch refused for quota or a server error is fetched
   again on its own with the library's retries (`num_retries`: backoff on 5xx, 429 and rate-limit 403s);
 - push (`GmailConnector.sync_once`): each new or changed thread (`twin.connectors.email_text`) goes to the learn
-  queue as one `learn_email_threads` item, source `email:<threadId>`; the `email_threads` rows and the
-  historyId cursor are written only after the push (invariant 3), so a crash re-reads, never skips.
+  queue as one `learn_email_threads` item, source `email:<threadId>`, with its label ids and, from one
+  `labels.list` per sync that reads threads, their names (what a project's `gmail_label` binding matches); the
+  `email_threads` rows and the historyId cursor are written only after the push (invariant 3), so a crash
+  re-reads, never skips.
 
 Email text is untrusted data: it reaches a model only fenced by `twin.llm.provider.quote_data` under DATA_RULE.
 """
@@ -25,7 +27,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,7 +48,9 @@ from twin.connectors.email_text import EmailThread, MalformedThread, parse_threa
 from twin.exceptions import ConnectorAuthFailed
 from twin.ingest import Ingest
 from twin.memory import utc_now
+from twin.outside_text import strip_controls
 from twin.store import Store, email_threads, state
+from twin.store.project_sources import LABEL_MAX_CHARS
 from twin.store.signals import ProposedSignal, record_signal
 
 if TYPE_CHECKING:
@@ -67,6 +71,8 @@ THREAD_GET_UNITS = 10
 """Quota cost of one `threads.get` (Gmail's published cost; `messages.get` is 5)."""
 NUM_RETRIES = 5
 """`execute(num_retries=…)`: the library's own exponential backoff on 5xx, 429 and rate-limit 403s."""
+LABELS_NUM_RETRIES = 2
+"""Retries of `labels.list` (at most about 6 s of backoff): a sync goes on without the names when it fails."""
 HTTP_TIMEOUT_S = 60
 THREAD_TEXT_CHARS = 12_000
 """A thread's text for the model is cut to this (newest messages kept); the provider cuts it further if its
@@ -207,6 +213,20 @@ class GmailSync:
                 break
         return list(dict.fromkeys(ids))[:limit]
 
+    def labels(self) -> dict[str, str]:
+        """The account's labels, system and user, as `{id: name}` (`labels.list`: one call, no paging). A name is
+        untrusted text, cleaned as a subject is (controls dropped, whitespace collapsed: `strip_controls`); a label
+        without a string id and name, or whose name is empty or longer than `LABEL_MAX_CHARS`, is left out.
+        Raises `HttpError`."""
+        answer = self.users.labels().list(userId="me").execute(num_retries=LABELS_NUM_RETRIES)
+        names: dict[str, str] = {}
+        for label in answer.get("labels", []) if isinstance(answer, dict) else []:
+            if isinstance(label, dict) and isinstance(label.get("id"), str) and isinstance(label.get("name"), str):
+                name = " ".join(strip_controls(label["name"]).split())
+                if 0 < len(name) <= LABEL_MAX_CHARS:
+                    names[label["id"]] = name
+        return names
+
     def changed_thread_ids(self, start_history_id: str) -> tuple[list[str], str]:
         """Threads with messages added since `start_history_id`, oldest change first, and the historyId to save
         after them. Raises `HistoryExpired` on a 404, `HttpError` otherwise."""
@@ -294,12 +314,15 @@ class SyncReport:
         return text + "."
 
 
-def thread_item(being: str, thread: EmailThread) -> Ingest:
+def thread_item(being: str, thread: EmailThread, label_names: Mapping[str, str] | None = None) -> Ingest:
     """The ingest item for one thread (source `email:<thread id>`): its `text` is what a model reads, its
     `extra.summary` what the offline extractor reads (seed 001: a sync without a model uses its heuristic),
-    `extra.labels` its Gmail label ids (a project's `gmail_label` binding stages it there: `twin.ingest.stage`)."""
+    `extra.labels` its Gmail label ids and `extra.label_names` the names `label_names` (`GmailSync.labels`:
+    `{id: name}`) gives them, in the ids' order, ids without a name left out: what a project's `gmail_label`
+    binding matches (`twin.ingest.bound_namespace`, applied by `twin.ingest.stage`). Pure."""
+    names = [label_names[i] for i in thread.labels if i in label_names] if label_names else []
     return Ingest(being, f"email:{thread.thread_id}", thread_text(thread, THREAD_TEXT_CHARS), "email",
-                  extra={"summary": heuristic_summary(thread), "labels": list(thread.labels)})
+                  extra={"summary": heuristic_summary(thread), "labels": list(thread.labels), "label_names": names})
 
 
 class GmailConnector(OwnStoreConnector):
@@ -307,6 +330,9 @@ class GmailConnector(OwnStoreConnector):
     stores what it is given; `open()` (which `run` calls) opens a store connection of the connector's own
     (`OwnStoreConnector`: its syncs run in worker threads and hold transactions), closed when `run` returns or by
     `close()`."""
+
+    labels_failing = False
+    """Whether the last `labels.list` failed (one log line when that starts, one when it ends)."""
 
     def state(self, store: Store) -> dict:
         """What `twin status` shows of Gmail (`twin.connectors.source_state.gmail_state`; read-only)."""
@@ -417,9 +443,10 @@ class GmailConnector(OwnStoreConnector):
             new_history = profile_history  # taken before listing: nothing that arrives meanwhile is missed
             thread_ids = sync.recent_thread_ids(self.settings.gmail_first_sync_days, self.settings.gmail_max_threads)
         threads = self._changed(sync.threads(thread_ids), address, report)
+        names = self._label_names(sync) if threads else {}
         now = utc_now()
         with self.store.atomic():  # the threads are handed over with the cursor that moves past them
-            ids = ingest.stage(self.store, [thread_item(self.being, t) for t in threads])
+            ids = ingest.stage(self.store, [thread_item(self.being, t, names) for t in threads])
             for thread in threads:
                 self._save_thread(thread, now)
             self.store.set_cursor(CONNECTOR, self.being, "history_id", new_history)
@@ -430,6 +457,24 @@ class GmailConnector(OwnStoreConnector):
         if threads or report.skipped:
             self.activity.record("read_email", report.line())
         return report
+
+    def _label_names(self, sync: GmailSync) -> dict[str, str]:
+        """`sync.labels()`, or `{}` when Gmail or the network refuses it: the sync goes on and its threads carry
+        their label ids alone (a binding by id still matches; a thread of a label bound by name is learned
+        where it was until it changes and a later sync names it).
+        Logs when that starts and when it ends; an auth failure (`RefreshError`) is raised, as every call's."""
+        try:
+            names = sync.labels()
+        except (HttpError, TransportError, httplib2.HttpLib2Error, OSError) as exc:
+            if not self.labels_failing:
+                log.warning("gmail: could not list the labels (%s); threads carry their label ids alone until it "
+                            "works", _short(exc))
+            self.labels_failing = True
+            return {}
+        if self.labels_failing:
+            log.info("gmail: listed the labels again")
+        self.labels_failing = False
+        return names
 
     def _changed(self, raw_threads: list[dict], address: str, report: SyncReport) -> list[EmailThread]:
         """Parse threads; keep those whose newest message is not the one already learned."""

@@ -25,19 +25,20 @@ from twin.operations.context import Context
 from twin.operations.projects import project_out
 from twin.operations.scopes import caller, project_for, require_owner
 from twin.operations.shapes import ProjectOut
-from twin.store.project_sources import KINDS, SourceBinding, add_binding, remove_binding
+from twin.outside_text import UNSAFE
+from twin.store.project_sources import KINDS, LABEL_MAX_CHARS, SourceBinding, add_binding, remove_binding
 
 CHAT_ID = re.compile(r"-?[0-9]{1,20}")
 """A Telegram chat id: an integer (a group's is negative, `-100…` for a supergroup; Bot API `Chat.id`)."""
-LABEL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""A Gmail label id (`INBOX`, `CATEGORY_PERSONAL`, `Label_12`: users.labels `id`)."""
 PATH_MAX = 4096
 """The longest folder path accepted (Linux's PATH_MAX)."""
 
 
 def checked_source(kind: object, value: object, exists: bool = True) -> tuple[str, str]:
     """`(kind, value)` as stored: `files` a folder given as an absolute path (normalised, `~` expanded; with
-    `exists`, one that is there now); `telegram_chat` a chat id as decimal text; `gmail_label` a label id. Raises
+    `exists`, one that is there now); `telegram_chat` a chat id as decimal text; `gmail_label` a label's name as
+    Gmail shows it (`School`, `Household/Bills`: '/', spaces and any script allowed) or its id (`Label_12`, `INBOX`),
+    as given, at most `LABEL_MAX_CHARS` and without control characters (`twin.outside_text.UNSAFE`). Raises
     `InvalidInput` naming `kind` (not one of `KINDS`) or `value` (saying what it must be). Reads the file system
     (whether the folder exists)."""
     if kind not in KINDS:
@@ -52,8 +53,10 @@ def checked_source(kind: object, value: object, exists: bool = True) -> tuple[st
             raise InvalidInput("a Telegram chat is its id: an integer such as -1001234567890", field="value")
         return kind, str(int(value))
     if kind == "gmail_label":
-        if LABEL_ID.fullmatch(value) is None:
-            raise InvalidInput("a Gmail label is its id (INBOX, Label_12: letters, digits, '_', '-')", field="value")
+        if len(value) > LABEL_MAX_CHARS or UNSAFE.search(value):
+            raise InvalidInput(f"a Gmail label is its name as Gmail shows it (School, Household/Bills) or its id "
+                               f"(Label_12), at most {LABEL_MAX_CHARS} characters, no control characters",
+                               field="value")
         return kind, value
     path = os.path.expanduser(value)
     if len(path) > PATH_MAX or "\x00" in path or not os.path.isabs(path):
@@ -65,7 +68,8 @@ def checked_source(kind: object, value: object, exists: bool = True) -> tuple[st
 
 def bind_source(ctx: Context, project: str, kind: str, value: str) -> ProjectOut:
     """Bind the twin owner's source `(kind, value)` (`checked_source`) to `project` (an id or a name): what
-    arrives there from now on is learned into the project. Binding it again to the same project changes nothing.
+    arrives there from now on is learned into the project. Binding it again to the same project changes nothing
+    (a Gmail label named in another case is the same label: `project_sources.label_key`).
     Raises `Forbidden` (not the twin's owner; no member), `NotFound` (no such project), `InvalidInput` (bad input;
     code `conflict` when the source is bound to another project: unbind it there first)."""
     require_owner("binding a source to a project")

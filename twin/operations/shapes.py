@@ -224,7 +224,8 @@ class OkOut(BaseModel):
 
 class SourceOut(BaseModel):
     """A source bound to a project (issue 19; `twin.store.project_sources`): `kind` (`files`, `telegram_chat` or
-    `gmail_label`), `value` (a folder's absolute path, a chat id, a Gmail label id), `added_at` (UTC ISO-8601)."""
+    `gmail_label`), `value` (a folder's absolute path, a chat id, a Gmail label's name or id as the owner gave
+    it), `added_at` (UTC ISO-8601)."""
 
     kind: str
     value: str

@@ -5,21 +5,34 @@ owner's user-global one (the rule that reads these rows: `twin.ingest.bound_name
 Kinds (`KINDS`) and their values:
 - `files`: a folder as an absolute, normalised path (`/home/me/Household`); every file at or under it.
 - `telegram_chat`: a Telegram chat id as decimal text (`-1001234567890` for a group); the owner's messages there.
-- `gmail_label`: a Gmail label id (`Label_12`, `INBOX`, as `gmail_skip_labels` names labels); a thread any of whose
-  messages carries it.
+- `gmail_label`: a Gmail label as the owner gave it: its name (`School`, `Household/Bills`) or its id (`Label_12`,
+  `INBOX`); a thread any of whose messages carries it (`twin.ingest.bound_namespace` matches an id exactly, a name
+  by `label_key`).
 
-A source is bound to at most one project (the key is `(kind, value)`); deleting a project deletes its bindings
-(cascade). Migration `0021_project_sources` made the table (twin.store.schema)."""
+A source is bound to at most one project (the key is `(kind, value)`; two `gmail_label` values with one `label_key`
+are one source); deleting a project deletes its bindings (cascade). Migration `0021_project_sources` made the table
+(twin.store.schema)."""
 
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from typing import NamedTuple
 
 from twin.store.core import Store
 
 KINDS = ("files", "telegram_chat", "gmail_label")
 """The kinds of source that can be bound to a project (the table's CHECK says the same)."""
+LABEL_MAX_CHARS = 256
+"""Longest Gmail label name (or id) twin binds or matches, characters: our bound (users.labels documents none; a
+name is a path of nested labels such as `Household/Bills/2026`); a longer name from the API is left out."""
+
+
+def label_key(text: str) -> str:
+    """A Gmail label name as it is compared: whitespace runs as one space, ends stripped, case folded, NFC (so
+    `household/bills`, `Household/Bills ` and a decomposed `Zoe\u0308` match their stored forms; Gmail itself
+    keeps no two labels whose names differ only in case). Pure."""
+    return unicodedata.normalize("NFC", " ".join(text.split()).casefold())
 
 
 class SourceBinding(NamedTuple):
@@ -36,7 +49,11 @@ _COLUMNS = "kind, value, project_id, added_at"
 
 
 def bound(store: Store, kind: str, value: str) -> SourceBinding | None:
-    """The binding of source `(kind, value)`, or None (read-only)."""
+    """The binding of source `(kind, value)`, or None (read-only). A `gmail_label` is found by `label_key` (the
+    earliest bound when an older twin stored two values with one key)."""
+    if kind == "gmail_label":
+        rows = store.conn.execute(f"SELECT {_COLUMNS} FROM project_sources WHERE kind = ? ORDER BY added_at", (kind,))
+        return next((SourceBinding(*r) for r in rows if label_key(r[1]) == label_key(value)), None)
     row = store.conn.execute(f"SELECT {_COLUMNS} FROM project_sources WHERE kind = ? AND value = ?",
                              (kind, value)).fetchone()
     return SourceBinding(*row) if row else None
@@ -57,10 +74,14 @@ def add_binding(store: Store, binding: SourceBinding) -> bool:
 
 
 def remove_binding(store: Store, kind: str, value: str, project_id: str) -> bool:
-    """Unbind source `(kind, value)` from `project_id`; False when it was not bound to that project."""
+    """Unbind source `(kind, value)` (found as `bound` finds it) from `project_id`; False when it was not bound to
+    that project."""
     with store.atomic() as conn:
+        found = bound(store, kind, value)
+        if found is None or found.project_id != project_id:
+            return False
         return conn.execute("DELETE FROM project_sources WHERE kind = ? AND value = ? AND project_id = ?",
-                            (kind, value, project_id)).rowcount > 0
+                            (kind, found.value, project_id)).rowcount > 0
 
 
 def bindings_of(store: Store, project_id: str) -> list[SourceBinding]:
