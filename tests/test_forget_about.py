@@ -142,3 +142,22 @@ def test_a_forget_plan_hides_sensitive_text_in_every_output_unless_asked(twin_en
     plain = json.loads(twin_cli("forget", *map(str, ids), "--dry-run", "--json").stdout)
     assert {m["content"] for m in plain["memories"]} == {SENSITIVE_HIDDEN}
     assert all(m["content_sha256"] == "" for m in plain["memories"])
+
+
+def test_a_forget_about_a_subject_reaches_a_waiting_thread_by_its_words_never_by_a_label_it_carries(store):
+    """A staged email thread waits for its learn job; a forget by subject drops it when its text or summary names
+    the subject, never because the owner's Gmail label (its id or name) does (`twin.ingest.NOT_TEXT_KEYS`)."""
+    from twin import ingest
+    from twin.ingest import Ingest
+
+    with store.atomic():
+        labelled, named = ingest.stage(store, [
+            Ingest("owner", "email:t1", "The plumber comes on Friday.", "email",
+                   extra={"summary": ["The plumber comes on Friday."], "labels": ["Label_7"],
+                          "label_names": ["Kovač family"]}),
+            Ingest("owner", "email:t2", "Dinner at the Kovač house.", "email",
+                   extra={"summary": ["Dinner at the Kovač house."], "labels": ["Label_7"],
+                          "label_names": ["Kovač family"]})])
+    subject = Subject("Kovač")
+    assert ingest.matching(store, "owner", mentions=subject.mentions) == [named]
+    assert labelled != named

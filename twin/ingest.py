@@ -169,8 +169,14 @@ def matching(store: Store, being: str, source: str | None = None,
     return [r[0] for r in rows if mentions is None or mentions(r[1]) or any(mentions(v) for v in _strings(r[2]))]
 
 
+NOT_TEXT_KEYS = frozenset({"labels", "label_names"})
+"""Keys of a staged item's `extra` that tag it rather than say anything (an email thread's Gmail label ids and
+names): a forget by subject never drops a waiting thread for a label it carries."""
+
+
 def _strings(extra: str | None) -> list[str]:
-    """Every string inside a staged item's `extra` JSON (a title, an email summary's sentences, visit titles)."""
+    """Every string inside a staged item's `extra` JSON (a title, an email summary's sentences, visit titles),
+    but what `NOT_TEXT_KEYS` name."""
     try:
         pending = [json.loads(extra or "{}")]
     except ValueError:
@@ -181,7 +187,8 @@ def _strings(extra: str | None) -> list[str]:
         if isinstance(value, str):
             found.append(value)
         elif isinstance(value, dict | list):
-            pending.extend(value.values() if isinstance(value, dict) else value)
+            pending.extend([v for k, v in value.items() if k not in NOT_TEXT_KEYS] if isinstance(value, dict)
+                           else value)
     return found
 
 
