@@ -136,6 +136,120 @@ def test_a_file_changed_after_its_folder_was_bound_moves_into_the_project(twin_e
         ctx.close()
 
 
+def test_binding_a_folder_moves_the_files_learned_before_and_unbinding_moves_them_back(twin_env, redis, tmp_path,
+                                                                                       monkeypatch):
+    """Two files learned into the owner's own memories by the real files connector and learn worker, then their
+    folder bound: without the files changing, every memory of them is learned again into the project and none is
+    left in the default scope (rows, keyword search of both scopes); a file beside the folder keeps its very rows.
+    The move is staged with the binding, so a daemon that is not running loses nothing: its supervisor queues it
+    (`Bus.queue_ready`) when it runs. Unbinding, with the daemon's bus there, moves them back at once."""
+    import asyncio
+
+    from conftest import run_worker
+
+    from twin.connectors.files import FilesConnector
+    from twin.operations.reads import search
+    from twin.store import manifest
+    from twin.workers.bus import Bus
+
+    docs = tmp_path / "docs"
+    (docs / "Household").mkdir(parents=True)
+    (docs / "Household" / "boiler.md").write_text("# Boiler\n\nThe boiler is serviced every March by Calor Heating "
+                                                   "of Leith.\n")
+    (docs / "Household" / "meter.md").write_text("# Meter\n\nThe electricity meter sits under the stairs and reads "
+                                                  "77310 kWh.\n")
+    (docs / "diary.md").write_text("# Diary\n\nOwner keeps a private diary about the Halvorsen negotiation.\n")
+    monkeypatch.setenv("TWIN_FILES_ROOTS", str(docs))
+    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")  # keyword recall: the search needs no model
+    settings = load_settings()
+    household = {f"file:{docs / 'Household' / n}" for n in ("boiler.md", "meter.md")}
+    ctx = Context.open(settings)
+    try:
+        def rows(namespace: str | None = None) -> dict[str, list[tuple[int, str, str]]]:
+            found: dict[str, list[tuple[int, str, str]]] = {}
+            for i, source, ns, content in ctx.store.conn.execute(
+                    "SELECT id, source, namespace, content FROM memories ORDER BY id"):
+                if namespace is None or ns == namespace:
+                    found.setdefault(source, []).append((i, ns, content))
+            return found
+
+        def contents(query: str, project: str | None = None) -> set[str]:
+            return {h.content for h in search(ctx, query, project=project).results}
+
+        asyncio.run(FilesConnector(settings, ctx.store, Bus(redis), ctx.activity).scan_once())
+        run_worker("learn")
+        before = rows()
+        assert household | {f"file:{docs / 'diary.md'}"} <= set(before)
+        assert {ns for found in before.values() for _, ns, _ in found} == {"default"}
+        learned = {s: sorted(c for _, _, c in before[s]) for s in household}
+        flat = project_namespace(create_project(ctx, "flat").id)
+
+        bound = bind_source(ctx, "flat", "files", str(docs / "Household"))  # no daemon: no bus
+        assert bound.files_moving == 2
+        assert any("2 files" in line for line in
+                   [r[0] for r in ctx.store.conn.execute("SELECT text FROM activity WHERE kind = 'system'")])
+        assert Bus(redis).queue_ready(ctx.store) == 4  # what the supervisor does when it runs: 2 forgets, 2 files
+        run_worker("learn")
+        moved = rows()
+        assert {s: sorted(c for _, ns, c in moved[s] if ns == flat) for s in household} == learned
+        assert not set(rows("default")) & household  # nowhere in the owner's own scope
+        assert moved[f"file:{docs / 'diary.md'}"] == before[f"file:{docs / 'diary.md'}"]  # untouched, same ids
+        assert not any("Calor" in c for c in contents("boiler serviced Calor Heating"))
+        assert any("Calor" in c for c in contents("boiler serviced Calor Heating", project="flat"))
+        assert ctx.store.conn.execute("SELECT COUNT(*) FROM ingest_items").fetchone() == (0,)
+        assert {manifest.get(ctx.store, BEING, s[5:]).state for s in household} == {"indexed"}
+        assert bind_source(ctx, "flat", "files", str(docs / "Household")).files_moving == 0  # bound already
+
+        ctx.bus = lambda: Bus(redis)  # the daemon runs: the move is queued at once
+        assert unbind_source(ctx, "flat", "files", str(docs / "Household")).files_moving == 2
+        run_worker("learn")
+        back = rows()
+        assert {s: sorted(c for _, ns, c in back[s] if ns == "default") for s in household} == learned
+        assert rows(flat) == {}
+        assert any("Calor" in c for c in contents("boiler serviced Calor Heating"))
+        assert back[f"file:{docs / 'diary.md'}"] == before[f"file:{docs / 'diary.md'}"]
+    finally:
+        ctx.close()
+
+
+def test_unbinding_an_inner_folder_moves_its_files_to_the_outer_project_as_they_are_now(ctx, tmp_path):
+    """What a binding change stages for each learned file (`twin.ingest.restage`, the manifest rows with it): a
+    forget where it was and in the owner's own scope, the file's text as it is on disk now where the bindings put
+    it; a file gone since is forgotten there too and its row dropped; a file the connector skipped has no memories
+    and stays as it is, and so does one under a files root that is missing (an unmounted disk); a file outside the
+    folder is not read."""
+    from twin.store import manifest
+    from twin.store.manifest import ManifestEntry
+
+    outer, inner = tmp_path / "Household", tmp_path / "Household" / "Kids"
+    inner.mkdir(parents=True)
+    (inner / "trip.md").write_text("# Trip\n\nThe school trip to Kelvingrove leaves on the ninth of May.\n")
+    (outer / "boiler.md").write_text("# Boiler\n\nThe boiler is serviced in March.\n")
+    home, school = create_project(ctx, "home").id, create_project(ctx, "school").id
+    bind_source(ctx, home, "files", str(outer))
+    bind_source(ctx, school, "files", str(inner))
+    ctx.settings = ctx.settings.model_copy(update={"files_roots": [tmp_path, inner / "Disk"]})  # Disk unmounted
+    for path, state in ((inner / "trip.md", "indexed"), (inner / "gone.md", "indexed"),
+                        (inner / "photo.md", "skipped"), (inner / "Disk" / "notes.md", "indexed"),
+                        (outer / "boiler.md", "indexed")):  # learned since
+        manifest.upsert(ctx.store, BEING, ManifestEntry(str(path), 1, 1, "ab" * 32, state,
+                                                        "binary" if state == "skipped" else None))
+    assert unbind_source(ctx, school, "files", str(inner)).files_moving == 2
+    staged = ingest.fetch(ctx.store, [r[0] for r in ctx.store.conn.execute("SELECT id FROM ingest_items")])
+    into = project_namespace(home)
+    assert [(s.item.mode, s.item.source.rsplit("/", 1)[-1], s.item.namespace) for s in staged] == [
+        ("forget", "gone.md", project_namespace(school)), ("forget", "gone.md", "default"), ("forget", "gone.md", into),
+        ("forget", "trip.md", project_namespace(school)), ("forget", "trip.md", "default"),
+        ("document", "trip.md", into)]
+    assert "Kelvingrove" in staged[-1].item.text and staged[-1].item.extra["title"] == "Household/Kids/trip.md"
+    assert manifest.get(ctx.store, BEING, inner / "gone.md") is None
+    trip = manifest.get(ctx.store, BEING, inner / "trip.md")
+    assert (trip.state, trip.size) == ("indexed", (inner / "trip.md").stat().st_size)  # the row of what was staged
+    assert manifest.get(ctx.store, BEING, inner / "photo.md").state == "skipped"
+    assert manifest.get(ctx.store, BEING, inner / "Disk" / "notes.md").sha256 == "ab" * 32
+    assert manifest.get(ctx.store, BEING, outer / "boiler.md").sha256 == "ab" * 32  # outside the folder: unread
+
+
 def test_a_folder_gone_since_it_was_bound_can_still_be_unbound(ctx, tmp_path):
     folder = tmp_path / "Moved"
     folder.mkdir()

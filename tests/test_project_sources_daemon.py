@@ -2,7 +2,8 @@
 real workers, the files connector watching its root); a file under the bound folder is learned into the project's
 namespace, found by a member over the daemon's HTTP API and by the owner through the project, never in the owner's
 user-global recall without it, while a file beside the folder stays the owner's own. A folder bound while the daemon
-runs (`twin project bind` through its API) takes effect at the next file; deleting the project drops the binding."""
+runs (`twin project bind` through its API) moves the file learned there before into the project without the file
+changing; deleting the project drops the binding."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def memories(env: dict) -> dict[str, tuple[str, str]]:
     with Store(Path(env["TWIN_DATA_DIR"]) / "twin.db") as store:
         rows = store.conn.execute("SELECT source, namespace, content FROM memories WHERE status = 'active'")
         return {s: (n, c) for s, n, c in rows}
+
+
+def scopes(env: dict, source: str) -> set[str]:
+    """The namespaces that hold a memory of `source`, read from the store."""
+    with Store(Path(env["TWIN_DATA_DIR"]) / "twin.db") as store:
+        return {n for (n,) in store.conn.execute("SELECT namespace FROM memories WHERE source = ?", (source,))}
 
 
 def settled(env: dict, sources: set[str]) -> bool:
@@ -98,11 +105,14 @@ def test_a_file_under_a_bound_folder_is_learned_into_the_project(daemon_env, tmp
         diary_question = {"query": "private diary Halvorsen negotiation", "project": "flat"}
         assert not any("Halvorsen" in c for c in contents(partner.post("/v1/search", json=diary_question)))
 
+        (docs / "Kids" / "trip.md").write_text(f"# Trip\n\n{SCHOOL}\n")  # learned as the owner's own first
+        wait_for(lambda: settled(daemon_env, {school}), 120, "the file in the folder not bound yet")
+        assert memories(daemon_env)[school][0] == "default"
         bound = twin(daemon_env, "project", "bind", "flat", "--files", str(docs / "Kids"))  # through the daemon
-        assert f"files {docs / 'Kids'}" in bound.stdout
-        (docs / "Kids" / "trip.md").write_text(f"# Trip\n\n{SCHOOL}\n")
-        wait_for(lambda: settled(daemon_env, {school}), 120, "the file in the folder bound while running")
-        assert memories(daemon_env)[school][0] == project_namespace(flat_id)
+        assert f"files {docs / 'Kids'}" in bound.stdout and "1 file learned before is moving into it" in bound.stdout
+        wait_for(lambda: scopes(daemon_env, school) == {project_namespace(flat_id)}, 120,
+                 "the file learned before its folder was bound moved into the project, unchanged on disk")
+        wait_for(lambda: settled(daemon_env, {school}), 120, "its moved memories embedded")
         trip = {"query": "Kelvingrove museum school trip", "project": "flat"}
         assert any("Kelvingrove" in c for c in contents(partner.post("/v1/search", json=trip)))
 

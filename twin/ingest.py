@@ -37,7 +37,7 @@ from twin.store.ingest_items import (
 
 __all__ = ["MODES", "Ingest", "Staged", "bound_namespace", "claim_texts", "consume", "counts", "fetch", "held_ids",
            "mark_failed", "mark_queued", "matching", "moved_from", "queued_jobs", "ready", "release", "requeue",
-           "source_namespace", "stage", "waiting"]
+           "restage", "source_namespace", "stage", "waiting"]
 
 MODES = ("text", "document", "email", "interests", "forget")
 """How the learn job treats an item: `text` through `learn()` (a chat message, a note); `document` replaces the
@@ -90,13 +90,29 @@ def stage(store: Store, items: Iterable[Ingest], held: bool = False) -> list[int
     binding go, so one source's memories live in one scope. Raises `sqlite3.Error` when the store cannot write
     (nothing is staged then)."""
     bindings = project_sources.all_bindings(store)
-    rows = []
-    for i in items:
-        namespace = bound_namespace(i, bindings)
-        if moved_from(i, namespace):
-            rows.append((i.being, "forget", i.source, i.ref, "", {}, i.namespace))
-        rows.append((i.being, i.mode, i.source, i.ref, i.text, i.extra, namespace))
-    return ingest_items.stage_rows(store, rows, held)
+    return ingest_items.stage_rows(store, [row for i in items for row in _rows(i, bindings, ())], held)
+
+
+def restage(store: Store, moves: Iterable[tuple[Ingest, str]]) -> list[int]:
+    """Stage each `(item, left)` after a binding changed (`twin.operations.project_sources`): `item` (a file's
+    whole text or a `forget` of it, as its connector writes it) as `stage` stages it, into the namespace the
+    bindings give it now, and before it a `forget` of its source in `left`, the namespace the bindings gave it
+    before the change, when that is another: so what a source taught moves to the scope the rule now gives it
+    without waiting for the source to change, and stays in one scope. In the caller's transaction (the one that
+    changed the binding) when one is open; returns the staged ids in order. Raises `sqlite3.Error` when the store
+    cannot write (nothing is staged then)."""
+    bindings = project_sources.all_bindings(store)
+    return ingest_items.stage_rows(store, [row for item, left in moves for row in _rows(item, bindings, (left,))])
+
+
+def _rows(item: Ingest, bindings: list[project_sources.SourceBinding], left: tuple[str, ...]) -> list[tuple]:
+    """The staged rows of `item`: a `forget` of its source in each namespace of `left` and, when the binding moves
+    it (`moved_from`), in `item.namespace`, other than the one `bound_namespace` gives it; then the item there."""
+    namespace = bound_namespace(item, bindings)
+    leaving = (*left, item.namespace) if moved_from(item, namespace) else left
+    rows = [(item.being, "forget", item.source, item.ref, "", {}, old)
+            for old in dict.fromkeys(leaving) if old != namespace]
+    return [*rows, (item.being, item.mode, item.source, item.ref, item.text, item.extra, namespace)]
 
 
 def moved_from(item: Ingest, namespace: str) -> bool:

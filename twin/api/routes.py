@@ -56,6 +56,7 @@ from twin.operations.shapes import (
     ProjectOut,
     ReflectOut,
     SearchOut,
+    SourceBoundOut,
 )
 from twin.store.signals import Signal
 
@@ -398,20 +399,22 @@ async def show_project(request: Request, project: ProjectPath):
     return await lanes(request).read.run(project_ops.show_project, project_of(request, project))
 
 
-@v1.post("/projects/{project}/sources", response_model=ProjectOut)
+@v1.post("/projects/{project}/sources", response_model=SourceBoundOut)
 async def bind_source(request: Request, project: ProjectPath, body: SourceBody):
     """Bind a source of the twin owner's (a files folder, a Telegram chat, a Gmail label) to the project: what
-    arrives there from now on is learned into it. The twin's owner alone; 409 when it is bound to another."""
+    arrives there from now on is learned into it, and the files a folder taught before move into it
+    (`files_moving`). The twin's owner alone; 409 when it is bound to another."""
     return await lanes(request).write.run(source_ops.bind_source, project_of(request, project, body.project),
                                           body.kind, body.value)
 
 
-@v1.delete("/projects/{project}/sources", response_model=ProjectOut)
+@v1.delete("/projects/{project}/sources", response_model=SourceBoundOut)
 async def unbind_source(request: Request, project: ProjectPath,
                         kind: Annotated[str, Query(max_length=32, description="files, telegram_chat or gmail_label")],
                         value: Annotated[str, Query(max_length=4096,
                                                     description="the folder, chat id or label name or id")]):
-    """Unbind a source from the project: what arrives there from now on is the owner's user-global again."""
+    """Unbind a source from the project: what arrives there from now on is the owner's user-global again, and the
+    files the project learned from a folder move back out of it (`files_moving`)."""
     return await lanes(request).write.run(source_ops.unbind_source, project_of(request, project), kind, value)
 
 

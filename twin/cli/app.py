@@ -191,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("person", nargs="?", help="with share and unshare: the person's name")
     bound = p.add_mutually_exclusive_group()
     bound.add_argument("--files", metavar="PATH", help="with bind and unbind: a folder whose files are learned into "
-                       "the project (it and everything under it)")
+                       "the project (it and everything under it; the files learned before move in, and out again "
+                       "with unbind)")
     bound.add_argument("--telegram-chat", metavar="ID", help="with bind and unbind: a Telegram chat id (a group's "
                        "is negative) whose messages are learned into the project")
     bound.add_argument("--gmail-label", metavar="LABEL", help="with bind and unbind: a Gmail label, by its name "

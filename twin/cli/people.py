@@ -97,6 +97,16 @@ def _project_line(p: dict) -> str:
     return f"{p['name']}  {p['id']}  ({flags}; members: {', '.join(p['members'])}{bound})"
 
 
+def _moving(answer: dict, action: str) -> str:
+    """What a bind or unbind answer adds to the project's line: how many files learned before move
+    (`SourceBoundOut.files_moving`), or nothing."""
+    n = answer.get("files_moving") or 0
+    if not n:
+        return ""
+    files = f"{n} file learned before is" if n == 1 else f"{n} files learned before are"
+    return f"\n{files} moving {'into' if action == 'bind' else 'out of'} it (learned again there by the daemon)"
+
+
 def bound_source(args: argparse.Namespace) -> tuple[str, str] | None:
     """The `(kind, value)` that `--files`, `--telegram-chat` or `--gmail-label` names (a folder made absolute
     against this shell's directory: the daemon's is another), or None when none does."""
@@ -114,8 +124,9 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
     them): `list`, `show PROJECT`, `create NAME`, `delete PROJECT` (every memory in it forgotten, no undo),
     `share PROJECT PERSON`, `unshare PROJECT PERSON`, `activate PROJECT` (memory commands, MCP and the API then
     read it with your own memories and write into it, on every device), `deactivate`, `bind PROJECT --files PATH
-    | --telegram-chat ID | --gmail-label LABEL` (what arrives there from now on is learned into the project) and
-    `unbind` the same. PROJECT is an id or a name."""
+    | --telegram-chat ID | --gmail-label LABEL` (what arrives there from now on is learned into the project; the files
+    a folder taught before move into it, and out again with `unbind`) and `unbind` the same. PROJECT is an id or a
+    name."""
     from twin.cli.queues import reachable_bus
     from twin.remote import open_twin
 
@@ -136,7 +147,7 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
                 return 2
             op = twin.bind_source if action == "bind" else twin.unbind_source
             made = op(project=args.target, kind=source[0], value=source[1])
-            return emit(args, made, lambda: show(_project_line(made)))
+            return emit(args, made, lambda: show(_project_line(made) + _moving(made, action)))
         if action == "create":
             made = twin.create_project(name=args.target)
             return emit(args, made, lambda: show(_project_line(made)))

@@ -73,6 +73,15 @@ def file_source(path: Path) -> str:
     return f"file:{clean_name(str(path))}"
 
 
+def document_item(settings: Settings, path: Path, doc: Document, appended: bool = False) -> Ingest:
+    """The `document` item of the file at `path` read as `doc`, for `settings.being`: its title and the cap of
+    `files_max_memories` in `extra`; `appended` marks the part a file that only grew gained (its earlier memories
+    kept). Pure."""
+    extra = {"title": doc.title, "max_memories": settings.files_max_memories}
+    return Ingest(settings.being, file_source(path), doc.text, "document",
+                  extra={**extra, "appended": True} if appended else extra)
+
+
 def fallback_title(path: Path, root: Path) -> str:
     """The path relative to its root without `.gz` (`rsync/README.gz` -> "rsync/README"): the title of a
     document with no heading, so each sentence keeps its context."""
@@ -262,11 +271,9 @@ class FilesConnector:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
             tally.unchanged += 1
             return
-        extra = {"title": doc.title, "max_memories": self.settings.files_max_memories}
         grew = entry is not None and entry.state == "indexed" and found.prefix_sha256 == entry.sha256 != ""
-        if grew and isinstance(found.appended, Document):  # only grew: its new part alone, its memories kept
-            doc, extra = found.appended, {**extra, "appended": True}
-        item = Ingest(self.being, file_source(path), doc.text, "document", extra=extra)
+        appended = grew and isinstance(found.appended, Document)  # only grew: its new part alone, its memories kept
+        item = document_item(self.settings, path, found.appended if appended else doc, appended)
         if not await self._hand_over(path, root, tally, item, row):
             return
         if entry is not None and entry.state == "indexed":

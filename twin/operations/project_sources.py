@@ -3,10 +3,15 @@ bound to a project, so what arrives there is learned into it"), for every interf
 `/v1/projects/{project}/sources`). The bindings live in `twin.store.project_sources`; the one rule that reads them
 when a connector stages an item is `twin.ingest.bound_namespace`.
 
-A binding applies to what arrives from then on: what a source taught before stays where it was learned until the
-file or thread changes (then `twin.ingest.stage` forgets its older memories there: `moved_from`), and unbinding
-leaves what the project learned in the project. The sources are the twin owner's (their folders, their
-chats, their mailbox), so only the twin's owner binds and unbinds, and only into a project they are a member of.
+A binding applies to what arrives from then on, and a files binding also to what its folder taught before: binding
+or unbinding a folder moves every file already learned under it whose scope the change alters
+(`twin.connectors.file_moves`): it is learned again where the rule now puts it and its memories where it was are
+forgotten, staged in the transaction that changes the binding, so the learn worker carries the move out when the
+daemon runs (at once when it runs now). A chat message or an email thread learned before stays where it was learned
+until the thread changes (then `twin.ingest.stage` forgets its older memories there: `moved_from`): no copy of a
+chat's messages is kept to learn again, and a thread is read again only from Gmail. The sources are the twin
+owner's (their folders, their chats, their mailbox), so only the twin's owner binds and unbinds, and only into a
+project they are a member of.
 
 Errors: `Forbidden` (403) for anyone but the twin's owner or a project out of their reach, `NotFound` (404) for a
 project that does not resolve or a source not bound to it, `InvalidInput` (422, naming the field; 409 `conflict`
@@ -15,18 +20,22 @@ for a source bound to another project) for bad input.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
 
+from twin import ingest
 from twin.exceptions import InvalidInput, NotFound
 from twin.memory import utc_now
 from twin.operations.context import Context
 from twin.operations.projects import project_out
 from twin.operations.scopes import caller, project_for, require_owner
-from twin.operations.shapes import ProjectOut
+from twin.operations.shapes import SourceBoundOut
 from twin.outside_text import UNSAFE
-from twin.store.project_sources import KINDS, LABEL_MAX_CHARS, SourceBinding, add_binding, remove_binding
+from twin.store.project_sources import KINDS, LABEL_MAX_CHARS, SourceBinding, add_binding, all_bindings, remove_binding
+
+log = logging.getLogger(__name__)
 
 CHAT_ID = re.compile(r"-?[0-9]{1,20}")
 """A Telegram chat id: an integer (a group's is negative, `-100…` for a supergroup; Bot API `Chat.id`)."""
@@ -66,34 +75,96 @@ def checked_source(kind: object, value: object, exists: bool = True) -> tuple[st
     return kind, os.path.normpath(path)
 
 
-def bind_source(ctx: Context, project: str, kind: str, value: str) -> ProjectOut:
+def bind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBoundOut:
     """Bind the twin owner's source `(kind, value)` (`checked_source`) to `project` (an id or a name): what
-    arrives there from now on is learned into the project. Binding it again to the same project changes nothing
+    arrives there from now on is learned into the project, and the files already learned under a bound folder
+    move into it (`files_moving` counts them: `_moves`). Binding it again to the same project changes nothing
     (a Gmail label named in another case is the same label: `project_sources.label_key`).
     Raises `Forbidden` (not the twin's owner; no member), `NotFound` (no such project), `InvalidInput` (bad input;
-    code `conflict` when the source is bound to another project: unbind it there first)."""
+    code `conflict` when the source is bound to another project: unbind it there first). Reads the files that move."""
     require_owner("binding a source to a project")
     kind, value = checked_source(kind, value)
     found = project_for(ctx.store, caller(), project)
+    binding = SourceBinding(kind, value, found.id, utc_now())
+    before = all_bindings(ctx.store)
+    moves = _moves(ctx, binding, before, [*before, binding])
     try:
-        added = add_binding(ctx.store, SourceBinding(kind, value, found.id, utc_now()))
+        with ctx.store.atomic():
+            added = add_binding(ctx.store, binding)
+            ids = _hand_over(ctx, moves) if added else []
     except sqlite3.IntegrityError as exc:
         raise InvalidInput(f"that {kind.replace('_', ' ')} is bound to another project; unbind it there first",
                            field="value", code="conflict") from exc
+    moving = len(moves) if added else 0
     if added:
-        ctx.activity.record("system", f"Bound a {kind.replace('_', ' ')} source to project {found.id}.")
-    return project_out(ctx, found, caller())
+        ctx.activity.record("system", f"Bound a {kind.replace('_', ' ')} source to project {found.id}"
+                            + (f"; the {_files(moving)} learned from it before move into it." if moving else "."))
+    _queue(ctx, ids)
+    return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=moving)
 
 
-def unbind_source(ctx: Context, project: str, kind: str, value: str) -> ProjectOut:
+def unbind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBoundOut:
     """Unbind source `(kind, value)` from `project`: what arrives there from now on is learned into the owner's
-    user-global memories again; what the project learned stays in it. Raises `Forbidden`, `NotFound` (no such
-    project, or the source is not bound to it), `InvalidInput` (bad kind or value; a files folder need not exist
-    any more)."""
+    user-global memories again (or into the project of a folder bound above it), and the files the project learned
+    under an unbound folder move there (`files_moving` counts them: `_moves`). Raises `Forbidden`, `NotFound` (no
+    such project, or the source is not bound to it), `InvalidInput` (bad kind or value; a files folder need not
+    exist any more). Reads the files that move."""
     require_owner("unbinding a source from a project")
     kind, value = checked_source(kind, value, exists=False)  # a folder gone since it was bound can be unbound
     found = project_for(ctx.store, caller(), project)
-    if not remove_binding(ctx.store, kind, value, found.id):
+    before = all_bindings(ctx.store)
+    gone = [b for b in before if (b.kind, b.value, b.project_id) == (kind, value, found.id)]
+    moves = _moves(ctx, gone[0], before, [b for b in before if b not in gone]) if gone else []
+    with ctx.store.atomic():
+        removed = remove_binding(ctx.store, kind, value, found.id)
+        ids = _hand_over(ctx, moves) if removed else []
+    if not removed:
         raise NotFound(f"that {kind.replace('_', ' ')} is not bound to project {found.name!r}")
-    ctx.activity.record("system", f"Unbound a {kind.replace('_', ' ')} source from project {found.id}.")
-    return project_out(ctx, found, caller())
+    ctx.activity.record("system", f"Unbound a {kind.replace('_', ' ')} source from project {found.id}"
+                        + (f"; the {_files(len(moves))} it learned move out of it." if moves else "."))
+    _queue(ctx, ids)
+    return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=len(moves))
+
+
+def _moves(ctx: Context, binding: SourceBinding, before: list[SourceBinding], after: list[SourceBinding]) -> list:
+    """The moves (`twin.connectors.file_moves.FileMove`) of the files learned under `binding`'s folder whose scope
+    the change of the bindings from `before` to `after` alters, each file read again now (before the transaction
+    that changes the binding, so no write lock waits on the disk); none for a chat or a label (see the module)."""
+    if binding.kind != "files":
+        return []
+    from twin.connectors.file_moves import moving_files
+
+    return moving_files(ctx.settings, ctx.store, binding.value, before, after)
+
+
+def _hand_over(ctx: Context, moves: list) -> list[int]:
+    """Stage `moves` with their manifest rows (`twin.connectors.file_moves.hand_over`) in the caller's transaction,
+    the one that changes the binding, so a binding never changes without its move. Returns the staged ids."""
+    if not moves:
+        return []
+    from twin.connectors.file_moves import hand_over
+
+    return hand_over(ctx.store, moves, ctx.being)
+
+
+def _queue(ctx: Context, ids: list[int]) -> None:
+    """Queue the staged `ids` on the running daemon's bus, one push per mode (`Bus.push`), so the move is learned
+    now; without a daemon, or when Redis refuses, they wait in SQLite and the supervisor queues them when it runs
+    (`Bus.queue_ready`, every `STAGED_EVERY_S`). Never raises for Redis: the move is staged already."""
+    bus = ctx.bus() if ids else None
+    if bus is None:
+        return
+    by_mode: dict[str, list[int]] = {}
+    for staged in ingest.fetch(ctx.store, ids):
+        by_mode.setdefault(staged.item.mode, []).append(staged.id)
+    try:
+        for mode, chunk in by_mode.items():
+            bus.push(ctx.store, chunk, ctx.being, mode)
+    except Exception as exc:  # noqa: BLE001 - staged already: the supervisor queues what waits
+        log.warning("operations: the moved files were not queued now (%s: %s); they wait in SQLite",
+                    type(exc).__name__, exc)
+
+
+def _files(n: int) -> str:
+    """"1 file", "3 files"."""
+    return f"{n} file" if n == 1 else f"{n} files"

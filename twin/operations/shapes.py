@@ -248,6 +248,15 @@ class ProjectOut(BaseModel):
     sources: list[SourceOut] = []
 
 
+class SourceBoundOut(ProjectOut):
+    """`bind_source` / `unbind_source`: the project (`ProjectOut`) and `files_moving`, how many files learned
+    before under the folder bound or unbound are learned again where the bindings now put them, their memories
+    where they were forgotten (`twin.connectors.file_moves`; staged now, learned when the daemon runs; 0 for a
+    chat or a label, and when the source was bound already)."""
+
+    files_moving: int = 0
+
+
 class ProjectDeletedOut(BaseModel):
     """`project_delete`: `ok`, the project's `id`, and what went, per table (`ForgetPlan.counts`)."""
 
