@@ -113,6 +113,19 @@ def test_the_cli_adds_lists_and_removes_people_and_keeps_only_a_digest(twin_path
     assert "bob" not in twin_cli("people", "list").stdout
 
 
+def test_a_person_reads_their_own_namespace_by_its_own_name(api):
+    """A person's own memories come back in the namespace they name (`default`, `work`), never the stored
+    `person:<id>:…` that no call takes; the namespace they read is one they may pass back."""
+    alice = as_person(api, add_person("alice"))
+    made = ok(alice.post("/v1/remember", json={"content": PARTNER_OWN}))
+    assert ok(alice.get(f"/v1/memories/{made['id']}"))["namespace"] == "default"
+    ok(alice.post("/v1/remember", json={"content": "Alice's studio rent is due on the 3rd.", "namespace": "work"}))
+    hits = ok(alice.post("/v1/search", json={"query": "studio rent", "namespace": "work"}))["results"]
+    assert [h["namespace"] for h in hits] == ["work"]
+    listed = ok(alice.get("/v1/recent", params={"namespace": hits[0]["namespace"]}))
+    assert contents(listed) == {"Alice's studio rent is due on the 3rd."}
+
+
 def test_a_project_shared_written_by_both_unshared_and_deleted(api):
     owner, alice = api.client, as_person(api, add_person("alice"))
     ok(owner.post("/v1/capture", json={"content": DIARY}))
@@ -192,7 +205,11 @@ def test_the_cli_runs_the_project_operations(twin_paths):
     finally:
         ctx.close()
     assert len(spaces) == 1 and spaces.pop().startswith("project:")  # learned into the active project
+    assert "into project garden (its members read it" in learned.stdout  # and it says so: alice reads it
     assert "apple trees" in twin_cli("recall", "apple trees garden").stdout  # read with the active project
+    assert twin_cli("project", "deactivate").returncode == 0
+    own = twin_cli("learn", "Owner's dentist is Dr Okafor on Birch Street.", "--force")
+    assert own.returncode == 0 and "into project" not in own.stdout
     assert twin_cli("project", "unshare", "garden", "owner").returncode == 1
     assert twin_cli("project", "delete", "garden").returncode == 0
     assert "garden" not in twin_cli("project", "list").stdout

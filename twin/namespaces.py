@@ -78,6 +78,14 @@ def split_stored(name: str) -> tuple[str, str, str] | None:
     return "person", person_id, own
 
 
+def shown_namespace(stored: str) -> str:
+    """A stored namespace as its reader names it: a person's `person:<id>:<name>` is their `<name>` (only that
+    person ever reads it: `twin.operations.scopes.reach`), anything else as stored (the owner's names, a project's
+    `project:<id>`). Pure."""
+    split = split_stored(stored)
+    return split[2] if split is not None and split[0] == "person" else stored
+
+
 def project_namespace(project_id: str) -> str:
     """Where the memories of project `project_id` (a ULID, `twin.store.projects`) are stored: `project:<id>`."""
     return PROJECT_PREFIX + project_id

@@ -44,8 +44,10 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"created": created, "reinforced": reinforced,
                      "updated": [{**d, "reason": done["update_reasons"].get(str(d["id"]))} for d in updated],
-                     "superseded": done["superseded"], "rejected": done["rejected"]})
+                     "superseded": done["superseded"], "rejected": done["rejected"], "project": done.get("project")})
         return 0
+    if done.get("project") and (created or reinforced or updated):
+        show(f"into project {done['project']} (its members read it; twin project deactivate keeps it your own)")
     for m in created:
         show(f"learned   #{m['id']} {m['kind']}{_echo(m, args.sensitive)}")
     for m in reinforced:

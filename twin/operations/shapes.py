@@ -8,12 +8,14 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from twin.memory import Memory, Recalled
+from twin.namespaces import shown_namespace
 
 
 class MemoryOut(BaseModel):
     """One memory as a read shows it: a `sensitive` one's text only when the caller asked for that level
     (`Memory.shown`, the one rule). Times UTC ISO-8601; `importance` and `provenance.confidence` 0..1; `namespace`
-    the one it belongs to (seed 003)."""
+    the one it belongs to (seed 003), as the reader names it (`twin.namespaces.shown_namespace`: a person sees
+    their own `default`, never the stored `person:<id>:default`, which no call takes)."""
 
     id: int
     being_id: str
@@ -38,7 +40,8 @@ class MemoryOut(BaseModel):
     @classmethod
     def of(cls, memory: Memory, reveal_sensitive: bool) -> MemoryOut:
         """`memory` as shown (`Memory.shown(reveal_sensitive)`)."""
-        return cls(**memory.shown(reveal_sensitive).to_dict())
+        shown = memory.shown(reveal_sensitive).to_dict()
+        return cls(**{**shown, "namespace": shown_namespace(shown["namespace"])})
 
 
 class Reason(BaseModel):
@@ -172,6 +175,9 @@ class LearnOut(BaseModel):
     superseded: list[Supersession]
     rejected: list[Rejection]
     profile_updated: bool
+    project: str | None = None
+    """The name of the project the text was learned into (named by the call, or the caller's active one), None
+    for the caller's own memories: `twin learn` says it, since the project's members read what goes there."""
 
 
 class ReflectOut(BaseModel):

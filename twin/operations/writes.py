@@ -270,7 +270,9 @@ def learn(ctx: Context, text: str, source: str | None = None, force: bool = Fals
     namespace = checked(namespace)
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text must hold some text", field="text")
-    return learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace, project=project))
+    into = reach(ctx.store, namespace, project=project).project
+    done = learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace, project=project))
+    return done.model_copy(update={"project": into.name if into is not None else None})
 
 
 def session_recap(ctx: Context, summary: str, source: str | None = "session",
