@@ -66,7 +66,7 @@ def hostile_lines() -> tuple[list[bytes], dict[int, str], dict[str, dict]]:
         (b'{"content": "Owner likes caf\xe9 ' + MARK.encode() + b'."}', "utf-8"),
         (b'{"content": "' + b"x" * (10 * 1024 * 1024) + b'"}', "longer than"),
         (b'{"content": "Owner hides \x00 ' + MARK.encode() + b'."}', "not JSON"),
-        (bad() + b" trailing", "not JSON"), (b'{"content": "Owner hides ' + MARK.encode(), "not JSON"),
+        (bad() + b" trailing", "not JSON"), (b'{"content": "Owner hides ' + MARK.encode(), "cut short"),
         ("\ufeff".encode() + bad(), "not JSON"),  # a BOM is skipped before the first line only
         (bad(extra=float("nan")), "NaN"),  # NaN even in a field import ignores: it is not JSON
     ]

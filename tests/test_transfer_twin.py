@@ -187,6 +187,7 @@ def test_hostile_records_are_problem_lines_and_keep_the_rest(world, tmp_path, mo
     lines = path.read_text().splitlines()
     taken = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
     ghost = "01BX5ZZKBKACTAV9WEVGEMMVRZ"
+    owned = "01BX5ZZKBKACTAV9WEVGEMMVS0"
     hostile = [
         {"record": "group", "id": "x"},  # 1: an unknown record
         {"record": "project", "id": taken, "name": "other", "owner_id": "owner", "created_at": "2026-01-01"},
@@ -202,29 +203,33 @@ def test_hostile_records_are_problem_lines_and_keep_the_rest(world, tmp_path, mo
     ctx = open_ctx()
     try:
         projects.add_project(ctx.store, projects.Project(taken, "garden", "owner", "2026-01-01T00:00:00Z"))
+        projects.add_project(ctx.store, projects.Project(owned, "shed", "owner", "2026-01-01T00:00:00Z"))
     finally:
         ctx.close()
-    path.write_text("\n".join([*(json.dumps(h) for h in hostile), *lines]) + "\n")
+    hers = {"record": "project", "id": owned, "name": "shed", "owner_id": world["alice"]}  # the owner's here
+    path.write_text("\n".join([*(json.dumps(h) for h in hostile), *lines, json.dumps(hers)]) + "\n")
     done = twin_cli("import", str(path))
     assert done.returncode == 1  # bad lines were skipped; the rest is imported all the same
     problems = [line.strip() for line in done.stderr.splitlines()]
     assert problems == [
         "line 1: record 'group' is not one of person, project, binding",
         f"line 2: project {taken} is here already with another name ('garden')",
-        f"line 3: namespace 'project:{taken}': project '{taken}''s record was a bad line",
+        f"line 3: namespace 'project:{taken}': project '{taken}' is refused: its record on line 2 was a bad line",
         "line 4: namespace 'person:deadbeef:default': person 'deadbeef' is in no person record before this line, "
         "nor here",
         "line 5: person 'deadbeef' is in no person record before this line, nor here",
-        f"line 6: project '{ghost}''s record was a bad line",
+        f"line 6: project '{ghost}' is refused: its record on line 5 was a bad line",
         "line 7: 'owner' is the twin's owner (not 'owner')",
+        f"line {len(hostile) + len(lines) + 1}: project {owned} is here already with another owner (the twin's owner)",
     ]
-    assert "imported 6 new, 0 already known, skipped 7" in done.stdout
+    assert "imported 6 new, 0 already known, skipped 8" in done.stdout
     ctx = open_ctx()
     try:
         scopes = by_namespace(ctx)
         assert "Owner's bike is a green Brompton." in scopes and HERS in scopes and SHARED in scopes
         assert not {"The garden shed key hangs by the door.", "Someone's note about the harbour."} & set(scopes)
-        assert projects.project_by_id(ctx.store, ghost) is None and not projects.named_among(ctx.store, "owner", "ghosts")
+        assert projects.project_by_id(ctx.store, ghost) is None
+        assert not projects.named_among(ctx.store, "owner", "ghosts")
         assert ctx.store.conn.execute("SELECT COUNT(*) FROM project_members WHERE project_id = ?",
                                       (ghost,)).fetchone() == (0,)
         assert projects.project_by_id(ctx.store, taken).name == "garden"
@@ -245,3 +250,175 @@ def test_import_capture_leaves_an_exports_records_out_with_a_note(twin_paths, tm
         assert people.list_people(ctx.store) == []
     finally:
         ctx.close()
+
+
+ALICE_X = "Alice keeps the x project's notes in the red binder."
+BOBS = "Bob parks his van on Quarry Road."
+BOBS_PIN = "Bob's garage door code is 4471."
+BOB_GARAGE = "The garage roof leaks above the workbench."
+BOB_CHAT = "-1009876543210"
+
+
+@pytest.fixture
+def rivals(twin_paths):
+    """A twin with two people: alice (a memory of her own; her project `x`, active, holding a memory) and bob (a
+    memory of his own and a sensitive one; his project `garage`, active, holding a memory, a Telegram chat bound to
+    it). Yields `{"alice": id, "bob": id, "x": id, "garage": id}`."""
+    ctx = open_ctx()
+    try:
+        alice, bob = add_person(ctx, "alice"), add_person(ctx, "bob")
+        made = {"alice": alice.id, "bob": bob.id}
+        for person, name, own, shared in ((alice, "x", [HERS], ALICE_X), (bob, "garage", [BOBS, BOBS_PIN],
+                                                                         BOB_GARAGE)):
+            token = CALLER.set(as_caller(person))
+            try:
+                for content in own:
+                    capture_memory(ctx, content, sensitivity="sensitive" if content == BOBS_PIN else None)
+                made[name] = create_project(ctx, name).id
+                capture_memory(ctx, shared, project=made[name])
+                activate_project(ctx, made[name])
+            finally:
+                CALLER.reset(token)
+        project_sources.add_binding(ctx.store, project_sources.SourceBinding(
+            "telegram_chat", BOB_CHAT, made["garage"], "2026-01-01T00:00:00Z"))
+        assert by_namespace(ctx)[BOBS_PIN] == person_namespace(bob.id, "default")
+        yield made
+    finally:
+        ctx.close()
+
+
+def exported_lines(tmp_path: Path) -> list[dict]:
+    """The lines of a whole-twin export of the twin as it is, as JSON objects (to be edited as a tester would)."""
+    path = tmp_path / "twin.jsonl"
+    export_to(path)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def number_of(lines: list[dict], **fields) -> int:
+    """The line number (1-based) of the first of `lines` holding every item of `fields`."""
+    return next(n for n, line in enumerate(lines, 1) if fields.items() <= line.items())
+
+
+def import_edited(lines: list[dict], tmp_path: Path, monkeypatch, prefill=None) -> tuple[list[str], str]:
+    """Write `lines` as a file and `twin import` it into a fresh data dir (after `prefill(ctx)` there, when given).
+    Returns `(problem lines, stdout)`."""
+    path = tmp_path / "edited.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    move_to_fresh_data_dir(monkeypatch, tmp_path)
+    if prefill is not None:
+        ctx = open_ctx()
+        try:
+            prefill(ctx)
+        finally:
+            ctx.close()
+    done = twin_cli("import", str(path))
+    assert done.returncode == 1, done.stderr
+    return [line.strip() for line in done.stderr.splitlines()], done.stdout
+
+
+def test_a_second_record_of_one_project_id_puts_nothing_into_either(rivals, tmp_path, monkeypatch):
+    """Issue 19: alice's `x` record given bob's project id and put above bob's: bob's record is a bad line, and none
+    of the garage's memories, bindings or members land anywhere (the first record's project stays, empty)."""
+    lines = exported_lines(tmp_path)
+    garage = number_of(lines, record="project", id=rivals["garage"])
+    x_record = lines.pop(number_of(lines, record="project", id=rivals["x"]) - 1)
+    lines.insert(garage - 1, {**x_record, "id": rivals["garage"]})
+    first, second = garage, garage + 1
+    problems, out = import_edited(lines, tmp_path, monkeypatch)
+    contradiction = (f"project {rivals['garage']!r} is refused: two records of the file claim it (lines {first} and "
+                     f"{second}), which contradict each other")
+    assert problems == [
+        f"line {second}: project {rivals['garage']!r} has another record on line {first}: the file contradicts "
+        f"itself, so nothing more of project {rivals['garage']!r} is imported",
+        f"line {number_of(lines, record='binding')}: {contradiction}",
+        f"line {number_of(lines, content=ALICE_X)}: namespace 'project:{rivals['x']}': project {rivals['x']!r} is in "
+        "no project record before this line, nor here",
+        f"line {number_of(lines, content=BOB_GARAGE)}: namespace 'project:{rivals['garage']}': {contradiction}",
+    ]
+    assert "skipped 4" in out
+    ctx = open_ctx()
+    try:
+        assert by_namespace(ctx) == {HERS: person_namespace(rivals["alice"], "default"),
+                                     BOBS: person_namespace(rivals["bob"], "default"),
+                                     BOBS_PIN: person_namespace(rivals["bob"], "default")}
+        assert projects.members(ctx.store, rivals["garage"]) == [rivals["alice"]]  # bob is given nothing of it
+        assert projects.active_project(ctx.store, rivals["bob"]) is None
+        assert project_sources.bindings_of(ctx.store, rivals["garage"]) == []
+    finally:
+        ctx.close()
+
+
+def test_a_second_record_of_one_project_grants_no_membership_and_a_repeat_is_a_bad_line(
+        rivals, tmp_path, monkeypatch):
+    """A duplicate of bob's project record that adds alice as a member is a bad line (the garage is refused from
+    then on: none of its memories go in); a word-for-word repeat of alice's record is a bad line too, her project
+    otherwise imported."""
+    lines = exported_lines(tmp_path)
+    garage = number_of(lines, record="project", id=rivals["garage"])
+    x = number_of(lines, record="project", id=rivals["x"])
+    record = lines[garage - 1]
+    widened = {**record, "members": [*record["members"], {"person_id": rivals["alice"]}]}
+    at = max(garage, x)
+    lines[at:at] = [widened, dict(lines[x - 1])]
+    problems, out = import_edited(lines, tmp_path, monkeypatch)
+    contradiction = (f"project {rivals['garage']!r} is refused: two records of the file claim it (lines {garage} "
+                     f"and {at + 1}), which contradict each other")
+    assert problems == [
+        f"line {at + 1}: project {rivals['garage']!r} has another record on line {garage}: the file contradicts "
+        f"itself, so nothing more of project {rivals['garage']!r} is imported",
+        f"line {at + 2}: project {rivals['x']!r} has the same record on line {x} already",
+        f"line {number_of(lines, record='binding')}: {contradiction}",
+        f"line {number_of(lines, content=BOB_GARAGE)}: namespace 'project:{rivals['garage']}': {contradiction}",
+    ]
+    assert "skipped 4" in out
+    ctx = open_ctx()
+    try:
+        assert projects.members(ctx.store, rivals["garage"]) == [rivals["bob"]]
+        assert not projects.is_member(ctx.store, rivals["garage"], rivals["alice"])
+        scopes = by_namespace(ctx)
+        assert BOB_GARAGE not in scopes and scopes[ALICE_X] == project_namespace(rivals["x"])
+        assert projects.members(ctx.store, rivals["x"]) == [rivals["alice"]]
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("here", [None, "ALICE"], ids=["fresh", "alice-here"])
+def test_two_people_of_one_file_never_merge_by_a_name_in_another_case(rivals, tmp_path, monkeypatch, here):
+    """Bob's record renamed `ALICE` is a bad line, and so is every line that needs bob: his project, its binding and
+    memories, his own memories (the sensitive one too): none lands in alice's scope. Into a twin that has `ALICE`
+    already, the file's alice is she (matched by name, as documented); bob still is not."""
+    lines = exported_lines(tmp_path)
+    alice, bob = sorted(number_of(lines, record="person", id=rivals[p]) for p in ("alice", "bob"))
+    lines[alice - 1], lines[bob - 1] = (next(line for line in lines if line.get("id") == rivals[p])
+                                        for p in ("alice", "bob"))  # bob's record after hers (ids order people)
+    lines[bob - 1] = {**lines[bob - 1], "name": "ALICE"}
+    garage = number_of(lines, record="project", id=rivals["garage"])
+    cut = json.dumps(lines[-1])[:60]  # and a line cut short
+    problems, out = import_edited(lines, tmp_path, monkeypatch,
+                                  None if here is None else lambda ctx: add_person(ctx, here))
+    path = tmp_path / "edited.jsonl"
+    path.write_text(path.read_text() + cut + "\n")
+    bob_refused = f"person {rivals['bob']!r} is refused: its record on line {bob} was a bad line"
+    garage_refused = f"project {rivals['garage']!r} is refused: its record on line {garage} was a bad line"
+    assert problems == [
+        f"line {bob}: name 'ALICE' is taken (any case) by person {rivals['alice']!r} of line {alice}",
+        f"line {garage}: {bob_refused}",
+        f"line {number_of(lines, record='binding')}: {garage_refused}",
+        f"line {number_of(lines, content=BOBS)}: namespace 'person:{rivals['bob']}:default': {bob_refused}",
+        f"line {number_of(lines, content=BOBS_PIN)}: namespace 'person:{rivals['bob']}:default': {bob_refused}",
+        f"line {number_of(lines, content=BOB_GARAGE)}: namespace 'project:{rivals['garage']}': {garage_refused}",
+    ]
+    assert "skipped 6" in out
+    ctx = open_ctx()
+    try:
+        her = people.find_person(ctx.store, "alice")
+        assert [p.name for p in people.list_people(ctx.store)] == [here or "alice"]
+        assert by_namespace(ctx) == {HERS: person_namespace(her.id, "default"), ALICE_X: project_namespace(rivals["x"])}
+        assert projects.project_by_id(ctx.store, rivals["garage"]) is None
+        assert [p.id for p in projects.projects_of(ctx.store, her.id)] == [rivals["x"]]
+    finally:
+        ctx.close()
+    done = twin_cli("import", str(path))  # again: nothing new; the line cut short says so, with where it ends
+    assert done.stderr.splitlines()[-1].strip() == (
+        f"line {len(lines) + 1}: not one whole JSON object: the line is cut short (it ends at column 61, the object "
+        "still open)")

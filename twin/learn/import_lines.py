@@ -4,7 +4,8 @@
 What a line may hold (every other field is ignored; `superseded_by`, `supersede_reason`, `id` and `edges` are
 resolved by `twin.learn.transfer` once the whole file is read):
 
-- the line: UTF-8 (a BOM before the first line is skipped), at most `MAX_LINE_BYTES`, one JSON object; no
+- the line: UTF-8 (a BOM before the first line is skipped), at most `MAX_LINE_BYTES`, one whole JSON object (a
+  line that ends before its object closes is reported as cut short, with the column where it ends); no
   duplicate keys (which value would be meant?), no `NaN`/`Infinity` (not JSON), no deeper nesting than the
   decoder's recursion limit; blank lines (CRLF or whitespace only) are neither good nor bad;
 - `content`: a string; terminal controls dropped as on the learn path (`strip_controls`: ESC sequences, OSC 52,
@@ -91,8 +92,9 @@ def _no_constant(name: str) -> float:
 
 
 def read_line(line: str | bytes, number: int) -> dict | None:
-    """One line as the JSON object it holds, or None for a blank line. Raises `BadLine`: too long, not UTF-8, not
-    JSON (with where), nested too deeply, a duplicate key, NaN/Infinity, not an object."""
+    """One line as the JSON object it holds, or None for a blank line. Raises `BadLine`: too long, not UTF-8, cut
+    short (the line ends before its JSON does: where it ends), not JSON (with where), nested too deeply, a duplicate
+    key, NaN/Infinity, not an object."""
     if len(line) > MAX_LINE_BYTES:
         raise BadLine(f"longer than {MAX_LINE_BYTES} bytes")
     if isinstance(line, bytes):
@@ -104,9 +106,13 @@ def read_line(line: str | bytes, number: int) -> dict | None:
         line = line.removeprefix("\ufeff")
     if not line.strip():
         return None
+    line = line.rstrip("\r\n")  # its end: inside a string that was cut short it read as a control character
     try:
         raw = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string") or exc.pos >= len(line.rstrip()):
+            raise BadLine(f"not one whole JSON object: the line is cut short (it ends at column {len(line) + 1}, "
+                          "the object still open)") from exc
         raise BadLine(f"not JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from exc
     except RecursionError as exc:
         raise BadLine("nested too deeply to read") from exc

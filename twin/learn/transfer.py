@@ -35,9 +35,10 @@ class Records(Protocol):
     """What imports the record lines of a whole-twin export and maps the stored namespaces its memories name
     (`twin.operations.transfer.TwinRecords`: people and projects are above this layer)."""
 
-    def read(self, raw: dict) -> None:
-        """Import one record line's object (`raw` has a `record` field). Raises `BadLine` (never with a memory's
-        text); `import_memories` runs it in a savepoint, so a bad record keeps nothing of itself."""
+    def read(self, raw: dict, number: int) -> None:
+        """Import one record line's object (`raw` has a `record` field; `number`: its line in the file, 1-based, for
+        the problems of later lines that name it). Raises `BadLine` (never with a memory's text); `import_memories`
+        runs it in a savepoint, so a bad record keeps nothing of itself."""
 
     def namespace(self, name: str) -> str:
         """The namespace here of a memory line's stored `name` (`person:<id>:<name>`, `project:<id>`). Raises
@@ -99,7 +100,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                         raise BadLine(f"record {shown(raw['record'])}: only an import of the whole twin reads "
                                       "records")
                     with store.atomic():  # a savepoint: a bad record keeps nothing of itself
-                        records.read(raw)
+                        records.read(raw, number)
                     continue
                 mid, created, notes = _import_row(store, being, raw, namespace, records)
             except BadLine as exc:

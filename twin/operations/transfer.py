@@ -4,9 +4,10 @@ that a fresh data dir imports to the same twin. The memories' lines and their ru
 `twin.learn.transfer`'s; this module writes and reads the lines before them, one record each, in this order:
 
 - `{"record": "person", "id", "name", "added_at"}`: a person's name and id, never a token (twin keeps only its
-  digest) nor a Telegram pairing. Imported, a person is matched by name (any case); one not here is added, with
-  their id when it is free, and reaches nothing until the owner gives them a new token (`people.issue_token`,
-  `twin people token NAME`): the report lists them under `tokens_needed`.
+  digest) nor a Telegram pairing. Imported, a person is matched by name (any case) to a person of this twin, never
+  to one another record of the file brought in or matched (two people of one file never merge: a bad line); one
+  not here is added, with their id when it is free, and reaches nothing until the owner gives them a new token
+  (`people.issue_token`, `twin people token NAME`): the report lists them under `tokens_needed`.
 - `{"record": "project", "id", "name", "owner_id", "created_at", "members": [{"person_id", "added_at"}, ...],
   "active_for": [person id, ...]}`: a project as `twin.store.projects` keeps it. Matched by id: one here of that
   id and the same name (any case) and owner is the same project (the members it lacks are added); another name or
@@ -20,6 +21,11 @@ Person ids in a record and in a memory's namespace (`person:<id>:<name>`) are th
 to the person's id here. A memory in the scope of a person or project that no earlier record of the file brought in
 and that is not here either, or whose record was a bad line, is a bad line too. A bad record keeps nothing of
 itself (a savepoint) and is reported "line N: why" as a bad memory line is; every other line is imported.
+
+In one file a person id and a project id have one record each (`TwinRecords._claim`): a second record of the id is
+a bad line. One the same as the first is only that; one that says otherwise makes the file contradict itself about
+the id (which project is it, whose members?), so from that line on the id is refused as a bad record's is: none of
+its memories, bindings or memberships go in, neither record's (what the first record imported before stays).
 """
 
 from __future__ import annotations
@@ -98,29 +104,35 @@ def _write(out: TextIO, record: dict) -> None:
 
 class TwinRecords:
     """The records of one import into `store` (`twin.learn.transfer.Records`), and what they mapped: the exporting
-    twin's person ids to this one's, the projects brought in, the ids whose record was a bad line."""
+    twin's person ids to this one's (and back, with the line that mapped each), the projects brought in, the first
+    record of each person and project id (`_claim`), the ids refused with why."""
 
     def __init__(self, store: Store):
         self.store = store
         self.people: dict[str, str] = {OWNER_ID: OWNER_ID}
+        self.mapped_from: dict[str, tuple[str, int]] = {}
         self.projects: set[str] = set()
-        self.refused: set[tuple[str, str]] = set()
+        self.claims: dict[tuple[str, str], tuple[int, dict]] = {}
+        self.refused: dict[tuple[str, str], str] = {}
         self.counts = {kind: {"created": 0, "known": 0} for kind in RECORDS}
         self.tokens_needed: list[str] = []
 
-    def read(self, raw: dict) -> None:
-        """Import one record (module docstring). Raises `BadLine` naming what is wrong; the record's id is then
-        refused for the rest of the import (its memories and bindings are bad lines too)."""
+    def read(self, raw: dict, number: int) -> None:
+        """Import one record, line `number` of the file (module docstring). Raises `BadLine` naming what is wrong;
+        the record's id is then refused for the rest of the import (its memories, bindings and memberships are bad
+        lines too), unless the line only repeated an earlier record of its id word for word (`_claim`)."""
         kind = raw.get("record")
         if kind not in RECORDS:
             raise BadLine(f"record {shown(kind)} is not one of {', '.join(RECORDS)}")
+        key = (kind, raw["id"]) if kind != "binding" and isinstance(raw.get("id"), str) else None
+        if key is not None:
+            self._claim(key, raw, number)
         try:
-            created = {"person": self._person, "project": self._project, "binding": self._binding}[kind](raw)
+            created = (self._person(raw, number) if kind == "person"
+                       else {"project": self._project, "binding": self._binding}[kind](raw))
         except BadLine:
-            ref = raw.get("id")
-            brought = self.projects if kind == "project" else self.people
-            if kind != "binding" and isinstance(ref, str) and ref not in brought:
-                self.refused.add((kind, ref))  # a bad repeat of a record imported before leaves that one be
+            if key is not None:
+                self.refused[key] = f"its record on line {number} was a bad line"
             raise
         self.counts[kind]["created" if created else "known"] += 1
 
@@ -145,22 +157,43 @@ class TwinRecords:
         return (f"{made['person']} people, {made['project']} projects and {made['binding']} bound sources "
                 f"({known} already known)")
 
-    def _person(self, raw: dict) -> bool:
+    def _claim(self, key: tuple[str, str], raw: dict, number: int) -> None:
+        """The rule of one file: one record per person id and per project id (issue 19). The first record of `key`
+        (`(kind, id)`), good or bad, is the one the file gives; a later one is a bad line: one the same as the first
+        (as JSON objects) only that, one that says otherwise makes the file contradict itself about the id, which is
+        refused from then on (neither record's memories, bindings or members go in; what the first imported
+        stays)."""
+        line, first = self.claims.setdefault(key, (number, raw))
+        if line == number:
+            return
+        kind, ref = key
+        if first == raw:
+            raise BadLine(f"{kind} {shown(ref)} has the same record on line {line} already")
+        self.refused[key] = f"two records of the file claim it (lines {line} and {number}), which contradict each other"
+        raise BadLine(f"{kind} {shown(ref)} has another record on line {line}: the file contradicts itself, so "
+                      f"nothing more of {kind} {shown(ref)} is imported")
+
+    def _person(self, raw: dict, number: int) -> bool:
         exported = _text(raw, "id")
         if PERSON_ID_PATTERN.fullmatch(exported) is None or exported == OWNER_ID:
             raise BadLine(f"id {shown(exported)} is not a person's id")
-        if exported in self.people:
-            raise BadLine(f"a record of person {shown(exported)} came before")
         name = _checked(checked_person_name, raw.get("name"))
         found = people.find_person(self.store, name)
+        if found is not None and found.id in self.mapped_from:  # two ids of one file never merge
+            other, line = self.mapped_from[found.id]
+            raise BadLine(f"name {shown(name)} is taken (any case) by person {shown(other)} of line {line}")
         if found is not None:
-            self.people[exported] = found.id
+            self._map(exported, found.id, number)
             return False
         here = exported if people.person_by_id(self.store, exported) is None else secrets.token_hex(8)
         person = import_person(self.store, here, name, time_field(raw, "added_at") or utc_now())
-        self.people[exported] = person.id
+        self._map(exported, person.id, number)
         self.tokens_needed.append(person.name)
         return True
+
+    def _map(self, exported: str, here: str, number: int) -> None:
+        self.people[exported] = here
+        self.mapped_from[here] = (exported, number)
 
     def _project(self, raw: dict) -> bool:
         project_id = _text(raw, "id")
@@ -173,11 +206,11 @@ class TwinRecords:
                    for m in _objects(raw, "members")]
         active = [self._person_here(p) for p in _strings(raw, "active_for")]
         found = projects.project_by_id(self.store, project_id)
-        if found is not None:
-            if found.name.casefold() != name.casefold() or found.owner_id != owner:
-                raise BadLine(f"project {project_id} is here already with another "
-                              f"{'name' if found.owner_id == owner else 'owner'} ({shown(found.name)})")
-        else:
+        if found is not None and found.name.casefold() != name.casefold():
+            raise BadLine(f"project {project_id} is here already with another name ({shown(found.name)})")
+        if found is not None and found.owner_id != owner:
+            raise BadLine(f"project {project_id} is here already with another owner ({self._named(found.owner_id)})")
+        if found is None:
             try:
                 projects.add_project(self.store, projects.Project(project_id, name, owner, created_at))
             except sqlite3.IntegrityError as exc:
@@ -191,6 +224,13 @@ class TwinRecords:
                 projects.set_active(self.store, person, project_id)
         self.projects.add(project_id)
         return found is None
+
+    def _named(self, person_id: str) -> str:
+        """`person_id` as a problem names a person here: "the twin's owner" or "person 'name'"."""
+        if person_id == OWNER_ID:
+            return "the twin's owner"
+        person = people.person_by_id(self.store, person_id)
+        return f"person {shown(person.name if person is not None else person_id)}"
 
     def _binding(self, raw: dict) -> bool:
         project_id = self._project_here(_text(raw, "project_id"))
@@ -208,7 +248,7 @@ class TwinRecords:
         """This twin's id of the exporting twin's person `exported`: mapped by a person record of this import, else
         a person of that id here (an older export brought back home). Raises `BadLine`."""
         if ("person", exported) in self.refused:
-            raise BadLine(f"person {shown(exported)}'s record was a bad line")
+            raise BadLine(f"person {shown(exported)} is refused: {self.refused['person', exported]}")
         if exported in self.people:
             return self.people[exported]
         if people.person_by_id(self.store, exported) is not None:
@@ -218,7 +258,7 @@ class TwinRecords:
     def _project_here(self, project_id: str) -> str:
         """`project_id` when a project record of this import brought it in or it is here. Raises `BadLine`."""
         if ("project", project_id) in self.refused:
-            raise BadLine(f"project {shown(project_id)}'s record was a bad line")
+            raise BadLine(f"project {shown(project_id)} is refused: {self.refused['project', project_id]}")
         if project_id in self.projects:
             return project_id
         if projects.project_by_id(self.store, project_id) is not None:
