@@ -6,10 +6,15 @@ process over a 2-hour soak.
 
     .venv/bin/python bench/soak.py                   # 120 minutes at 2 texts/s and a search a second
     .venv/bin/python bench/soak.py --minutes 20
-    .venv/bin/python bench/soak.py --minutes 30 --rate 0 --preload 3000 --recall-s 0.2   # searches alone on a fixed store
+    .venv/bin/python bench/soak.py --minutes 30 --rate 0 --preload 3000 --recall-s 0.2  # searches alone, fixed store
 
 `--rate 0` feeds nothing during the soak, so a process whose RSS still grows grows with its searches, not with the
 store (`--preload N` learns N texts first, in pushes of 25, and waits until every one is learned and embedded).
+`--repeat` feeds, at `--rate`, the preloaded texts again in turn: every job runs the whole path (staged, queued,
+learned, compared by capture, reinforced, a diary line) while the store keeps its size (no new memory, no new
+vector), so what still grows is a leak, not the store:
+
+    .venv/bin/python bench/soak.py --minutes 90 --preload 3000 --repeat   # the whole path on a store of fixed size
 
 The samples are written to bench/out/soak.json as they are taken, so a run cut short still has its table
 (`--report` prints the table of the last run's samples).
@@ -118,7 +123,9 @@ def report(fig: dict) -> None:
     print(table(["process", "RSS after warm-up MiB", "RSS at end MiB", "growth %", "peak MiB"], rows,
                 title=f"soak: {minutes:.0f} min, {fig['texts']} texts, {fig['searches']} searches "
                       f"(search p50 {fig.get('search_p50_ms', float('nan')):.1f} ms)"))
-    print(f"soak: worst growth {worst:+.2f} % (target <= 2 %); {fig['load_before']} -> {fig.get('load_after')}")
+    kind = "texts learned again (store of fixed size)" if fig.get("repeat") else "new texts (the store grows)"
+    print(f"soak: {kind}; worst growth {worst:+.2f} % (target <= 2 %); {fig['load_before']} -> "
+          f"{fig.get('load_after')}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,14 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-s", type=float, default=30.0)
     parser.add_argument("--warmup-min", type=float, default=10.0)
     parser.add_argument("--window-min", type=float, default=10.0)
+    parser.add_argument("--repeat", action="store_true", help="feed the preloaded texts again (a store of fixed size)")
     parser.add_argument("--report", action="store_true", help="print the table of bench/out/soak.json")
     args = parser.parse_args(argv)
+    if args.repeat and not args.preload:
+        parser.error("--repeat feeds the preloaded texts again: give --preload N")
     if args.report:
         report(json.loads((OUT_DIR / f"{NAME}.json").read_text()))
         return 0
-    fig = {"minutes": args.minutes, "rate": args.rate, "preload": args.preload, "recall_s": args.recall_s, "warmup_min": args.warmup_min,
+    fig = {"minutes": args.minutes, "rate": args.rate, "preload": args.preload, "repeat": args.repeat,
+           "recall_s": args.recall_s, "warmup_min": args.warmup_min,
            "window_min": args.window_min, "load_before": load_note(), "texts": 0, "searches": 0, "samples": []}
-    lines, took = texts(args.preload + int(args.minutes * 60 * args.rate) + 10), []
+    lines, took = texts(args.preload + (0 if args.repeat else int(args.minutes * 60 * args.rate) + 10)), []
     with tempfile.TemporaryDirectory(prefix="twin-soak-") as tmp:
         run = FaultRun(daemon_env(Path(tmp) / "daemon"), Path(tmp) / "daemon.log")
         run.start()
@@ -161,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                     write_json(NAME, fig)
                     next_sample += args.sample_s
                 if now >= next_text:
-                    feeder.learn(lines[fig["texts"] % len(lines)])
+                    feeder.learn(lines[fig["texts"] % len(lines)])  # --repeat: lines are the preloaded ones
                     fig["texts"] += 1
                     next_text += 1 / args.rate
                 if now >= next_search:
