@@ -113,6 +113,13 @@ def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
     dump = tmp_path / "memories.jsonl"
     twin("export", "-o", str(dump))
     assert oct(dump.stat().st_mode & 0o777) == "0o600"
+    piped = tmp_path / "piped.jsonl"  # `twin export > FILE`: the shell makes FILE 0644; the export makes it private
+    with open(piped, "w") as out:
+        os.chmod(piped, 0o644)
+        done = subprocess.run([sys.executable, "-m", "twin", "export"], cwd=ROOT, stdout=out, stderr=subprocess.PIPE,
+                              text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "made the export file on stdout private" in done.stderr, done.stderr
+    assert oct(piped.stat().st_mode & 0o777) == "0o600" and piped.read_text() == dump.read_text()
     exported = [json.loads(line) for line in dump.read_text().splitlines()]
 
     fresh = tmp_path / "fresh"

@@ -113,6 +113,15 @@ def test_the_cli_adds_lists_and_removes_people_and_keeps_only_a_digest(twin_path
     assert "bob" not in twin_cli("people", "list").stdout
 
 
+def test_an_id_in_lower_case_names_its_project_and_the_owner_is_no_person(api, twin_paths):
+    """A project's id is a ULID (Crockford base 32: case does not matter); `twin people token owner` says where
+    the owner's own token is instead of "no person named"."""
+    made = ok(api.client.post("/v1/projects", json={"name": "orchard"}))
+    assert ok(api.client.get(f"/v1/projects/{made['id'].lower()}"))["id"] == made["id"]
+    refused = twin_cli("people", "token", "owner")
+    assert refused.returncode != 0 and "twin token --rotate" in refused.stderr, refused
+
+
 def test_a_person_reads_their_own_namespace_by_its_own_name(api):
     """A person's own memories come back in the namespace they name (`default`, `work`), never the stored
     `person:<id>:…` that no call takes; the namespace they read is one they may pass back."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -25,6 +26,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     with args.output as out:
         if out is not sys.stdout:
             os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
+        else:
+            _private_stdout()
         ctx = Context.open(settings)
         try:
             n = export_twin(ctx, out, args.namespace)
@@ -34,6 +37,20 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
         f", {n['people']} people, {n['projects']} projects, {n['bindings']} bound sources")
     show(f"exported {n['memories']} memories{also}", file=sys.stderr)
     return 0
+
+
+def _private_stdout() -> None:
+    """`twin export > FILE`: the shell made FILE with the umask's mode (0644 as a rule), readable by others, and an
+    export holds every memory, secrets too. A regular file on stdout that others may read is made 0600 (as `-o`
+    makes its file), said on stderr; a pipe or a terminal is left alone. Never raises."""
+    try:
+        fd = sys.stdout.fileno()
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode) and mode & 0o077:
+            os.fchmod(fd, 0o600)
+            show("note: made the export file on stdout private (mode 0600): it holds every memory", file=sys.stderr)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's stdout), or not ours to change
+        pass
 
 
 def cmd_import(settings: Settings, args: argparse.Namespace) -> int:

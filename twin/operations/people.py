@@ -28,6 +28,7 @@ from twin.operations.scopes import OWNER, Caller, require_owner
 from twin.operations.shapes import PersonOut, PersonRemovedOut, TelegramPairOut
 from twin.store import Store, projects
 from twin.store import people as stored
+from twin.store.people import OWNER_ID
 from twin.store.signals import forget_recipient_signals
 
 TOKEN_BYTES = 32
@@ -75,15 +76,25 @@ def add_person(ctx: Context, name: str) -> PersonOut:
     return PersonOut(id=person.id, name=person.name, added_at=person.added_at, token=token)
 
 
+def person_named(ctx: Context, name: object) -> stored.Person:
+    """The person the owner added as `name` (any case). Raises `NotFound`; for the owner's own name it says where
+    the owner's token and Telegram are (`twin token --rotate`, `twin telegram pair`): the owner is no person here."""
+    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
+    if person is not None:
+        return person
+    if isinstance(name, str) and name.strip().casefold() == OWNER_ID:
+        raise NotFound("the twin's owner is no person added here: the owner's token is `twin token --rotate`, "
+                       "the owner's Telegram `twin telegram pair`")
+    raise NotFound(f"no person named {name!r}")
+
+
 def issue_token(ctx: Context, name: str) -> PersonOut:
     """A new token for the person `name`, returned here once (`PersonOut.token`, as `add_person` does); their earlier
     token is refused from the moment it is replaced. What a person imported from an export needs
     (`import_person`: twin keeps no token, so an export holds none). Raises `NotFound` for no such person,
     `Forbidden` unless the owner asks."""
     require_owner("issuing a person's token")
-    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
-    if person is None:
-        raise NotFound(f"no person named {name!r}")
+    person = person_named(ctx, name)
     token = secrets.token_urlsafe(TOKEN_BYTES)
     stored.set_token(ctx.store, person.id, token_digest(token))
     ctx.activity.record("system", f"Issued a new token for a person ({person.id}).")
@@ -112,9 +123,7 @@ def remove_person(ctx: Context, name: str) -> PersonRemovedOut:
     (`person:<id>:…` namespaces) and the projects they own (`erase_project`), each forgotten with every copy of its
     text, their memberships and the signals raised for them. Raises `NotFound`, `Forbidden` unless the owner asks."""
     require_owner("removing a person")
-    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
-    if person is None:
-        raise NotFound(f"no person named {name!r}")
+    person = person_named(ctx, name)
     stored.remove_person(ctx.store, person.id)  # first: the token lets nothing in while the rest is erased
     removed: dict[str, int] = {}
     deleted = []
@@ -136,9 +145,7 @@ def pair_telegram(ctx: Context, name: str, now: datetime | None = None) -> Teleg
     bot within `PAIR_CODE_TTL_S` seconds (`claim_telegram`). The store keeps its SHA-256 only; a new code replaces
     the person's earlier one. Raises `NotFound` for no such person, `Forbidden` unless the owner asks."""
     require_owner("pairing a person's Telegram")
-    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
-    if person is None:
-        raise NotFound(f"no person named {name!r}")
+    person = person_named(ctx, name)
     code = secrets.token_hex(PAIR_CODE_BYTES)
     expires = format_time((now or datetime.now(UTC)) + timedelta(seconds=PAIR_CODE_TTL_S))
     stored.set_pair_code(ctx.store, person.id, token_digest(code), expires)

@@ -96,16 +96,17 @@ def agreed_project(*given: str | None) -> str | None:
 
 
 def project_for(store: Store, who: Caller, ref: str) -> Project:
-    """The project `ref` names for `who`: by id, any project (`Forbidden` when `who` is no member: seed 003's 403
-    "not a member"; an id is unguessable, so the 403 tells nothing); by name, only among the projects `who` is a
-    member of (`by_name`), so a name `who` cannot reach is `NotFound` (404), as if no project had it: a non-member
-    guessing names learns nothing (issue 19). Raises `InvalidInput` (field `project`) for a reference that is no
-    string or too long, or a name that is ambiguous (`by_name`)."""
+    """The project `ref` names for `who`: by id (in any case: a ULID is Crockford base 32), any project
+    (`Forbidden` when `who` is no member: seed 003's 403 "not a member"; an id is unguessable, so the 403 tells
+    nothing); by name, only among the projects `who` is a member of (`by_name`), so a name `who` cannot reach is
+    `NotFound` (404), as if no project had it: a non-member guessing names learns nothing (issue 19). Raises
+    `InvalidInput` (field `project`) for a reference that is no string or too long, or a name that is ambiguous
+    (`by_name`)."""
     if not isinstance(ref, str) or not ref.strip() or len(ref) > PROJECT_REF_MAX:
         raise InvalidInput(f"project must be a project's id or name (1-{PROJECT_REF_MAX} characters)",
                            field="project")
     ref = ref.strip()
-    found = project_by_id(store, ref)
+    found = project_by_id(store, ref.upper())  # a ULID is Crockford base 32: its letters in any case
     if found is None:
         return by_name(store, who, ref)
     if not is_member(store, found.id, who.person_id):  # the id given, never the name: an id tells no name
