@@ -233,6 +233,28 @@ def test_the_owners_chat_follows_the_owners_active_project_and_reaches_nothing_o
     assert bob.get(f"/v1/memories/{other}", params={"project": studio}).json()["content"] == OTHER
 
 
+def test_the_owners_active_project_unshared_by_its_owner_is_said_in_the_chat_never_written_around(world, bot_api):
+    """The owner may be a member of a project another person owns; unshared while it is the owner's active project,
+    the owner's `/remember` and `/recall` say so (nothing written into the owner's own memories instead) until
+    `/project off`."""
+    owner, bob = world["owner"], world["bob"]
+    studio = bob.post("/v1/projects", json={"name": "studio"}).json()["id"]
+    bob.post(f"/v1/projects/{studio}/members", json={"person": "owner"}).raise_for_status()
+    bob.post("/v1/remember", json={"content": OTHER, "project": studio}).raise_for_status()
+    assert ask(bot_api, "/project studio", OWNER).startswith("Project studio is active")
+    assert OTHER in ask(bot_api, "/recall kiln Saturdays", OWNER)
+    bob.delete(f"/v1/projects/{studio}/members/owner").raise_for_status()
+    for command in ("/remember The kiln's spare shelf is in the loft.", "/recall kiln Saturdays"):
+        refused = ask(bot_api, command, OWNER)
+        assert refused.startswith("I can't:") and "no longer shared" in refused and "1240" not in refused
+    assert owner.post("/v1/search", json={"query": "kiln spare shelf loft"}).status_code == 403  # the API: the same
+    assert ask(bot_api, "/project off", OWNER).startswith("No project is active")
+    assert owner.post("/v1/search", json={"query": "kiln spare shelf loft"}).json()["results"] == []  # not written
+    assert ask(bot_api, "/remember The kiln's spare shelf is in the loft.", OWNER).startswith("Remembered")
+    hits = owner.post("/v1/search", json={"query": "kiln spare shelf loft"}).json()["results"]
+    assert [h["namespace"] for h in hits] == ["default"] and "loft" in hits[0]["content"]
+
+
 def test_a_new_code_replaces_the_old_and_an_expired_one_pairs_no_one(world, bot_api):
     first = pair_code("alice")
     second = pair_code("alice")
@@ -309,8 +331,11 @@ def test_done_when_two_people_share_unshare_and_delete_a_project(world, bot_api,
     refused = mcp("partner", partner_token, "memory_search", {"query": "boiler", "project": home})
     assert isinstance(refused, str) and "not a member" in refused
     assert mcp("partner", partner_token, "project_list", {})["projects"] == []
-    assert tg("partner", ALICE, "/recall boiler bins key").startswith("I remember nothing")
+    refused = tg("partner", ALICE, "/recall boiler bins key")  # her active project is gone: said, nothing read
+    assert "no longer shared with you" in refused and "Hendrik" not in refused
     assert "no such project" in tg("partner", ALICE, "/project household")  # by name: out of reach now
+    assert tg("partner", ALICE, "/project off").startswith("No project is active")
+    assert tg("partner", ALICE, "/recall boiler bins key").startswith("I remember nothing")
 
     deleted = mcp("owner", api.token, "project_delete", {"project": home})
     assert deleted["removed"]["memories"] == 3

@@ -166,11 +166,16 @@ def test_a_project_shared_written_by_both_unshared_and_deleted(api):
     pack = ok(owner.post("/v1/context", json={"query": "boiler diary", "project": pid}))["context_pack"]
     assert {m["content"] for ms in pack["projectScoped"].values() for m in ms} == {BOILER, WIFI}
     assert {m["content"] for ms in pack["userGlobal"].values() for m in ms} == {DIARY}
-    # unshared: alice's reads of it fail from that moment, and her active pointer is gone
+    # unshared: alice's reads of it fail from that moment; her calls that would have gone to it as her active
+    # project are refused until she deactivates it (a write meant for it never lands silently in her own)
     ok(owner.delete(f"/v1/projects/{pid}/members/alice"))
     assert status_of(alice.post("/v1/search", json={"query": "boiler", "project": pid})) == (403, "forbidden")
     assert status_of(alice.get(f"/v1/memories/{boiler}", params={"project": pid})) == (403, "forbidden")
-    assert found(alice, "boiler Wi-Fi pottery") == {PARTNER_OWN} and ok(alice.get("/v1/projects")) == []
+    assert status_of(alice.post("/v1/search", json={"query": "boiler Wi-Fi pottery"})) == (403, "forbidden")
+    meant = alice.post("/v1/capture", json={"content": "The flat's spare fuse is in the hall cupboard."})
+    assert status_of(meant) == (403, "forbidden") and "no longer shared" in meant.text and "flat" not in meant.text
+    assert ok(alice.post("/v1/projects/deactivate")) == []
+    assert found(alice, "boiler Wi-Fi pottery fuse") == {PARTNER_OWN}
     # deleted: every trace of its text leaves the data dir
     done = ok(owner.delete(f"/v1/projects/{pid}"))
     assert done["removed"]["memories"] == 2

@@ -106,9 +106,9 @@ class PeopleChat(Protocol):
               text: str) -> str | None:
         """The answer to a paired person's `text`, run as that person; None when `user_id` is no live person's."""
 
-    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str, str | None]:
-        """The owner's `(reads, write, active project name)`: the stored namespaces the owner's chat recalls
-        from, the one `/remember` writes to, and their active project (None: none)."""
+    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str | None, str | None]:
+        """The owner's `(reads, write, refusal)`: the stored namespaces the owner's chat recalls from, the one
+        `/remember` writes to (None, with `refusal` saying why, when the active project is out of reach)."""
 
     def owner_project(self, store: Store, activity: Activity, rest: str) -> str:
         """The answer to the owner's `/project [NAME|off]` (lists, activates, deactivates)."""
@@ -396,23 +396,23 @@ class TelegramConnector:
         log.info("telegram: replying before earlier messages of chat %s are learned (the learn worker is slow)",
                   conversation.chat_id)
 
-    def _scope(self, chat_id: int) -> tuple[tuple[str, ...], str]:
-        """`(reads, write)` of the owner's chat `chat_id`: the stored namespaces its replies, `/recall`,
-        `/memories` and `/forget` reach, and where `/remember` writes. A chat bound to a project (`twin project
-        bind --telegram-chat`) reaches the project alone (`ingest.source_namespace`: the rule its messages are
-        learned by); any other chat the owner's user-global memories and their active project (`PeopleChat.
-        owner_reach`: seed 003's union, `/remember` into the project), or `default` alone without `people`."""
+    def _scope(self, chat_id: int) -> tuple[tuple[str, ...], str | None, str | None]:
+        """`(reads, write, refusal)` of the owner's chat `chat_id`: the stored namespaces its replies, `/recall`,
+        `/memories` and `/forget` reach, where `/remember` writes, and why `/remember` and `/recall` are refused
+        (None: they are not). A chat bound to a project (`twin project bind --telegram-chat`) reaches the project
+        alone (`ingest.source_namespace`: the rule its messages are learned by); any other chat the owner's
+        user-global memories and their active project (`PeopleChat.owner_reach`: seed 003's union, `/remember`
+        into the project), or `default` alone without `people`."""
         source = f"telegram:{chat_id}"
         bound = ingest.source_namespace(self.store, self.being, source)
         if bound != DEFAULT_NAMESPACE or self.people is None:
-            return (bound,), bound
-        reads, write, _ = self.people.owner_reach(self.store)
-        return reads, write
+            return (bound,), bound, None
+        return self.people.owner_reach(self.store)
 
     def _conversation(self, chat_id: int) -> Conversation:
         """The chat's `Conversation`, recalling from what `_scope` reaches; its messages are learned by the
         source's rule (`ingest.bound_namespace`), never into the active project: only `/remember` is."""
-        reads, _ = self._scope(chat_id)
+        reads, _, _ = self._scope(chat_id)
         return Conversation(self.store, self.being, str(chat_id), self.settings, self.recall, self.provider,
                             source=f"telegram:{chat_id}", namespace=reads[0], include_namespaces=reads[1:])
 
@@ -481,7 +481,9 @@ class TelegramConnector:
         if not rest:
             return ChatReply("What should I remember? /remember I'm allergic to penicillin.")
         source = f"telegram:{conversation.chat_id}"
-        _, write = self._scope(int(conversation.chat_id))  # a bound chat's project, else the active project
+        _, write, refusal = self._scope(int(conversation.chat_id))  # a bound chat's project, else the active one
+        if write is None:
+            return ChatReply(f"I can't: {refusal}")
         result = learn(self.store, self.activity, self.being, rest, source, provider=self.provider, namespace=write)
         if result.created:
             with contextlib.suppress(Exception):
@@ -495,6 +497,9 @@ class TelegramConnector:
     def _recall(self, conversation: Conversation, rest: str) -> ChatReply:
         if not rest:
             return ChatReply("Recall what? /recall coffee")
+        _, _, refusal = self._scope(int(conversation.chat_id))
+        if refusal is not None:
+            return ChatReply(f"I can't: {refusal}")
         hits = relevant_memories(self.recall, self.being, rest, 10, conversation.namespace,
                                  conversation.include_namespaces)
         if not hits:

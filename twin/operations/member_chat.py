@@ -22,6 +22,7 @@ from __future__ import annotations
 from twin.activity import Activity
 from twin.exceptions import Forbidden, InvalidInput, NotFound
 from twin.memory import KINDS
+from twin.namespaces import DEFAULT_NAMESPACE
 from twin.operations import people, projects, reads, writes
 from twin.operations.context import Context
 from twin.operations.scopes import CALLER, OWNER, Caller, reach
@@ -78,17 +79,22 @@ class TelegramPeople:
         finally:
             CALLER.reset(token)
 
-    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str, str | None]:
-        """The owner's reach now (`scopes.reach` as `OWNER`): `(reads, write, project name)`, the stored
-        namespaces a read of the owner's chat looks in (user-global `default`, then the active project's
-        `project:<id>`), the one `/remember` writes to (the active project, else `default`) and the active project's
-        name (None: none). Read-only; read at each message, so an activation on any device holds at once."""
+    def owner_reach(self, store: Store) -> tuple[tuple[str, ...], str | None, str | None]:
+        """The owner's reach now (`scopes.reach` as `OWNER`): `(reads, write, refusal)`, the stored namespaces a
+        read of the owner's chat looks in (user-global `default`, then the active project's `project:<id>`), the
+        one `/remember` writes to (the active project, else `default`), and None; or, when the owner's active
+        project is one another person owns and has since unshared (`reach`'s `Forbidden`), `(("default",), None,
+        why)`: the chat answers from the owner's own memories and `/remember` and `/recall` say why instead of
+        writing where the owner did not mean. Read-only; read at each message, so an activation on any device
+        holds at once."""
         token = CALLER.set(OWNER)
         try:
             found = reach(store)
+        except Forbidden as exc:
+            return (DEFAULT_NAMESPACE,), None, str(exc)
         finally:
             CALLER.reset(token)
-        return found.reads, found.write, found.project.name if found.project else None
+        return found.reads, found.write, None
 
     def owner_project(self, store: Store, activity: Activity, rest: str) -> str:
         """The answer to the owner's `/project [NAME|off]`: the owner's projects (no `rest`), or the project

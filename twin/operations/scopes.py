@@ -133,12 +133,17 @@ def reach(store: Store, namespace: str = DEFAULT_NAMESPACE, include_namespaces: 
           project: str | None = None) -> Reach:
     """What the caller (`CALLER`) reaches in this call: their user-global `namespace` and `include_namespaces`
     (`twin.namespaces.scope` checks them: `NamespaceError`), and the project `project` names or else their active
-    one (`project_for`'s errors: 404, 403). Reads the store (the project, membership); changes nothing."""
+    one (`project_for`'s errors: 404, 403). An active project the caller is no member of any more (unshared
+    since they activated it) is `Forbidden` too, until they deactivate it or name a project: a write meant for
+    the project never lands silently in their own memories, nor a read answers from them alone. Reads the store
+    (the project, membership); changes nothing."""
     who = caller()
     names = user_global(who, scope(namespace, include_namespaces))
     found = project_for(store, who, project) if project is not None else active_project(store, who.person_id)
-    if found is not None and not is_member(store, found.id, who.person_id):
-        found = None  # an active pointer the store still had: never a way in
+    if found is not None and not is_member(store, found.id, who.person_id):  # an active project since unshared
+        raise Forbidden("your active project is no longer shared with you: deactivate it (project_deactivate, "
+                        "twin project deactivate, /project off) or name another project; nothing was read or "
+                        "written")
     if found is None:
         return Reach(names, names[0], None)
     shared = project_namespace(found.id)

@@ -101,9 +101,10 @@ def add_member(store: Store, project_id: str, person_id: str, added_at: str) -> 
 
 
 def remove_member(store: Store, project_id: str, person_id: str) -> bool:
-    """Remove `person_id` from `project_id`, and their active pointer to it; False when they were no member."""
+    """Remove `person_id` from `project_id`; False when they were no member. Their active pointer to it stays, so
+    their next call is refused until they deactivate it (`twin.operations.scopes.reach`) instead of silently
+    answering from, and writing to, their own memories; shared again, it holds again."""
     with store.atomic() as conn:
-        conn.execute("DELETE FROM active_projects WHERE person_id = ? AND project_id = ?", (person_id, project_id))
         return conn.execute("DELETE FROM project_members WHERE project_id = ? AND person_id = ?",
                             (project_id, person_id)).rowcount > 0
 
