@@ -222,3 +222,27 @@ def test_a_batch_gets_whole_jobs_and_its_rest_joins_the_waiting_one(twin_env, st
     drain()
     assert learned(store) == learned_alone(tmp_path, texts(60))
     assert staged_left(store) == 0
+
+
+def test_a_sources_items_are_learned_in_the_order_they_were_staged_whichever_job_runs_first(twin_env, store, redis):
+    """A file's text staged while no daemon ran (a binding's move: queued later by the supervisor's sweep) and its
+    newer text staged by the start-up scan (queued at once): the newer job learns the older item first, the older
+    job then finds it learned, so the file's memories are its newest text, never the older one over it."""
+    from twin.workers.bus import Bus
+
+    source = "file:/notes/key.md"
+    with store.atomic():
+        older = ingest.stage(store, [Ingest("owner", source, "I keep the spare key under the blue flowerpot.",
+                                            "document", extra={"title": "key"})])
+    newer = ingest.stage(store, [Ingest("owner", source, "I keep the spare key with Mrs Okonkwo now.",
+                                                     "document", extra={"title": "key"})])
+    bus = Bus(redis)
+    for chunk, job_id in bus.enqueue_items("owner", newer, "document"):  # the scan's job: first
+        ingest.mark_queued(store, chunk, job_id)
+    drain()
+    for chunk, job_id in bus.enqueue_items("owner", older, "document"):  # the sweep queues the move's item after
+        ingest.mark_queued(store, chunk, job_id)
+    drain()
+    kept = [m.content for m in store.list_memories("owner") if m.source == source]
+    assert kept and all("Okonkwo" in c for c in kept) and not any("flowerpot" in c for c in kept), kept
+    assert ingest.counts(store)["queued"] == 0 and ingest.counts(store)["ready"] == 0

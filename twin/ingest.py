@@ -36,8 +36,8 @@ from twin.store.ingest_items import (
 )
 
 __all__ = ["MODES", "Ingest", "Staged", "bound_namespace", "claim_texts", "consume", "counts", "fetch", "held_ids",
-           "mark_failed", "mark_queued", "matching", "moved_from", "queued_jobs", "ready", "release", "requeue",
-           "restage", "source_namespace", "stage", "waiting"]
+           "in_source_order", "mark_failed", "mark_queued", "matching", "moved_from", "queued_jobs", "ready", "release",
+           "requeue", "restage", "source_namespace", "stage", "waiting"]
 
 MODES = ("text", "document", "email", "interests", "forget")
 """How the learn job treats an item: `text` through `learn()` (a chat message, a note); `document` replaces the
@@ -164,6 +164,24 @@ def _carries(item: Ingest, label: str) -> bool:
         return True
     key = project_sources.label_key(label)
     return any(isinstance(n, str) and project_sources.label_key(n) == key for n in item.extra.get("label_names") or ())
+
+
+REPLACING_MODES = ("document", "email", "forget")
+"""The modes whose item stands for its whole source (a file's text, a thread, a forget of it): of two such items
+of one source, the later must be learned last, or an older text would come back over a newer one."""
+
+
+def in_source_order(store: Store, staged: list[Staged]) -> list[Staged]:
+    """`staged` with, before each item of a `REPLACING_MODES` mode, the items of its source staged before it and
+    not learned yet, in id order: a source's items are learned in the order they were staged, whichever job was
+    queued first (a move staged while the daemon was down is queued by the supervisor's sweep after the start-up
+    scan has queued the file's newer text; issue 19). The later job finds them learned and skips them (`fetch`).
+    Read-only."""
+    wanted = {s.id for s in staged}
+    for s in staged:
+        if s.item.mode in REPLACING_MODES:
+            wanted.update(ingest_items.earlier_of(store, s.item.being, s.item.source, s.id))
+    return fetch(store, wanted) if len(wanted) > len(staged) else staged
 
 
 def fetch(store: Store, ids: Iterable[int]) -> list[Staged]:

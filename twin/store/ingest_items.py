@@ -113,6 +113,15 @@ def consume(store: Store, ids: Iterable[int]) -> None:
         for chunk, marks in id_chunks(ids):
             conn.execute(f"DELETE FROM ingest_items WHERE id IN ({marks})", chunk)
 
+def earlier_of(store: Store, being: str, source: str, before_id: int) -> list[int]:
+    """Ids of `being`'s items of `source` staged before item `before_id` and not learned yet (`ready` or
+    `queued`; a held one waits for its reply, a failed one was set aside), oldest first (read-only; the
+    `(being_id, source)` index)."""
+    return [r[0] for r in store.conn.execute(
+        "SELECT id FROM ingest_items WHERE being_id = ? AND source = ? AND id < ? AND state IN ('ready', 'queued')"
+        " ORDER BY id", (being, source, int(before_id)))]
+
+
 def waiting(store: Store, being: str, source: str) -> int:
     """How many items of `being`'s `source` are handed over but not yet learned (`ready` or `queued`; held and
     failed ones aside) (read-only)."""

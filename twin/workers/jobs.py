@@ -115,7 +115,7 @@ def _learn_staged(ctx, being: str, ids: list[int]) -> dict:
     embedding, scrub and checkpoint requests."""
     activity = Activity(ctx.store, being)
     tally = Tally()
-    staged = ingest.fetch(ctx.store, ids)
+    staged = ingest.in_source_order(ctx.store, ingest.fetch(ctx.store, ids))  # a source's items in staged order
     for item in staged:
         _learn_item(ctx, activity, item, tally)
     _scrub_later(ctx, tally.removed or tally.updated)  # one coalesced scrub of what was deleted or rewritten
