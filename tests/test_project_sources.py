@@ -491,3 +491,55 @@ def test_the_model_cannot_relate_a_project_fact_to_a_private_one(store, activity
     mine = learn(store, activity, BEING, "I invest 800 euros a month in my ETF savings plan.", "telegram:42",
                  provider=provider)
     assert result.created[0] not in mine.superseded and store.get(result.created[0]).status == "active"
+
+
+def test_a_folder_bound_and_its_project_deleted_while_no_daemon_runs_keeps_the_owners_files(twin_env, redis, tmp_path,
+                                                                                          monkeypatch):
+    """Found by a breaker run: bound while the daemon was down, the project deleted, the daemon started: the files'
+    memories were gone from every scope and the manifest still said "indexed" (never learned again). Deleting a
+    project releases its folders first (`release_files`): the files go back to the owner's own memories with
+    their text of now, and a file changed before the start is learned as it is then (a source's items in order)."""
+    import asyncio
+
+    from conftest import run_worker
+
+    from twin.connectors.files import FilesConnector
+    from twin.store import manifest
+    from twin.workers.bus import Bus
+
+    docs = tmp_path / "docs"
+    (docs / "Household").mkdir(parents=True)
+    key, meter = docs / "Household" / "key.md", docs / "Household" / "meter.md"
+    key.write_text("# Key\n\nThe spare key hides under the blue Marigold flowerpot.\n")
+    meter.write_text("# Meter\n\nThe electricity meter sits under the stairs and reads 77310 kWh.\n")
+    monkeypatch.setenv("TWIN_FILES_ROOTS", str(docs))
+    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
+    settings = load_settings()
+    ctx = Context.open(settings)
+    try:
+        def by_source() -> dict[str, set[tuple[str, str]]]:
+            found: dict[str, set[tuple[str, str]]] = {}
+            for source, ns, content in ctx.store.conn.execute("SELECT source, namespace, content FROM memories"):
+                found.setdefault(source, set()).add((ns, content))
+            return found
+
+        asyncio.run(FilesConnector(settings, ctx.store, Bus(redis), ctx.activity).scan_once())
+        run_worker("learn")
+        before = by_source()
+        assert {ns for found in before.values() for ns, _ in found} == {"default"} and len(before) == 2
+        create_project(ctx, "p2")
+        assert bind_source(ctx, "p2", "files", str(docs / "Household")).files_moving == 2  # no daemon: staged
+        key.write_text("# Key\n\nThe spare key is with neighbour Mrs Okonkwo now.\n")  # changed meanwhile
+        delete_project(ctx, "p2")
+        Bus(redis).queue_ready(ctx.store)  # the daemon starts: its supervisor queues what waits ...
+        asyncio.run(FilesConnector(settings, ctx.store, Bus(redis), ctx.activity).scan_once())  # ... and scans
+        run_worker("learn")
+        after = by_source()
+        assert after[f"file:{meter}"] == before[f"file:{meter}"]  # back in the owner's own scope, as it was
+        assert {ns for ns, _ in after[f"file:{key}"]} == {"default"}
+        assert any("Okonkwo" in c for _, c in after[f"file:{key}"])
+        assert not any("Marigold" in c for _, c in after[f"file:{key}"])
+        assert {e.state for e in manifest.paths(ctx.store, BEING, str(docs)).values()} == {"indexed"}
+        assert ctx.store.conn.execute("SELECT COUNT(*) FROM ingest_items").fetchone() == (0,)
+    finally:
+        ctx.close()

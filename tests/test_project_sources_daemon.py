@@ -116,8 +116,9 @@ def test_a_file_under_a_bound_folder_is_learned_into_the_project(daemon_env, tmp
         trip = {"query": "Kelvingrove museum school trip", "project": "flat"}
         assert any("Kelvingrove" in c for c in contents(partner.post("/v1/search", json=trip)))
 
-        twin(daemon_env, "project", "delete", "flat")
-        assert boiler not in memories(daemon_env) and school not in memories(daemon_env)
+        twin(daemon_env, "project", "delete", "flat")  # its folders' files are the owner's again, as they are now
+        wait_for(lambda: scopes(daemon_env, boiler) == scopes(daemon_env, school) == {"default"}, 120,
+                 "the files of the deleted project's folders learned again as the owner's own")
         shown = twin(daemon_env, "project", "list").stdout
         assert "flat" not in shown
         owner.close()

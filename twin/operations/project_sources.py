@@ -126,6 +126,25 @@ def unbind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBo
     return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=len(moves))
 
 
+def release_files(ctx: Context, project_id: str) -> list[str]:
+    """Before project `project_id` is erased (`twin.operations.projects.erase_project`): unbind each of its `files`
+    bindings as `unbind_source` does, so the files learned under them move, read again now, to the scope the rules
+    give them without it (the owner's own memories, or the project of a folder bound above): the owner's files are
+    still in the owner's files roots, and a deleted project must not take what the twin learned of them before the
+    binding (found by a breaker run: bound and deleted while the daemon was down, they were never learned again).
+    Returns the paths that move (staged, queued when the daemon runs)."""
+    moved: list[str] = []
+    for binding in [b for b in all_bindings(ctx.store) if b.project_id == project_id and b.kind == "files"]:
+        before = all_bindings(ctx.store)
+        moves = _moves(ctx, binding, before, [b for b in before if b != binding])
+        with ctx.store.atomic():
+            remove_binding(ctx.store, binding.kind, binding.value, project_id)
+            ids = _hand_over(ctx, moves)
+        _queue(ctx, ids)
+        moved += [m.path for m in moves]
+    return moved
+
+
 def _moves(ctx: Context, binding: SourceBinding, before: list[SourceBinding], after: list[SourceBinding]) -> list:
     """The moves (`twin.connectors.file_moves.FileMove`) of the files learned under `binding`'s folder whose scope
     the change of the bindings from `before` to `after` alters, each file read again now (before the transaction

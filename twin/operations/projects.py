@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
+from collections.abc import Iterable
 
 from twin.exceptions import Forbidden, InvalidInput, NotFound
 from twin.memory import utc_now
@@ -115,13 +116,15 @@ def create_project(ctx: Context, name: str) -> ProjectOut:
     return project_out(ctx, project, who)
 
 
-def erase_scope(ctx: Context, namespaces: tuple[str, ...]) -> dict[str, int]:
+def erase_scope(ctx: Context, namespaces: tuple[str, ...], moving: Iterable[str] = ()) -> dict[str, int]:
     """Forget every memory of `namespaces` (any status) with every copy of its text, and the staged items waiting
     to be learned into them (`twin.lifecycle.forgetting.plan` and `carry_out`, the path `twin forget` takes: rows,
     FTS entries, vectors and index entries, edges, transcript rows, the files scrubbed; the files they were learned
     from marked forgotten, learned again when they change: `forgetting.files_of`; then
     `twin.operations.writes.after_forget`: the daemon's index writer scrubs the vectors, Redis rewrites its
-    append-only file, where queued payloads could hold text). Returns what went, per table."""
+    append-only file, where queued payloads could hold text). The files of `moving` (paths whose text a release
+    of the project's folders staged elsewhere: `project_sources.release_files`) keep their manifest rows. Returns
+    what went, per table."""
     from twin.lifecycle.forgetting import carry_out, files_of, plan
     from twin.operations.writes import after_forget
 
@@ -129,7 +132,8 @@ def erase_scope(ctx: Context, namespaces: tuple[str, ...]) -> dict[str, int]:
         return {}
     ids = sorted(ctx.store.scope_ids(ctx.being, namespaces))
     todo = plan(ctx.store, ctx.being, ids=ids, namespaces=namespaces)
-    todo.manifest_entries = sorted(set(todo.manifest_entries) | set(files_of(ctx.store, ctx.being, todo.memories)))
+    todo.manifest_entries = sorted((set(todo.manifest_entries) | set(files_of(ctx.store, ctx.being, todo.memories)))
+                                   - set(moving))
     todo.staged = sorted(set(todo.staged) | set(ingest_items.in_namespaces(ctx.store, ctx.being, namespaces)))
     done = carry_out(ctx.store, ctx.activity, todo)
     after_forget(ctx, done)
@@ -140,18 +144,24 @@ def erase_project(ctx: Context, project: Project) -> dict[str, int]:
     """Erase the signals drawn from `project` (for every member: their text came from its memories) and the diary
     lines that repeat their titles (rewritten, `twin.activity.unname`), and everything
     of its namespace (`erase_scope`, whose scrub then covers the signals' pages too), then delete the project, its
-    members, the active pointers to it and the sources bound to it. Returns what went, per table."""
+    members, the active pointers to it and the sources bound to it; first its folders are released
+    (`project_sources.release_files`: the files learned under them are learned again where the rules now put
+    them). Returns what went, per table."""
     from twin.activity import naming, unname
+    from twin.operations.project_sources import release_files
     from twin.reflection.hush import project_subject
     from twin.store.signals import forget_project_signals
 
+    moving = release_files(ctx, project.id)  # its folders' files go back where the rules put them now
     with ctx.store.atomic():
         signals_gone = forget_project_signals(ctx.store, project.id)
         unname(ctx.store, naming(ctx.store, ctx.being, project_subject(project.id), exact=True))
-    removed = erase_scope(ctx, (project_namespace(project.id),))
+    removed = erase_scope(ctx, (project_namespace(project.id),), moving)
     removed["signals"] = removed.get("signals", 0) + signals_gone
     stored.remove_project(ctx.store, project.id)
-    ctx.activity.record("system", f"Deleted project {project.id} and {removed['memories']} memories of it.")
+    ctx.activity.record("system", f"Deleted project {project.id} and {removed['memories']} memories of it"
+                        + (f"; {len(moving)} file(s) of its folders are learned again where they belong now."
+                           if moving else "."))
     return removed
 
 
