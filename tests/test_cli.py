@@ -85,6 +85,21 @@ def test_status_and_doctor(twin_env):
     assert json.loads(twin("status", "--json").stdout)["index"]["state"] == "checkpointed"
 
 
+def test_doctor_recalls_each_sampled_memory_in_its_own_scope(twin_env):
+    """`twin doctor` samples memories of every scope (a namespace, a project): each is recalled in its own, so a
+    twin with projects passes (it failed: 0 of 20 found, recall looked in `default` alone)."""
+    twin("learn", "I bake sourdough bread every Sunday morning.")
+    twin("learn", "My standup with the platform team is at 9:15.", "--namespace", "work")
+    twin("project", "create", "garden")
+    twin("project", "activate", "garden")
+    twin("learn", "The garden shed's padlock hangs by the apple trees.", "--force")
+    twin("learn", "The compost bin is emptied every second Saturday.", "--force")
+    drain()
+    doctor = json.loads(twin("doctor", "--json").stdout)
+    found = next(c for c in doctor["checks"] if c["check"] == "recall finds stored memories")
+    assert doctor["ok"] and found["detail"].startswith("4 of 4"), doctor
+
+
 def test_doctor_fails_when_vectors_are_missing(twin_env):
     twin("learn", "I keep the spare house key under the blue flower pot.")  # no worker runs: never embedded
     proc = twin("doctor", check=False)

@@ -264,7 +264,8 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
         hits = 0
         for mid in sample:
             memory = store.get(mid)
-            found = recall.recall(settings.being, memory.content, limit=5, touch=False, include_sensitive=True)
+            found = recall.recall(settings.being, memory.content, limit=5, touch=False, include_sensitive=True,
+                                  namespace=memory.namespace)  # in its own scope: a project's, a person's too
             hits += any(r.memory.content_sha256 == memory.content_sha256 for r in found[:1])
         checks.append(_check("recall finds stored memories", not sample or hits >= 0.9 * len(sample),
                              f"{hits} of {len(sample)} sampled memories recalled first by their own text"))
