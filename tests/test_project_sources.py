@@ -416,7 +416,16 @@ def test_twin_project_bind_show_and_unbind(twin_paths, tmp_path, monkeypatch):
     bound = twin_cli("project", "bind", "flat", "--files", "Household")  # relative to the shell's directory
     assert bound.returncode == 0, bound.stderr
     assert f"files {folder}" in bound.stdout
-    assert twin_cli("project", "bind", "flat", "--telegram-chat", "-1001234").returncode == 0
+    assert "note: it is under no files root (TWIN_FILES_ROOTS)" in bound.stdout  # bound, but said: nothing is read
+    assert "\\x0a" not in bound.stdout and "\n" not in bound.stdout.rstrip("\n")  # one line, no escaped break
+    chat = twin_cli("project", "bind", "flat", "--telegram-chat", "-1001234")
+    assert chat.returncode == 0 and "TWIN_TELEGRAM_ALLOWED_CHATS lists it" in chat.stdout
+    for unseen in ("tab\tin", "zw\u200bx", "soft\u00adhyphen"):  # would read as another label
+        refused = twin_cli("project", "bind", "flat", "--gmail-label", unseen)
+        assert refused.returncode == 1 and "invisible" in refused.stderr, (unseen, refused.stderr)
+    spam = twin_cli("project", "bind", "flat", "--gmail-label", "SPAM")
+    assert spam.returncode == 0 and "twin never reads that label" in spam.stdout
+    assert twin_cli("project", "unbind", "flat", "--gmail-label", "SPAM").returncode == 0
     shown = json.loads(twin_cli("project", "show", "flat", "--json").stdout)
     assert {(s["kind"], s["value"]) for s in shown["sources"]} == {("files", str(folder)),
                                                                   ("telegram_chat", "-1001234")}
@@ -424,7 +433,7 @@ def test_twin_project_bind_show_and_unbind(twin_paths, tmp_path, monkeypatch):
     assert twin_cli("project", "bind", "flat").returncode == 2  # which source?
     for empty in ("", "  "):  # an unset variable ("$DIR"): refused, never this directory
         refused = twin_cli("project", "bind", "flat", "--files", empty)
-        assert refused.returncode == 1 and "files to bind" in refused.stderr, refused.stderr
+        assert refused.returncode == 1 and "folder to bind" in refused.stderr, refused.stderr
     refused = twin_cli("project", "bind", "flat", "--gmail-label", "School\x1b]52;c;aGk=\x07")
     assert refused.returncode == 1 and "label" in refused.stderr
     assert twin_cli("project", "bind", "flat", "--gmail-label", "Household/Bills").returncode == 0

@@ -101,10 +101,12 @@ def _moving(answer: dict, action: str) -> str:
     """What a bind or unbind answer adds to the project's line: how many files learned before move
     (`SourceBoundOut.files_moving`), or nothing."""
     n = answer.get("files_moving") or 0
+    note = f"; note: {answer['warning']}" if answer.get("warning") else ""
     if not n:
-        return ""
+        return note
     files = f"{n} file learned before is" if n == 1 else f"{n} files learned before are"
-    return f"\n{files} moving {'into' if action == 'bind' else 'out of'} it (learned again there by the daemon)"
+    where = "into it" if action == "bind" else "out of it, back where the other bindings put them"
+    return f"; {files} moving {where} (learned again by the daemon){note}"
 
 
 def bound_source(args: argparse.Namespace) -> tuple[str, str] | None:
@@ -153,8 +155,9 @@ def cmd_project(settings: Settings, args: argparse.Namespace) -> int:
             return emit(args, made, lambda: show(_project_line(made)))
         if action == "delete":
             done = twin.delete_project(project=args.target)
-            return emit(args, done, lambda: show(f"deleted project {done['id']} and its "
-                                                 f"{done['removed']['memories']} memories"))
+            n = done["removed"]["memories"]
+            return emit(args, done, lambda: show(f"deleted project {done['id']} and its {n} "
+                                                 f"memor{'y' if n == 1 else 'ies'}"))
         if action in ("activate", "show"):
             made = (twin.activate_project if action == "activate" else twin.show_project)(project=args.target)
             return emit(args, made, lambda: show(_project_line(made)))

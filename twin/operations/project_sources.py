@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import sqlite3
+import unicodedata
 
 from twin import ingest
 from twin.exceptions import InvalidInput, NotFound
@@ -55,16 +56,17 @@ def checked_source(kind: object, value: object, exists: bool = True) -> tuple[st
     if isinstance(value, int) and not isinstance(value, bool) and kind == "telegram_chat":
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"value must be the {kind.replace('_', ' ')} to bind", field="value")
+        raise InvalidInput(f"value must be the {_kind_words(kind)} to bind", field="value")
     value = value.strip()
     if kind == "telegram_chat":
         if CHAT_ID.fullmatch(value) is None:
             raise InvalidInput("a Telegram chat is its id: an integer such as -1001234567890", field="value")
         return kind, str(int(value))
     if kind == "gmail_label":
-        if len(value) > LABEL_MAX_CHARS or UNSAFE.search(value):
+        if len(value) > LABEL_MAX_CHARS or UNSAFE.search(value) or _invisible(value):
             raise InvalidInput(f"a Gmail label is its name as Gmail shows it (School, Household/Bills) or its id "
-                               f"(Label_12), at most {LABEL_MAX_CHARS} characters, no control characters",
+                               f"(Label_12), at most {LABEL_MAX_CHARS} characters, no control or invisible "
+                               "characters (tab, zero-width)",
                                field="value")
         return kind, value
     path = os.path.expanduser(value)
@@ -73,6 +75,30 @@ def checked_source(kind: object, value: object, exists: bool = True) -> tuple[st
     if exists and not os.path.isdir(path):
         raise InvalidInput(f"no folder at {path[:200]!r}", field="value")
     return kind, os.path.normpath(path)
+
+
+def _invisible(value: str) -> bool:
+    """True when `value` holds a tab or a character that shows as nothing (Unicode's format characters: a
+    zero-width space or joiner, a soft hyphen): a label bound so would read as another one. Pure."""
+    return any(c == "\t" or unicodedata.category(c) == "Cf" for c in value)
+
+
+def unfed(settings, kind: str, value: str) -> str | None:
+    """Why a source bound as `(kind, value)` (checked) may never feed its project, or None: a folder under none of
+    `files_roots` or a symlink (the files connector reads neither), a label of `gmail_skip_labels` (spam,
+    promotions), a group chat missing from `telegram_allowed_chats` (the bot answers and learns only there and in
+    private chats). Reads the file system (is it a symlink)."""
+    if kind == "files":
+        if os.path.islink(value):
+            return "it is a symlink, which the files connector never follows: bind the folder it points to"
+        roots = [os.path.normpath(str(r)) for r in settings.files_roots]
+        if not any(value == r or value.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return ("it is under no files root (TWIN_FILES_ROOTS): nothing there is read until a root holds it")
+    if kind == "gmail_label" and value.upper() in {label.upper() for label in settings.gmail_skip_labels}:
+        return "twin never reads that label (TWIN_GMAIL_SKIP_LABELS)"
+    if kind == "telegram_chat" and int(value) < 0 and int(value) not in settings.telegram_allowed_chats:
+        return "the bot reads that group only once TWIN_TELEGRAM_ALLOWED_CHATS lists it"
+    return None
 
 
 def bind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBoundOut:
@@ -93,14 +119,15 @@ def bind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBoun
             added = add_binding(ctx.store, binding)
             ids = _hand_over(ctx, moves) if added else []
     except sqlite3.IntegrityError as exc:
-        raise InvalidInput(f"that {kind.replace('_', ' ')} is bound to another project; unbind it there first",
+        raise InvalidInput(f"that {_kind_words(kind)} is bound to another project; unbind it there first",
                            field="value", code="conflict") from exc
     moving = len(moves) if added else 0
     if added:
         ctx.activity.record("system", f"Bound a {kind.replace('_', ' ')} source to project {found.id}"
                             + (f"; the {_files(moving)} learned from it before move into it." if moving else "."))
     _queue(ctx, ids)
-    return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=moving)
+    return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=moving,
+                          warning=unfed(ctx.settings, kind, value))
 
 
 def unbind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBoundOut:
@@ -119,7 +146,7 @@ def unbind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBo
         removed = remove_binding(ctx.store, kind, value, found.id)
         ids = _hand_over(ctx, moves) if removed else []
     if not removed:
-        raise NotFound(f"that {kind.replace('_', ' ')} is not bound to project {found.name!r}")
+        raise NotFound(f"that {_kind_words(kind)} is not bound to project {found.name!r}")
     ctx.activity.record("system", f"Unbound a {kind.replace('_', ' ')} source from project {found.id}"
                         + (f"; the {_files(len(moves))} it learned move out of it." if moves else "."))
     _queue(ctx, ids)
@@ -182,6 +209,11 @@ def _queue(ctx: Context, ids: list[int]) -> None:
     except Exception as exc:  # noqa: BLE001 - staged already: the supervisor queues what waits
         log.warning("operations: the moved files were not queued now (%s: %s); they wait in SQLite",
                     type(exc).__name__, exc)
+
+
+def _kind_words(kind: str) -> str:
+    """A source kind as a sentence names it: "folder", "Telegram chat", "Gmail label"."""
+    return {"files": "folder", "telegram_chat": "Telegram chat", "gmail_label": "Gmail label"}.get(kind, kind)
 
 
 def _files(n: int) -> str:

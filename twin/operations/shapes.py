@@ -261,6 +261,9 @@ class SourceBoundOut(ProjectOut):
     chat or a label, and when the source was bound already)."""
 
     files_moving: int = 0
+    warning: str | None = None
+    """Why the source, bound as asked, may never feed the project (a folder under no files root, a symlink, a
+    label twin never reads, a chat the bot does not answer in): said, not refused. None: none."""
 
 
 class ProjectDeletedOut(BaseModel):
