@@ -30,7 +30,7 @@ from twin import ingest
 from twin.exceptions import InvalidInput, NotFound
 from twin.memory import utc_now
 from twin.operations.context import Context
-from twin.operations.projects import project_out
+from twin.operations.project_view import project_out
 from twin.operations.scopes import caller, project_for, require_owner
 from twin.operations.shapes import SourceBoundOut
 from twin.outside_text import UNSAFE

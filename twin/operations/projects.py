@@ -22,11 +22,12 @@ from twin.exceptions import Forbidden, InvalidInput, NotFound
 from twin.memory import utc_now
 from twin.namespaces import NAME_PATTERN, project_namespace
 from twin.operations.context import Context
-from twin.operations.scopes import OWNER, OWNER_ID, Caller, caller, project_for
-from twin.operations.shapes import ProjectDeletedOut, ProjectOut, SourceOut
+from twin.operations.project_sources import release_files
+from twin.operations.project_view import project_out
+from twin.operations.scopes import OWNER, OWNER_ID, caller, project_for
+from twin.operations.shapes import ProjectDeletedOut, ProjectOut
 from twin.store import ingest_items, people
 from twin.store import projects as stored
-from twin.store.project_sources import bindings_of
 from twin.store.projects import Project
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -50,14 +51,6 @@ def checked_project_name(name: object) -> str:
     return name.strip()
 
 
-def name_of(ctx: Context, person_id: str) -> str:
-    """A person's name (`owner` for the twin's owner; the id itself for a person no longer there)."""
-    if person_id == OWNER_ID:
-        return OWNER.name
-    found = people.person_by_id(ctx.store, person_id)
-    return found.name if found else person_id
-
-
 def person_named(ctx: Context, name: object) -> str:
     """The person id of `name` (`owner` for the twin's owner). Raises `InvalidInput` (field `person`) for no
     string, `NotFound` for nobody of that name."""
@@ -69,18 +62,6 @@ def person_named(ctx: Context, name: object) -> str:
     if found is None:
         raise NotFound(f"no person named {name.strip()!r}")
     return found.id
-
-
-def project_out(ctx: Context, project: Project, who: Caller) -> ProjectOut:
-    """`project` as `who` sees it (`ProjectOut`; its bound sources for the twin's owner alone)."""
-    active = stored.active_project(ctx.store, who.person_id)
-    sources = [SourceOut(kind=b.kind, value=b.value, added_at=b.added_at)
-               for b in bindings_of(ctx.store, project.id)] if who.is_owner else []
-    return ProjectOut(id=project.id, name=project.name, owner=name_of(ctx, project.owner_id),
-                      role="owner" if project.owner_id == who.person_id else "member",
-                      members=[name_of(ctx, m) for m in stored.members(ctx.store, project.id)],
-                      active=active is not None and active.id == project.id, created_at=project.created_at,
-                      sources=sources)
 
 
 def owned(ctx: Context, ref: str, what: str) -> Project:
@@ -148,7 +129,6 @@ def erase_project(ctx: Context, project: Project) -> dict[str, int]:
     (`project_sources.release_files`: the files learned under them are learned again where the rules now put
     them). Returns what went, per table."""
     from twin.activity import naming, unname
-    from twin.operations.project_sources import release_files
     from twin.reflection.hush import project_subject
     from twin.store.signals import forget_project_signals
 
