@@ -23,7 +23,7 @@ from twin.exceptions import InvalidInput, NotFound
 from twin.memory import format_time, utc_now
 from twin.namespaces import NAME_PATTERN
 from twin.operations.context import Context
-from twin.operations.projects import erase_project, erase_scope
+from twin.operations.projects import erase_project, erase_scope, person_named
 from twin.operations.scopes import OWNER, Caller, require_owner
 from twin.operations.shapes import PersonOut, PersonRemovedOut, TelegramPairOut
 from twin.store import Store, projects
@@ -76,16 +76,15 @@ def add_person(ctx: Context, name: str) -> PersonOut:
     return PersonOut(id=person.id, name=person.name, added_at=person.added_at, token=token)
 
 
-def person_named(ctx: Context, name: object) -> stored.Person:
-    """The person the owner added as `name` (any case). Raises `NotFound`; for the owner's own name it says where
-    the owner's token and Telegram are (`twin token --rotate`, `twin telegram pair`): the owner is no person here."""
-    person = stored.find_person(ctx.store, name.strip()) if isinstance(name, str) else None
-    if person is not None:
-        return person
-    if isinstance(name, str) and name.strip().casefold() == OWNER_ID:
+def added_person(ctx: Context, name: object) -> stored.Person:
+    """The person the owner added as `name` (`twin.operations.projects.person_named`'s rule: any case). Raises
+    `InvalidInput` or `NotFound` as that does; for the owner's own name, `NotFound` saying where the owner's token
+    and Telegram are (`twin token --rotate`, `twin telegram pair`): the owner is no person added here."""
+    person_id = person_named(ctx, name)
+    if person_id == OWNER_ID:
         raise NotFound("the twin's owner is no person added here: the owner's token is `twin token --rotate`, "
                        "the owner's Telegram `twin telegram pair`")
-    raise NotFound(f"no person named {name!r}")
+    return stored.person_by_id(ctx.store, person_id)
 
 
 def issue_token(ctx: Context, name: str) -> PersonOut:
@@ -94,7 +93,7 @@ def issue_token(ctx: Context, name: str) -> PersonOut:
     (`import_person`: twin keeps no token, so an export holds none). Raises `NotFound` for no such person,
     `Forbidden` unless the owner asks."""
     require_owner("issuing a person's token")
-    person = person_named(ctx, name)
+    person = added_person(ctx, name)
     token = secrets.token_urlsafe(TOKEN_BYTES)
     stored.set_token(ctx.store, person.id, token_digest(token))
     ctx.activity.record("system", f"Issued a new token for a person ({person.id}).")
@@ -123,7 +122,7 @@ def remove_person(ctx: Context, name: str) -> PersonRemovedOut:
     (`person:<id>:…` namespaces) and the projects they own (`erase_project`), each forgotten with every copy of its
     text, their memberships and the signals raised for them. Raises `NotFound`, `Forbidden` unless the owner asks."""
     require_owner("removing a person")
-    person = person_named(ctx, name)
+    person = added_person(ctx, name)
     stored.remove_person(ctx.store, person.id)  # first: the token lets nothing in while the rest is erased
     removed: dict[str, int] = {}
     deleted = []
@@ -145,7 +144,7 @@ def pair_telegram(ctx: Context, name: str, now: datetime | None = None) -> Teleg
     bot within `PAIR_CODE_TTL_S` seconds (`claim_telegram`). The store keeps its SHA-256 only; a new code replaces
     the person's earlier one. Raises `NotFound` for no such person, `Forbidden` unless the owner asks."""
     require_owner("pairing a person's Telegram")
-    person = person_named(ctx, name)
+    person = added_person(ctx, name)
     code = secrets.token_hex(PAIR_CODE_BYTES)
     expires = format_time((now or datetime.now(UTC)) + timedelta(seconds=PAIR_CODE_TTL_S))
     stored.set_pair_code(ctx.store, person.id, token_digest(code), expires)

@@ -139,18 +139,26 @@ def unbind_source(ctx: Context, project: str, kind: str, value: str) -> SourceBo
     require_owner("unbinding a source from a project")
     kind, value = checked_source(kind, value, exists=False)  # a folder gone since it was bound can be unbound
     found = project_for(ctx.store, caller(), project)
-    before = all_bindings(ctx.store)
-    gone = [b for b in before if (b.kind, b.value, b.project_id) == (kind, value, found.id)]
-    moves = _moves(ctx, gone[0], before, [b for b in before if b not in gone]) if gone else []
-    with ctx.store.atomic():
-        removed = remove_binding(ctx.store, kind, value, found.id)
-        ids = _hand_over(ctx, moves) if removed else []
-    if not removed:
+    moves = _unbind(ctx, kind, value, found.id)
+    if moves is None:
         raise NotFound(f"that {_kind_words(kind)} is not bound to project {found.name!r}")
     ctx.activity.record("system", f"Unbound a {kind.replace('_', ' ')} source from project {found.id}"
                         + (f"; the {_files(len(moves))} it learned move out of it." if moves else "."))
-    _queue(ctx, ids)
     return SourceBoundOut(**project_out(ctx, found, caller()).model_dump(), files_moving=len(moves))
+
+
+def _unbind(ctx: Context, kind: str, value: str, project_id: str) -> list | None:
+    """Remove the binding `(kind, value)` of `project_id` and stage (queue, when the daemon runs) the moves of the
+    files learned under it (`_moves`, read before the transaction) in the transaction that removes it: the moves,
+    or None when it was not bound there."""
+    before = all_bindings(ctx.store)
+    gone = [b for b in before if (b.kind, b.value, b.project_id) == (kind, value, project_id)]
+    moves = _moves(ctx, gone[0], before, [b for b in before if b not in gone]) if gone else []
+    with ctx.store.atomic():
+        removed = remove_binding(ctx.store, kind, value, project_id)
+        ids = _hand_over(ctx, moves) if removed else []
+    _queue(ctx, ids)
+    return moves if removed else None
 
 
 def release_files(ctx: Context, project_id: str) -> list[str]:
@@ -162,13 +170,7 @@ def release_files(ctx: Context, project_id: str) -> list[str]:
     Returns the paths that move (staged, queued when the daemon runs)."""
     moved: list[str] = []
     for binding in [b for b in all_bindings(ctx.store) if b.project_id == project_id and b.kind == "files"]:
-        before = all_bindings(ctx.store)
-        moves = _moves(ctx, binding, before, [b for b in before if b != binding])
-        with ctx.store.atomic():
-            remove_binding(ctx.store, binding.kind, binding.value, project_id)
-            ids = _hand_over(ctx, moves)
-        _queue(ctx, ids)
-        moved += [m.path for m in moves]
+        moved += [m.path for m in _unbind(ctx, binding.kind, binding.value, project_id) or ()]
     return moved
 
 

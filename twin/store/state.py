@@ -24,9 +24,13 @@ KINDS = ("text", "time", "json")
 """The kinds of a state value (the `kind` column; the migration's CHECK)."""
 
 
+def _select(conn: sqlite3.Connection, scope: str, being: str, key: str) -> tuple[str, str] | None:
+    return conn.execute("SELECT kind, value FROM state WHERE scope = ? AND being_id = ? AND key = ?",
+                        (scope, being, key)).fetchone()
+
+
 def _read(store: Store, scope: str, being: str, key: str, kind: str) -> str | None:
-    row = store.conn.execute("SELECT kind, value FROM state WHERE scope = ? AND being_id = ? AND key = ?",
-                             (scope, being, key)).fetchone()
+    row = _select(store.conn, scope, being, key)
     if row is None:
         return None
     if row[0] != kind:
@@ -103,8 +107,7 @@ def peek_text(db_path: Path, scope: str, being: str, key: str) -> str | None:
     try:
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=2)
         try:
-            row = conn.execute("SELECT kind, value FROM state WHERE scope = ? AND being_id = ? AND key = ?",
-                               (scope, being, key)).fetchone()
+            row = _select(conn, scope, being, key)
         finally:
             conn.close()
     except sqlite3.Error:
