@@ -4,6 +4,7 @@ with the deltas, and an optional grid over the recall settings scored on both se
     .venv/bin/python bench/eval_recall.py                     # both sets: twin, bm25, fusion (~1 min, cached vectors)
     .venv/bin/python bench/eval_recall.py --before 913199c    # + twin as it was at that commit, same run
     .venv/bin/python bench/eval_recall.py --grid              # + sweep the recall settings on both sets
+    .venv/bin/python bench/eval_recall.py --ablate            # + each ranking rule off in turn, per set and haystack
     .venv/bin/python bench/eval_recall.py --sets personal     # one set only
 
 The sets (`eval_sets.py`): the personal set (`../shared/eval`, memories through capture, one being) and LoCoMo's
@@ -193,6 +194,66 @@ def run_grid(opened: dict, embedder, scorer, grid: dict, base: dict) -> list[dic
     return results
 
 
+ABLATIONS = {
+    "keyword share off": {"share": False},
+    "completion off": {"complete": False},
+    "strict windows not lifted": {"strict_lift": 1.0},
+    "strict windows as filters": {"time_filter": "strict"},
+    "typed dates not kept": {"keep_dates": False},
+    "slots off": {"slots": False},
+    "event anchors off": {"event_anchors": False},
+    "turn neighbours off": {"turn_share": 0.0},
+    "importance off": {"importance": 0.0},
+    "recency off": {"recency": 0.0},
+    "newer-first on": {"newer_first": True},
+    "first-person forms on": {"first_person": True},
+    "min-max fusion": {"keyword_norm": "minmax", "vector_norm": "minmax"},
+    "z-score fusion": {"keyword_norm": "zscore", "vector_norm": "zscore"},
+    "reciprocal-rank fusion": {"keyword_norm": "rank", "vector_norm": "rank"},
+}
+"""--ablate: each entry changes the shipped config by these `RecallConfig` fields (one rule off, or another fusion)."""
+
+
+def by_haystack(es, run: dict, scorer) -> dict[str, float]:
+    """R@5 of `run` on each haystack of `es` alone ({haystack: R@5}): the personal set has one, LoCoMo one per
+    conversation, so a rule can be seen to help (or not) on each conversation apart."""
+    groups: dict[str, list[dict]] = {}
+    for q in es.queries:
+        groups.setdefault(es.haystack_of(q), []).append(q)
+    return {name: scorer.score(qs, {q["qid"]: run[q["qid"]] for q in qs}, None, es.memories)["overall"]["R@5"]
+            for name, qs in sorted(groups.items())}
+
+
+def run_ablations(opened: dict, embedder, scorer, base: dict) -> list[list]:
+    """One row per `ABLATIONS` entry: per set its ΔR@5 and ΔR@10 against the shipped config, and for a set of
+    several haystacks on how many the rule's own change moved R@5 down / up ("2↓ 3↑": switching the rule off
+    cost R@5 on 2 conversations and helped on 3). A rule worth keeping costs something when it is off on both sets
+    and on most haystacks; one that only the personal set misses was fitted to it."""
+    def figures(cfg: dict) -> dict:
+        out = {}
+        for name, es in opened.items():
+            run = as_run(twin_rows(es, embedder, cfg))
+            overall = scorer.score(es.queries, run, None, es.memories)["overall"]
+            out[name] = (overall["R@5"], overall["R@10"], by_haystack(es, run, scorer))
+        return out
+
+    shipped = figures(base)
+    rows = [["shipped", *[f"{shipped[n][0]:.3f} / {shipped[n][1]:.3f}" for n in opened], *["" for n in opened
+                                                                                          if len(shipped[n][2]) > 1]]]
+    for label, change in ABLATIONS.items():
+        got = figures({**base, **change})
+        row = [label]
+        for n in opened:
+            row.append(f"{got[n][0] - shipped[n][0]:+.3f} / {got[n][1] - shipped[n][1]:+.3f}")
+        for n in opened:
+            if len(shipped[n][2]) > 1:
+                deltas = [got[n][2][h] - shipped[n][2][h] for h in shipped[n][2]]
+                row.append(f"{sum(d < -1e-9 for d in deltas)}↓ {sum(d > 1e-9 for d in deltas)}↑")
+        rows.append(row)
+        print(f"ablate: {label} done", flush=True)
+    return rows
+
+
 def grid_report(results: list[dict], keys: list[str], top: int) -> str:
     cols = [c for c in results[0] if c not in keys]
     ranked = sorted(results, key=lambda r: -r["mean R@5"])[:top]
@@ -219,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="grid_set", action="append", default=[], metavar="KEY=V1,V2",
                         help="grid values of one setting (repeatable)")
     parser.add_argument("--top", type=int, default=10, help="configs shown (--grid)")
+    parser.add_argument("--ablate", action="store_true",
+                        help="each ranking rule off in turn (ABLATIONS): ΔR@5 / ΔR@10 per set, moves per haystack")
     parser.add_argument("--embedder", default="local", choices=["local", "multilingual"],
                         help="the embedding backend (TWIN_EMBED_BACKEND) for twin and the fusion")
     parser.add_argument("--emit-twin", type=Path, help=argparse.SUPPRESS)
@@ -272,6 +335,13 @@ def main(argv: list[str] | None = None) -> int:
             figures["grid"] = results
             print()
             print(grid_report(results, list(grid), args.top))
+        if args.ablate and not args.emit_twin:
+            rows = run_ablations(opened, embedder, scorer, config)
+            figures["ablate"] = rows
+            multi = [n for n in opened if len(opened[n].haystacks) > 1]
+            print()
+            print(table(["change", *[f"{n} ΔR@5 / ΔR@10" for n in opened], *[f"{n} R@5 per haystack" for n in multi]],
+                        rows, title="ablate: each change against the shipped config (same run)"))
         for es in opened.values():
             es.close()
     embedder.close()
