@@ -225,7 +225,8 @@ def by_haystack(es, run: dict, scorer) -> dict[str, float]:
 
 
 def run_ablations(opened: dict, embedder, scorer, base: dict) -> list[list]:
-    """One row per `ABLATIONS` entry: per set its ΔR@5 and ΔR@10 against the shipped config, and for a set of
+    """One row per `ABLATIONS` entry: per set its ΔR@5 and ΔR@10 against the shipped config (and the stale above
+    newest of a set that scores it, the personal one), and for a set of
     several haystacks on how many the rule's own change moved R@5 down / up ("2↓ 3↑": switching the rule off
     cost R@5 on 2 conversations and helped on 3). A rule worth keeping costs something when it is off on both sets
     and on most haystacks; one that only the personal set misses was fitted to it."""
@@ -234,17 +235,20 @@ def run_ablations(opened: dict, embedder, scorer, base: dict) -> list[list]:
         for name, es in opened.items():
             run = as_run(twin_rows(es, embedder, cfg))
             overall = scorer.score(es.queries, run, None, es.memories)["overall"]
-            out[name] = (overall["R@5"], overall["R@10"], by_haystack(es, run, scorer))
+            out[name] = (overall["R@5"], overall["R@10"], by_haystack(es, run, scorer), overall.get("stale>new"))
         return out
 
+    def stale(f: tuple) -> str:
+        return "" if f[3] is None else f", stale {f[3]:.3f}"
+
     shipped = figures(base)
-    rows = [["shipped", *[f"{shipped[n][0]:.3f} / {shipped[n][1]:.3f}" for n in opened], *["" for n in opened
-                                                                                          if len(shipped[n][2]) > 1]]]
+    rows = [["shipped", *[f"{shipped[n][0]:.3f} / {shipped[n][1]:.3f}{stale(shipped[n])}" for n in opened],
+             *["" for n in opened if len(shipped[n][2]) > 1]]]
     for label, change in ABLATIONS.items():
         got = figures({**base, **change})
         row = [label]
         for n in opened:
-            row.append(f"{got[n][0] - shipped[n][0]:+.3f} / {got[n][1] - shipped[n][1]:+.3f}")
+            row.append(f"{got[n][0] - shipped[n][0]:+.3f} / {got[n][1] - shipped[n][1]:+.3f}{stale(got[n])}")
         for n in opened:
             if len(shipped[n][2]) > 1:
                 deltas = [got[n][2][h] - shipped[n][2][h] for h in shipped[n][2]]

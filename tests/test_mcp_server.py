@@ -110,7 +110,7 @@ def test_streamable_http_mount(twin_paths, mode):
     the current protocol (2026-07-28, no handshake) and an older client's initialize handshake alike."""
     from starlette.applications import Starlette
 
-    from twin.mcp_server.server import mount
+    from twin.mcp_server.over_http import mount
     from twin.remote import LocalTwin
 
     app = Starlette()
@@ -118,6 +118,31 @@ def test_streamable_http_mount(twin_paths, mode):
         mount(app, twin)
         with serving(app) as url:
             _assert_session(_session(Client(f"{url}/mcp", mode=mode)))
+
+
+def test_a_server_that_cannot_be_built_leaves_mcp_answering_503_and_the_app_serving(twin_paths, monkeypatch):
+    """`/mcp` is built after the app starts (`McpEndpoint.keep`, in a thread); a build that fails is logged, `/mcp`
+    answers 503 with a detail instead of hanging, and the app's other routes go on answering."""
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from twin.mcp_server import over_http
+    from twin.remote import LocalTwin
+
+    def broken(self):
+        raise RuntimeError("no SDK here")
+
+    monkeypatch.setattr(over_http.McpEndpoint, "_build", broken)
+    app = Starlette(routes=[Route("/ping", lambda request: PlainTextResponse("pong"))])
+    with LocalTwin(twin_paths) as twin:
+        over_http.mount(app, twin)
+        with serving(app) as url:
+            refused = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=10)
+            assert refused.status_code == 503
+            assert "MCP is not available" in refused.json()["detail"]
+            assert httpx.get(f"{url}/ping", timeout=10).text == "pong"
 
 
 def test_sensitive_hidden_unless_asked_and_poison_stays_data(twin_paths):

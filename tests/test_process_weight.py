@@ -38,3 +38,19 @@ def test_a_store_loads_numpy_only_when_vectors_are_read(tmp_path: Path) -> None:
     opened = f"from twin.store import Store\nstore = Store({str(tmp_path / 'twin.db')!r}).open()\nstore.counts('owner')"
     assert loaded_after(opened) == []
     assert loaded_after(f"{opened}\nstore.stored_vectors([1], 'm')") == ["numpy"]
+
+
+def test_the_api_app_loads_the_mcp_sdk_only_once_it_runs(tmp_path: Path) -> None:
+    """Building the API's app (`create_app`) imports no part of the MCP SDK: `/mcp` is built after the app starts
+    (`twin.mcp_server.over_http`), so the API's READY does not wait for the SDK (~0.6 CPU s; bench/daemon_rss.py)."""
+    code = (f"import os\nos.environ.update(TWIN_DATA_DIR={str(tmp_path / 'data')!r}, "
+            f"TWIN_CONFIG_DIR={str(tmp_path / 'config')!r}, TWIN_RUNTIME_DIR={str(tmp_path / 'run')!r}, "
+            f"TWIN_ENV_FILE={str(tmp_path / 'env')!r})\n"
+            "from twin.settings import load_settings\nfrom twin.store import Store\n"
+            "from twin.api.app import create_app\nfrom twin.api.lanes import Lanes\n"
+            "settings = load_settings()\nsettings.data_dir.mkdir(parents=True)\nStore(settings.db_path).open().close()\n"
+            "create_app(settings, Lanes(settings, lambda: None))\nimport sys\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules if m == 'mcp' or m.startswith('mcp.')}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "[]"

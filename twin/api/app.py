@@ -23,7 +23,7 @@ from twin.api.routes import ERRORS, legacy, v1
 from twin.api.session import PageSessions
 from twin.api.token import TokenFile
 from twin.exceptions import Forbidden, InvalidInput, NotFound, TwinError, invalid_input_of
-from twin.mcp_server.server import mount as mount_mcp
+from twin.mcp_server.over_http import mount as mount_mcp
 from twin.remote import LanesTwin
 from twin.settings import Settings
 from twin.store import Store
@@ -121,6 +121,6 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
     app.include_router(v1)
     mount_page(app)  # the page at /twin, its files and its routes (twin.api.page)
     add_error_handlers(app)
-    mount_mcp(app, LanesTwin(lanes))  # MCP over streamable HTTP at /mcp, behind the same Guard
+    mount_mcp(app, LanesTwin(lanes), loading=lanes.read.loading)  # MCP at /mcp, behind the Guard; built once warm
     return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings),
                  app.state.sessions, app.state.people)

@@ -438,6 +438,16 @@ class Supervisor:
             self.activity.record("degraded", line)
         tasks: list[asyncio.Task] = []  # connectors and periodic tasks: they all stop at the stop event
         try:
+            # the API first: its start (imports, model, index) is the longest and needs no Redis (its bus is made on
+            # first use), so it loads while Redis starts; READY waits for it (issue 18: cold start to READY)
+            if self.settings.api_enabled:  # its own process: its own model and index reader (invariant 4)
+                ready = self._ready_socket()
+                self._start_child("api", [sys.executable, "-m", "twin.api"],
+                                  env={"NOTIFY_SOCKET": ready.getsockname()})
+                if not self.settings.api_is_loopback:
+                    self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
+                                                     f"{self.settings.api_port}, beyond this machine "
+                                                     "(TWIN_API_ALLOW_REMOTE); only its token guards it.")
             await self._start_redis()
             self.redis = open_redis(self.settings, retry=True)  # what the workers' `connect_redis` opens
             try:
@@ -454,14 +464,6 @@ class Supervisor:
                 self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
                                   [sys.executable, "-m", "twin.workers", role],
                                   on_parent_death=NicedChild(self.settings.workers_nice))
-            if self.settings.api_enabled:  # its own process: its own model and index reader (invariant 4)
-                ready = self._ready_socket()
-                self._start_child("api", [sys.executable, "-m", "twin.api"],
-                                  env={"NOTIFY_SOCKET": ready.getsockname()})
-                if not self.settings.api_is_loopback:
-                    self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
-                                                     f"{self.settings.api_port}, beyond this machine "
-                                                     "(TWIN_API_ALLOW_REMOTE); only its token guards it.")
             pause = await asyncio.to_thread(LearningPause, self.settings.db_path, self.settings.being)
             bus = Bus(self.redis, RefusalRetry(self.halt, pause))  # every push waits out a refusal
             backlog = BacklogWatch.starting(self.store, model_id_of(self.settings), time.monotonic())  # before anything is staged

@@ -1,5 +1,6 @@
 """twin's MCP server (the official SDK's `MCPServer`): seed 003's tools, three resources and the agent protocol as
-its instructions, over stdio (`twin mcp`, for desktop hosts) or streamable HTTP at `/mcp` on the API's server.
+its instructions, over stdio (`twin mcp`, for desktop hosts) or streamable HTTP at `/mcp` on the API's server
+(`twin.mcp_server.over_http`).
 
 Both transports serve the current protocol (2026-07-28: one self-contained request per exchange) and the older
 handshake clients, as the SDK does; over HTTP the server is stateless (no session kept between requests), so any
@@ -9,17 +10,14 @@ API when it answers, else the store in this process.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
-from starlette.applications import Starlette
 
 from twin import __version__
 from twin.exceptions import TwinError, invalid_input_of
@@ -33,9 +31,6 @@ from twin.remote import TwinAccess
 from twin.settings import Settings
 
 log = logging.getLogger(__name__)
-
-MCP_PATH = "/mcp"
-"""Where the streamable-HTTP endpoint lives on the API's server."""
 
 
 class TwinServer(MCPServer):
@@ -114,25 +109,3 @@ def serve_stdio(settings: Settings, bus: Callable[[], object | None] | None = No
     finally:
         twin.close()
     return 0
-
-
-def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH) -> MCPServer:
-    """Serve MCP over streamable HTTP at `path` of `app` (the API's FastAPI app, whose middleware checks the
-    token, the Host and the Origin of every request, this one's too), stateless and with JSON responses. Adds the
-    route and wraps `app`'s lifespan so the SDK's session manager runs while `app` does. The SDK's own Host check
-    is off: the API's is the one rule (DESIGN.md invariant 9), and it knows when a non-loopback bind was allowed.
-    Returns the server (its tools call `twin`)."""
-    server = build_server(twin)
-    sub = server.streamable_http_app(streamable_http_path=path, stateless_http=True, json_response=True,
-                                     transport_security=TransportSecuritySettings(
-                                         enable_dns_rebinding_protection=False))
-    app.router.routes.extend(sub.routes)
-    inner = app.router.lifespan_context
-
-    @contextlib.asynccontextmanager
-    async def lifespan(started: Starlette) -> AsyncIterator[object]:
-        async with server.session_manager.run(), inner(started) as state:
-            yield state
-
-    app.router.lifespan_context = lifespan
-    return server

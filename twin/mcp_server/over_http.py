@@ -1,0 +1,112 @@
+"""MCP over streamable HTTP at `/mcp` on the API's app, built once the app runs.
+
+Loading the MCP SDK and building the server (its types, then a JSON schema for each tool) cost ~0.6 CPU s, a
+quarter of the API's start at 100k memories (bench/daemon_rss.py), and a search needs none of it. So the API's
+READY does not wait for it (issue 18: cold start to READY <= 3 s): `mount` adds the route and nothing else; as the
+app's lifespan starts, the server is built in a thread and its session manager run in a task of the lifespan's
+own; a request to `/mcp` that comes before it is ready waits for it. This module does not import the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from twin.remote import TwinAccess
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+"""Where the streamable-HTTP endpoint lives on the API's server."""
+LOADING_POLL_S = 0.02
+"""How often the build looks whether the app's warm-up is done (seconds)."""
+
+
+class McpEndpoint:
+    """The ASGI app at `path`: the SDK's streamable-HTTP handler once `keep` has built and started it; until then
+    a request waits for it, and a server that could not be built, or has stopped, answers 503 with a `detail`."""
+
+    def __init__(self, twin: TwinAccess, path: str = MCP_PATH, loading: Callable[[], bool] = lambda: False):
+        self.twin = twin
+        self.path = path
+        self.loading = loading
+        self.server: Any = None  # the `MCPServer`, once built
+        self._handler: Any = None
+        self._settled = asyncio.Event()  # built and running, or failed
+
+    def _build(self) -> tuple[Any, Any]:
+        """The server whose tools call `twin` and its ASGI handler (stateless, JSON answers). The SDK's own Host
+        check is off: the API's Guard is the one rule (DESIGN.md invariant 9), and it knows when a non-loopback bind
+        was allowed. Imports the SDK: runs in a thread."""
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from twin.mcp_server.server import build_server
+
+        server = build_server(self.twin)
+        sub = server.streamable_http_app(streamable_http_path=self.path, stateless_http=True, json_response=True,
+                                         transport_security=TransportSecuritySettings(
+                                             enable_dns_rebinding_protection=False))
+        route = next(r for r in sub.routes if isinstance(r, Route) and r.path == self.path)
+        return server, route.app
+
+    async def keep(self, stop: asyncio.Event) -> None:
+        """Once `loading()` is False (the app's own warm-up, which READY waits for, is done: polled every
+        `LOADING_POLL_S`), build the server (in a thread), run its session manager until `stop` is set, then stop
+        it: in this one task, as the SDK's task group asks. A build or a run that fails is logged and leaves `/mcp`
+        answering 503; it never stops the API."""
+        try:
+            while self.loading() and not stop.is_set():
+                await asyncio.sleep(LOADING_POLL_S)
+            self.server, handler = await asyncio.to_thread(self._build)
+            async with self.server.session_manager.run():
+                self._handler = handler
+                self._settled.set()
+                await stop.wait()
+        except Exception:
+            log.exception("api: MCP over HTTP is not available")
+        finally:
+            self._handler = None
+            self._settled.set()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        await self._settled.wait()
+        if self._handler is None:
+            response = JSONResponse({"detail": "MCP is not available on this server now (see its log)"},
+                                    status_code=503)
+            await response(scope, receive, send)
+            return
+        await self._handler(scope, receive, send)
+
+
+def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH,
+          loading: Callable[[], bool] = lambda: False) -> McpEndpoint:
+    """Serve MCP over streamable HTTP at `path` of `app` (the API's FastAPI app, whose middleware checks the
+    token, the Host and the Origin of every request, this one's too). Adds the route and wraps `app`'s lifespan so
+    that, after the app's own startup and once `loading()` is False (the API: its recall's warm-up), the server is
+    built and runs while `app` does (`McpEndpoint.keep`); neither the startup nor that warm-up waits for it (both
+    compete for the GIL). Returns the endpoint (`.server` is the `MCPServer` once built)."""
+    endpoint = McpEndpoint(twin, path, loading)
+    app.router.routes.append(Route(path, endpoint=endpoint))
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(started: Starlette) -> AsyncIterator[object]:
+        async with inner(started) as state:
+            stop = asyncio.Event()
+            keeper = asyncio.create_task(endpoint.keep(stop), name="mcp-over-http")
+            try:
+                yield state
+            finally:
+                stop.set()
+                await keeper
+
+    app.router.lifespan_context = lifespan
+    return endpoint
