@@ -209,7 +209,7 @@ class Supervisor:
             forced.cancel()
 
     async def _keep_connector(self, connector: connectors.Connector, bus: Bus) -> None:
-        """Run `connector` (imported now) until stopping, acting on what it raises (Home Assistant's update
+        """Run `connector` (imported now, in a thread) until stopping, acting on what it raises (Home Assistant's update
         coordinator, STYLE.md): `ConnectorAuthFailed` stops it and tells the owner (a diary line, kind
         `degraded`, with the error's advice; it starts again with twin); `ConnectorTransient` restarts it with the
         capped backoff of a child process, said in the diary once per run of failures (a run longer than
@@ -219,8 +219,11 @@ class Supervisor:
         while not self.stop.is_set():
             started = time.monotonic()
             try:
-                await connector.load()(self.settings, self.store, bus, self.activity,
-                                      **self.connector_extras.get(name, {})).run(self.stop)
+                # imported in a thread: the Gmail client's libraries take ~0.5 s to import, and the loop meanwhile
+                # reads the API's READY (issue 18: cold start) and keeps the children
+                kind = await asyncio.to_thread(connector.load)
+                await kind(self.settings, self.store, bus, self.activity,
+                           **self.connector_extras.get(name, {})).run(self.stop)
                 return
             except ConnectorAuthFailed as exc:
                 log.error("supervisor: connector %s stopped: its source refused the credentials (%s)", name, exc)
