@@ -110,7 +110,7 @@ def test_streamable_http_mount(twin_paths, mode):
     the current protocol (2026-07-28, no handshake) and an older client's initialize handshake alike."""
     from starlette.applications import Starlette
 
-    from twin.mcp_server.over_http import mount
+    from twin.api.mcp_route import mount
     from twin.remote import LocalTwin
 
     app = Starlette()
@@ -128,7 +128,7 @@ def test_a_server_that_cannot_be_built_leaves_mcp_answering_503_and_the_app_serv
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from twin.mcp_server import over_http
+    from twin.api import mcp_route as over_http
     from twin.remote import LocalTwin
 
     def broken(self):
@@ -141,7 +141,8 @@ def test_a_server_that_cannot_be_built_leaves_mcp_answering_503_and_the_app_serv
         with serving(app) as url:
             refused = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=10)
             assert refused.status_code == 503
-            assert "MCP is not available" in refused.json()["detail"]
+            assert refused.json()["error"]["code"] == "unavailable"
+            assert "MCP over HTTP is not available" in refused.json()["error"]["message"]
             assert httpx.get(f"{url}/ping", timeout=10).text == "pong"
 
 
@@ -211,6 +212,54 @@ def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):
     for answer in refused:
         assert answer.is_error and "not stored:" in answer.content[0].text
     assert fact in kept.contents[0].text
+
+
+def test_the_apis_mcp_that_cannot_be_built_is_said_in_the_diary_and_answers_503(twin_paths, monkeypatch):
+    """The API's `/mcp` (`twin.api.app`): a build that fails leaves a `degraded` diary line (what `twin activity`
+    and the Telegram digest read) and a 503 in the API's error shape; a search goes on answering."""
+    from api_server import running_api
+    from conftest import free_port
+
+    from twin.activity import Activity
+    from twin.api import mcp_route
+    from twin.settings import load_settings
+
+    def broken(self):
+        raise RuntimeError("no SDK here")
+
+    monkeypatch.setattr(mcp_route.McpEndpoint, "_build", broken)
+    monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
+    monkeypatch.setenv("TWIN_API_PORT", str(free_port()))
+    with running_api(load_settings()) as api:
+        refused = api.client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                  headers={"Accept": "application/json, text/event-stream"})
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"] == {"code": "unavailable", "message": mcp_route.UNAVAILABLE}
+        assert api.client.post("/v1/search", json={"query": "tea"}).status_code == 200
+    with Store(twin_paths.db_path) as store:
+        lines = [e.text for e in Activity(store, twin_paths.being).recent(20)]
+    assert any("MCP over HTTP (/mcp) is not available" in line and "no SDK here" in line for line in lines), lines
+
+
+def test_a_bad_argument_is_named_as_the_api_names_it_query_included(twin_paths):
+    """A tool argument that fails its schema is said in the API's words, its name first: `query` too (FastAPI's
+    locations start with `query`, `body`, …, which the API's wording drops; an MCP argument's name is no such
+    location)."""
+    from twin.mcp_server.server import build_server
+    from twin.remote import LocalTwin
+
+    async def go(client: Client):
+        wrong = await client.call_tool("memory_search", {"query": 123})
+        missing = await client.call_tool("memory_search", {})
+        limit = await client.call_tool("memory_search", {"query": "tea", "limit": "many"})
+        return [answer.content[0].text for answer in (wrong, missing, limit) if answer.is_error]
+
+    with LocalTwin(twin_paths) as twin:
+        said = run(Client(build_server(twin)), go)
+    assert len(said) == 3, said
+    assert "query: Input should be a valid string" in said[0]
+    assert "query: Field required" in said[1]
+    assert "limit: " in said[2]
 
 
 def test_a_bad_resource_id_is_one_quiet_line(twin_paths, caplog):

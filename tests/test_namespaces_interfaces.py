@@ -181,7 +181,7 @@ def test_namespaces_isolate_over_mcp_stdio(twin_paths, monkeypatch):
 def test_namespaces_isolate_over_mcp_streamable_http(twin_paths, monkeypatch):
     from starlette.applications import Starlette
 
-    from twin.mcp_server.over_http import mount
+    from twin.api.mcp_route import mount
     from twin.remote import LocalTwin
 
     monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")

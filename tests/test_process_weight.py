@@ -42,7 +42,7 @@ def test_a_store_loads_numpy_only_when_vectors_are_read(tmp_path: Path) -> None:
 
 def test_the_api_app_loads_the_mcp_sdk_only_once_it_runs(tmp_path: Path) -> None:
     """Building the API's app (`create_app`) imports no part of the MCP SDK: `/mcp` is built after the app starts
-    (`twin.mcp_server.over_http`), so the API's READY does not wait for the SDK (~0.6 CPU s; bench/daemon_rss.py)."""
+    (`twin.api.mcp_route`), so the API's READY does not wait for the SDK (~0.6 CPU s; bench/daemon_rss.py)."""
     code = (f"import os\nos.environ.update(TWIN_DATA_DIR={str(tmp_path / 'data')!r}, "
             f"TWIN_CONFIG_DIR={str(tmp_path / 'config')!r}, TWIN_RUNTIME_DIR={str(tmp_path / 'run')!r}, "
             f"TWIN_ENV_FILE={str(tmp_path / 'env')!r})\n"

@@ -76,15 +76,16 @@ _PYDANTIC_LINK = " For further information visit https://errors.pydantic.dev"
 _LOCATIONS = ("body", "query", "path", "header")
 
 
-def invalid_input_of(errors: list[dict]) -> InvalidInput:
+def invalid_input_of(errors: list[dict], located: bool = True) -> InvalidInput:
     """The caller's error that a pydantic validation failure stands for (`ValidationError.errors()`: the API's
     bodies, queries and paths, the MCP tools' arguments), so both say the same about the same input: the first
     error, `field` the last name of its location after where it was (`body.content` → `content`), the message
     "<field>: <what pydantic says>" without pydantic's "Value error, " prefix and its documentation link. Code
-    `invalid`."""
+    `invalid`. `located`: the first part of a location says where the input was (FastAPI's body, query, path,
+    header); an MCP tool's arguments have no such part (False), so an argument named `query` keeps its name."""
     first = errors[0] if errors else {}
     loc = list(first.get("loc", ()))
-    if loc and loc[0] in _LOCATIONS:
+    if located and loc and loc[0] in _LOCATIONS:
         loc = loc[1:]
     names = [part for part in loc if isinstance(part, str)]
     field = names[-1] if names else None

@@ -18,12 +18,12 @@ from twin import __version__
 from twin.api.callers import PersonTokens
 from twin.api.guard import LOOPBACK_NAMES, Guard, error_body
 from twin.api.lanes import Lanes
+from twin.api.mcp_route import mount as mount_mcp
 from twin.api.page import mount as mount_page
 from twin.api.routes import ERRORS, legacy, v1
 from twin.api.session import PageSessions
 from twin.api.token import TokenFile
 from twin.exceptions import Forbidden, InvalidInput, NotFound, TwinError, invalid_input_of
-from twin.mcp_server.over_http import mount as mount_mcp
 from twin.remote import LanesTwin
 from twin.settings import Settings
 from twin.store import Store
@@ -121,6 +121,11 @@ def create_app(settings: Settings, lanes: Lanes, warm: bool = True) -> Guard:
     app.include_router(v1)
     mount_page(app)  # the page at /twin, its files and its routes (twin.api.page)
     add_error_handlers(app)
-    mount_mcp(app, LanesTwin(lanes), loading=lanes.read.loading)  # MCP at /mcp, behind the Guard; built once warm
+
+    async def say_degraded(line: str) -> None:
+        await lanes.write.run(lambda ctx: ctx.activity.record("degraded", line))
+
+    # MCP at /mcp, behind the same Guard, built once the recall is warm (a failure said in the diary)
+    mount_mcp(app, LanesTwin(lanes), loading=lanes.read.loading, say=say_degraded)
     return Guard(app, TokenFile(settings.api_token_path), accepted_hosts(settings), own_origins(settings),
                  app.state.sessions, app.state.people)

@@ -1,6 +1,6 @@
 """twin's MCP server (the official SDK's `MCPServer`): seed 003's tools, three resources and the agent protocol as
 its instructions, over stdio (`twin mcp`, for desktop hosts) or streamable HTTP at `/mcp` on the API's server
-(`twin.mcp_server.over_http`).
+(`twin.api.mcp_route`).
 
 Both transports serve the current protocol (2026-07-28: one self-contained request per exchange) and the older
 handshake clients, as the SDK does; over HTTP the server is stateless (no session kept between requests), so any
@@ -44,7 +44,7 @@ class TwinServer(MCPServer):
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
-            said = invalid_input_of(exc.__cause__.errors())
+            said = invalid_input_of(exc.__cause__.errors(), located=False)
             raise ToolError(f"Error executing tool {name}: {said}") from exc.__cause__
 
 

@@ -1,10 +1,11 @@
-"""MCP over streamable HTTP at `/mcp` on the API's app, built once the app runs.
+"""MCP over streamable HTTP at `/mcp` on the API's app (`twin.mcp_server.server`'s tools), built once the app runs.
 
 Loading the MCP SDK and building the server (its types, then a JSON schema for each tool) cost ~0.6 CPU s, a
 quarter of the API's start at 100k memories (bench/daemon_rss.py), and a search needs none of it. So the API's
 READY does not wait for it (issue 18: cold start to READY <= 3 s): `mount` adds the route and nothing else; as the
-app's lifespan starts, the server is built in a thread and its session manager run in a task of the lifespan's
-own; a request to `/mcp` that comes before it is ready waits for it. This module does not import the SDK.
+app's lifespan starts and the recall is warm, the server is built in a thread and its session manager run in a task
+of the lifespan's own; a request to `/mcp` that comes before it is ready waits for it. A build that fails leaves
+`/mcp` answering 503 in the API's error shape, and says so in the diary. This module does not import the SDK.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from twin.api.guard import error_body
 
 if TYPE_CHECKING:
     from twin.remote import TwinAccess
@@ -30,14 +33,26 @@ LOADING_POLL_S = 0.02
 """How often the build looks whether the app's warm-up is done (seconds)."""
 
 
+UNAVAILABLE = "MCP over HTTP is not available on this server now: the daemon's journal says why"
+"""The message of `/mcp`'s 503 (code `unavailable`) when the server could not be built or has stopped."""
+
+
+async def _no_diary(line: str) -> None:
+    """Where a failed build is said when the mount is given nowhere else: the log alone."""
+
+
 class McpEndpoint:
     """The ASGI app at `path`: the SDK's streamable-HTTP handler once `keep` has built and started it; until then
-    a request waits for it, and a server that could not be built, or has stopped, answers 503 with a `detail`."""
+    a request waits for it, and a server that could not be built, or has stopped, answers 503 (`UNAVAILABLE`, the
+    API's `{error: {code, message}}`). `say` writes a failed build's line to the diary (the API: a `degraded`
+    line through its write lane)."""
 
-    def __init__(self, twin: TwinAccess, path: str = MCP_PATH, loading: Callable[[], bool] = lambda: False):
+    def __init__(self, twin: TwinAccess, path: str = MCP_PATH, loading: Callable[[], bool] = lambda: False,
+                 say: Callable[[str], Awaitable[None]] = _no_diary):
         self.twin = twin
         self.path = path
         self.loading = loading
+        self.say = say
         self.server: Any = None  # the `MCPServer`, once built
         self._handler: Any = None
         self._settled = asyncio.Event()  # built and running, or failed
@@ -65,13 +80,20 @@ class McpEndpoint:
         try:
             while self.loading() and not stop.is_set():
                 await asyncio.sleep(LOADING_POLL_S)
+            if stop.is_set():  # stopped during the warm-up: nothing to build for
+                return
             self.server, handler = await asyncio.to_thread(self._build)
             async with self.server.session_manager.run():
                 self._handler = handler
                 self._settled.set()
                 await stop.wait()
-        except Exception:
+        except Exception as exc:  # the API goes on without MCP; the log and the diary say why
             log.exception("api: MCP over HTTP is not available")
+            try:
+                await self.say(f"MCP over HTTP (/mcp) is not available: its server could not start "
+                               f"({type(exc).__name__}: {exc}); the HTTP API and `twin mcp` go on without it.")
+            except Exception:  # a diary that cannot be written is logged, never raised
+                log.warning("api: could not write the diary line about MCP", exc_info=True)
         finally:
             self._handler = None
             self._settled.set()
@@ -79,21 +101,21 @@ class McpEndpoint:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         await self._settled.wait()
         if self._handler is None:
-            response = JSONResponse({"detail": "MCP is not available on this server now (see its log)"},
-                                    status_code=503)
+            response = JSONResponse(error_body("unavailable", UNAVAILABLE), status_code=503)
             await response(scope, receive, send)
             return
         await self._handler(scope, receive, send)
 
 
-def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH,
-          loading: Callable[[], bool] = lambda: False) -> McpEndpoint:
+def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH, loading: Callable[[], bool] = lambda: False,
+          say: Callable[[str], Awaitable[None]] = _no_diary) -> McpEndpoint:
     """Serve MCP over streamable HTTP at `path` of `app` (the API's FastAPI app, whose middleware checks the
     token, the Host and the Origin of every request, this one's too). Adds the route and wraps `app`'s lifespan so
     that, after the app's own startup and once `loading()` is False (the API: its recall's warm-up), the server is
     built and runs while `app` does (`McpEndpoint.keep`); neither the startup nor that warm-up waits for it (both
-    compete for the GIL). Returns the endpoint (`.server` is the `MCPServer` once built)."""
-    endpoint = McpEndpoint(twin, path, loading)
+    compete for the GIL). `say` writes a failed build's diary line (`McpEndpoint`). Returns the endpoint
+    (`.server` is the `MCPServer` once built)."""
+    endpoint = McpEndpoint(twin, path, loading, say)
     app.router.routes.append(Route(path, endpoint=endpoint))
     inner = app.router.lifespan_context
 
