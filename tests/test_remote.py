@@ -391,3 +391,46 @@ def test_http_mcp_and_the_cli_carry_the_reasons_and_each_search_is_in_the_latenc
     asked = httpx.get(f"{url}/v1/stats/recall-latency", headers=bearer).json()["by_interface"]
     assert {k: asked.get(k, 0) - before.get(k, 0) for k in ("http", "mcp", "cli", "mcp-stdio")} == {
         "http": 1, "mcp": 1, "cli": 1, "mcp-stdio": 1}
+
+
+@pytest.mark.parametrize("answer", ["html-404", "json-without-store", "not-json-200"])
+def test_another_program_on_the_apis_port_leaves_the_cli_in_its_own_data_dir(twin_paths, monkeypatch, answer):
+    """No twin runs, but another program holds the API's port (a dev server, an old tool): its answer to
+    `/v1/health` is no twin's health, so the CLI learns and recalls in its own data dir, as with no daemon, and
+    sends that program nothing but the one health check (`AutoTwin._serves_this_store`). Found by a breaker run:
+    `twin recall` printed the program's 404 page and exited 1."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from twin.api.token import ensure_token
+
+    asked: list[str] = []
+
+    class Foreign(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            asked.append(f"{self.command} {self.path}")
+            status, kind, body = {"html-404": (404, "text/html", b"<!DOCTYPE HTML><p>Error code: 404</p>"),
+                                  "json-without-store": (200, "application/json", b'{"ok": true}'),
+                                  "not-json-200": (200, "text/plain", b"hello")}[answer]
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Foreign)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("TWIN_API_PORT", str(server.server_address[1]))
+        ensure_token(load_settings().api_token_path)  # as after a daemon's first start: the CLI asks the port
+        _cli("learn", "Owner bought a red kayak in October.")
+        assert "red kayak" in _cli("recall", "which kayak did I buy")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked and all(a == "GET /v1/health" for a in asked), asked

@@ -379,15 +379,26 @@ class AutoTwin(TwinAccess):
         """True when the daemon answering at the configured address serves the store of this process's data dir:
         its `/v1/health` `store` is the id kept in `settings.db_path` (`twin.store.state.peek_store_identity`).
         Another twin's daemon on that port (one started with another `TWIN_DATA_DIR` and the same config) must
-        never read, write or forget for this data dir; then the calls run in this process. A daemon that says no
-        store (an older twin) is trusted as before. Raises what `health` raises but `DaemonUnreachable`."""
+        never read, write or forget for this data dir, nor another program that holds the port (its answer is no
+        twin's health: an HTML page, a 404, JSON without a store id); then the calls run in this process, with one
+        log line. Raises `DaemonUnreachable` (nothing accepts the connection) and `TokenRefused` (a 401) as
+        `health` does."""
         from twin.store.state import peek_store_identity  # here: a call the daemon answers imports no store
 
-        theirs = daemon.health().get("store")
-        if theirs is None or theirs == peek_store_identity(self.settings.db_path):
+        try:
+            answer = daemon.health()
+        except (DaemonUnreachable, TokenRefused):
+            raise
+        except (TwinError, ValueError) as exc:  # ValueError: a 2xx answer that is not JSON
+            log.warning("remote: %s answers, but not as a twin's API (%s); running here instead", daemon.base_url,
+                        str(exc)[:120])
+            return False
+        theirs = answer.get("store") if isinstance(answer, dict) else None
+        if theirs is not None and theirs == peek_store_identity(self.settings.db_path):
             return True
-        log.warning("remote: the daemon at %s serves another store than %s; running here instead",
-                    daemon.base_url, self.settings.db_path)
+        log.warning("remote: the daemon at %s %s than %s; running here instead", daemon.base_url,
+                    "serves another store" if theirs is not None else "says no store id, so it may serve another",
+                    self.settings.db_path)
         return False
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
