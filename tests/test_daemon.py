@@ -187,6 +187,49 @@ def test_missing_redis_server_says_which_package(daemon_env):
     assert "apt-get install redis-server" in proc.stderr and "Traceback" not in proc.stdout + proc.stderr
 
 
+def _diary(env: dict) -> list[str]:
+    with Store(Path(env["TWIN_DATA_DIR"]) / "twin.db") as store:
+        return [text for (text,) in store.conn.execute("SELECT text FROM activity ORDER BY id")]
+
+
+def test_a_redis_server_that_exits_at_each_start_stops_twin_up_with_its_reason(daemon_env, tmp_path):
+    """A private redis-server that exits at once (a corrupt AOF, a bad config): `twin up` stops after its third
+    exit, well within the 20 s it would wait for one still starting, with one line naming the exit code and no
+    traceback, and the diary says why it could not start. Found by a breaker run (a traceback after 21 s)."""
+    fake = tmp_path / "redis-server"
+    fake.write_text("#!/bin/sh\necho 'FATAL CONFIG FILE ERROR' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=dict(daemon_env,
+                          TWIN_REDIS_SERVER_BIN=str(fake)), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and time.monotonic() - started < 18
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out
+    said = [line for line in proc.stderr.splitlines() if line.startswith("twin: ") and "warning" not in line]
+    assert len(said) == 1 and "did not answer" in said[0] and "exited 3 time(s), last with code 1" in said[0], out
+    assert any(line.startswith("twin cannot start: the private redis-server did not answer") for line in
+               _diary(daemon_env)), _diary(daemon_env)
+
+
+def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
+    """Another program holds the API's port: `twin up` runs on without its API and the diary says the API cannot
+    listen on that address (not "did not answer within 60 s"). Found by a breaker run."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", int(daemon_env["TWIN_API_PORT"])))
+    holder.listen()
+    proc = start(daemon_env, tmp_path / "daemon.log")
+    try:
+        wait_for(lambda: any("exited while starting" in line for line in _diary(daemon_env)), 60,
+                 "the diary line of an API that cannot listen")
+    finally:
+        assert stop(proc) == 0
+        holder.close()
+    lines = _diary(daemon_env)
+    said = next(line for line in lines if "exited while starting" in line)
+    assert f"it cannot listen on 127.0.0.1:{daemon_env['TWIN_API_PORT']}" in said, said
+    assert not any("did not answer within" in line for line in lines), lines
+
+
 def test_store_never_changes_the_mode_of_an_existing_directory(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)

@@ -34,7 +34,7 @@ from twin.activity import Activity
 from twin.daemon import systemd
 from twin.daemon.lifetime import InstanceLock, NicedChild, die_with_parent_sigkill, die_with_parent_sigterm
 from twin.daemon.redis_server import redis_argv
-from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused
+from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused, RedisUnavailable
 from twin.ingest import BacklogWatch
 from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
@@ -54,7 +54,13 @@ SETTINGS_EXIT_CODE = 2
 restarted, as the systemd unit's `RestartPreventExitStatus=2` does not restart `twin up`."""
 STABLE_AFTER_S = 60.0
 """A child that ran this long before exiting restarts with the backoff reset to 1 s."""
+FIRST_BACKOFF_S = 1.0
+"""The first restart of a child or a connector that failed waits this long; each quick failure after doubles it
+(README: "1 s doubling")."""
 REDIS_START_TIMEOUT_S = 20.0
+REDIS_START_EXITS = 3
+"""`twin up` stops waiting for its private Redis after this many exits of it (a corrupt AOF, a bad config: each
+restart fails the same way), or after `REDIS_START_TIMEOUT_S` seconds, and stops with the reason (exit code 1)."""
 STATUS_EVERY_S = 30.0
 STAGED_EVERY_S = 5.0
 """How often staged items that no learn job carries yet (Redis refused them) are queued again."""
@@ -98,8 +104,9 @@ class Child:
     proc: asyncio.subprocess.Process | None = None
     status: ChildStatus = ChildStatus.STOPPED
     restarts: int = 0
+    last_code: int | None = None
     started_at: float = 0.0
-    backoff_s: float = 1.0
+    backoff_s: float = FIRST_BACKOFF_S / 2  # doubled at the first quick exit: the first restart waits 1 s
     task: asyncio.Task | None = field(default=None, repr=False)
 
 
@@ -147,6 +154,7 @@ class Supervisor:
         while not self.stop.is_set():
             await self._spawn(child)
             code = await child.proc.wait()
+            child.last_code = code
             if self.stop.is_set():
                 break
             if code == SETTINGS_EXIT_CODE:  # its reason is in its log and the diary (`twin.workers.main`)
@@ -158,15 +166,25 @@ class Supervisor:
             child.backoff_s = self._restart_delay(ran_s, child.backoff_s)
             child.restarts += 1
             child.status = ChildStatus.BACKOFF
-            self.activity.record("error", f"The {child.name} process exited (code {code}) after {ran_s:.0f} s; "
-                                          f"restarting it in {child.backoff_s:.0f} s.")
+            self.activity.record("error", f"The {child.name} process exited ({self._exit_said(child, code)}) "
+                                          f"after {ran_s:.0f} s; restarting it in {child.backoff_s:.0f} s.")
             await connectors.stopped_within(self.stop, child.backoff_s)
         child.status = ChildStatus.STOPPED
 
+    def _exit_said(self, child: Child, code: int | None) -> str:
+        """How a diary line says `child`'s exit `code`: the API's 1 is a port it cannot listen on (`python -m
+        twin.api`), said with the address."""
+        if child.name == "api" and code == 1:
+            return (f"code 1: it cannot listen on {self.settings.api_host}:{self.settings.api_port}; another "
+                    "program may hold the port")
+        return f"code {code}"
+
     def _restart_delay(self, ran_s: float, previous_s: float) -> float:
-        """Seconds before a restart: 1 s after a run longer than `STABLE_AFTER_S`, else the previous delay
-        doubled, capped at `restart_backoff_max_s` (children and connectors alike)."""
-        return 1.0 if ran_s > STABLE_AFTER_S else min(previous_s * 2, self.settings.restart_backoff_max_s)
+        """Seconds before a restart: `FIRST_BACKOFF_S` after a run longer than `STABLE_AFTER_S`, else the previous
+        delay doubled (1, 2, 4 … s from the start), capped at `restart_backoff_max_s` (children and connectors
+        alike)."""
+        return (FIRST_BACKOFF_S if ran_s > STABLE_AFTER_S
+                else min(previous_s * 2, self.settings.restart_backoff_max_s))
 
     def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill,
                      env: dict[str, str] | None = None) -> Child:
@@ -215,7 +233,7 @@ class Supervisor:
         capped backoff of a child process, said in the diary once per run of failures (a run longer than
         `STABLE_AFTER_S` ends it) and logged without a traceback; any other exception is a crash: logged with its
         traceback, written to the diary, restarted with the same backoff."""
-        name, backoff_s, failing = connector.name, 1.0, False
+        name, backoff_s, failing = connector.name, FIRST_BACKOFF_S / 2, False
         while not self.stop.is_set():
             started = time.monotonic()
             try:
@@ -259,16 +277,22 @@ class Supervisor:
 
     # -- redis ----------------------------------------------------------------------------------
     async def _start_redis(self) -> None:
+        """Start the private redis-server (none with `redis_url`: an external one) and wait until it answers.
+        Raises `RedisUnavailable` when it is not installed, or has not answered within `REDIS_START_TIMEOUT_S`
+        or exited `REDIS_START_EXITS` times (naming its last exit code)."""
         if self.settings.redis_url:
             return
         self._start_child("redis", redis_argv(self.settings), on_parent_death=die_with_parent_sigterm)
-        deadline = time.monotonic() + REDIS_START_TIMEOUT_S
-        while time.monotonic() < deadline:
+        redis, started = self.children["redis"], time.monotonic()
+        while time.monotonic() - started < REDIS_START_TIMEOUT_S and redis.restarts < REDIS_START_EXITS:
             if await asyncio.to_thread(self._redis_answers):
                 return
             await asyncio.sleep(0.1)
-        raise RuntimeError(f"the private redis-server did not answer on {self.settings.redis_socket} "
-                           f"within {REDIS_START_TIMEOUT_S:.0f} s")
+        exited = (f"it exited {redis.restarts} time(s), last with code {redis.last_code}"
+                  if redis.restarts else "it is still starting")
+        raise RedisUnavailable(f"the private redis-server did not answer on {self.settings.redis_socket} within "
+                               f"{time.monotonic() - started:.0f} s ({exited}; the journal "
+                               "has its own words)")
 
     # -- periodic ---------------------------------------------------------------------------------
     def _redis_answers(self, refused_raises: bool = False) -> bool:
@@ -451,7 +475,11 @@ class Supervisor:
                     self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
                                                      f"{self.settings.api_port}, beyond this machine "
                                                      "(TWIN_API_ALLOW_REMOTE); only its token guards it.")
-            await self._start_redis()
+            try:
+                await self._start_redis()
+            except RedisUnavailable as exc:  # not installed, or it exits at each start: the reason, exit code 1
+                self.activity.record("degraded", f"twin cannot start: {exc}.")
+                raise
             self.redis = open_redis(self.settings, retry=True)  # what the workers' `connect_redis` opens
             try:
                 answers = await asyncio.to_thread(self._redis_answers, True)
@@ -483,7 +511,10 @@ class Supervisor:
                       asyncio.create_task(self._staged_ticks(bus, backlog), name="staged-ticks"),
                       asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks"),
                       asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
-            answering = await self._api_answers(ready) if self.settings.api_enabled else True
+            answering = await self._api_answers(ready) if self.settings.api_enabled else "ready"
+            if self.stop.is_set():  # stopped while starting: not up, nothing to say but the stop
+                await self.stop.wait()
+                return 0
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
@@ -492,7 +523,12 @@ class Supervisor:
             self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
                                            f"scheduler{api}, Redis {redis}, {model}; reflection every "
                                            f"{self.settings.tick_s:.0f} s.")
-            if not answering:
+            if answering == "exited":
+                api = self.children["api"]
+                self.activity.record("degraded", f"The HTTP API exited while starting "
+                                                 f"({self._exit_said(api, api.last_code)}); twin runs on without it "
+                                                 "and restarts it with backoff (the journal says why).")
+            elif answering == "timeout":
                 self.activity.record("degraded", f"The HTTP API did not answer within {API_READY_WAIT_S:.0f} s of "
                                                  "the start (still loading its model and index, or failing: the "
                                                  "journal says which); twin runs on meanwhile.")
@@ -502,12 +538,13 @@ class Supervisor:
             lock.release()
         return 0
 
-    async def _api_answers(self, ready: socket.socket) -> bool:
+    async def _api_answers(self, ready: socket.socket) -> str:
         """Wait until the API says READY=1 on `ready` (the `NOTIFY_SOCKET` it was given: it says so once it accepts
         requests with its recall open, `twin.api.server.tell_ready`), at most `API_READY_WAIT_S`, until stopping or
-        until the API process exits; True if it did. Closes and removes `ready`. systemd's READY=1 comes after this, so systemd and
-        `twin status` call the daemon up when it can answer (issue 18); the workers start meanwhile (jobs wait in
-        Redis until the embedding worker has opened its index)."""
+        until the API process exits; "ready" if it did, else "stopping", "exited" or "timeout". Closes and removes
+        `ready`. systemd's READY=1 comes after this, so systemd and `twin status` call the daemon up when it can
+        answer (issue 18); the workers start meanwhile (jobs wait in Redis until the embedding worker has opened
+        its index)."""
         loop, api = asyncio.get_running_loop(), self.children["api"]
         deadline = time.monotonic() + API_READY_WAIT_S
         try:
@@ -517,8 +554,9 @@ class Supervisor:
                 except TimeoutError:
                     continue
                 if "READY=1" in message.decode(errors="replace").split("\n"):
-                    return True
-            return False
+                    return "ready"
+            return ("stopping" if self.stop.is_set() else "exited" if api.status is ChildStatus.BACKOFF
+                    else "timeout")
         finally:
             path = ready.getsockname()
             ready.close()
