@@ -143,6 +143,10 @@ def test_sd_notify_ready_and_stopping(daemon_env, tmp_path):
         token = (Path(env["TWIN_CONFIG_DIR"]) / "api-token").read_text().strip()
         health = DaemonTwin(f"http://127.0.0.1:{env['TWIN_API_PORT']}", token).health()
         assert health["ok"] is True and health["loading"] is False
+        import json  # `twin status` looks at the running API: this twin's answers, so no degraded line of it
+        report = json.loads(subprocess.run([sys.executable, "-m", "twin", "status", "--json"], cwd=ROOT, env=env,
+                                           capture_output=True, text=True, timeout=60).stdout)
+        assert not [line for line in report["degraded"] if "HTTP API" in line], report["degraded"]
     finally:
         proc.send_signal(signal.SIGTERM)
         messages = []
@@ -212,8 +216,9 @@ def test_a_redis_server_that_exits_at_each_start_stops_twin_up_with_its_reason(d
 
 
 def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
-    """Another program holds the API's port: `twin up` runs on without its API and the diary says the API cannot
-    listen on that address (not "did not answer within 60 s"). Found by a breaker run."""
+    """Another program holds the API's port: `twin up` runs on without its API, the diary says the API cannot
+    listen on that address (not "did not answer within 60 s") and `twin status` lists it among the degraded modes.
+    Found by a breaker run."""
     holder = socket.socket()
     holder.bind(("127.0.0.1", int(daemon_env["TWIN_API_PORT"])))
     holder.listen()
@@ -221,6 +226,10 @@ def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
     try:
         wait_for(lambda: any("exited while starting" in line for line in _diary(daemon_env)), 60,
                  "the diary line of an API that cannot listen")
+        status = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
+                                capture_output=True, text=True, timeout=60)
+        said = f"what answers at http://127.0.0.1:{daemon_env['TWIN_API_PORT']} is not this twin's HTTP API"
+        assert said in status.stdout, status.stdout  # the holder takes the connection and never answers
     finally:
         assert stop(proc) == 0
         holder.close()

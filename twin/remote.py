@@ -233,12 +233,12 @@ class DaemonTwin(TwinAccess):
     latency chart says which interface asked (`twin.api.routes.interface_of`)."""
 
     def __init__(self, base_url: str, token: str, token_source: Callable[[], str | None] | None = None,
-                 interface: str = "cli"):
+                 interface: str = "cli", answer_s: float = DAEMON_ANSWER_S):
         from urllib.parse import urlsplit
 
         from twin import __version__
 
-        self.base_url = base_url
+        self.base_url, self.answer_s = base_url, answer_s
         self._agent = f"twin-{interface}/{__version__}"
         parts = urlsplit(base_url)
         self._host, self._port = parts.hostname, parts.port
@@ -299,7 +299,7 @@ class DaemonTwin(TwinAccess):
                 connection.connect()
             except OSError as exc:
                 raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
-            connection.sock.settimeout(DAEMON_ANSWER_S)
+            connection.sock.settimeout(self.answer_s)
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             headers = dict(self._headers)
             data = None if body is None else json.dumps(body).encode("utf-8")
@@ -354,14 +354,14 @@ def _error_of(status: int, raw: bytes) -> TwinError:
 class AutoTwin(TwinAccess):
     """The daemon for every call it answers (`DaemonTwin`), this process for a call it cannot take
     (`DaemonUnreachable`, `NotOverHttp`: `LocalTwin`, opened on first need) and for every call when the daemon
-    serves another store than this data dir's (asked once, `_serves_this_store`). A call that reached the daemon
+    serves another store than this data dir's (asked once, `serves_this_store`). A call that reached the daemon
     and failed is not run again here."""
 
     def __init__(self, settings: Settings, bus: Callable[[], object | None] | None = None, interface: str = "cli"):
         self.settings, self.bus, self.interface = settings, bus, interface
         self._daemon: DaemonTwin | None = None
         self._local: LocalTwin | None = None
-        self._checked: bool | None = None  # the daemon serves this data dir's store (`_serves_this_store`)
+        self._checked: bool | None = None  # the daemon serves this data dir's store (`serves_this_store`)
 
     def describe(self) -> str:
         return f"the daemon at {daemon_url(self.settings)} when it answers, else {LocalTwin(self.settings).describe()}"
@@ -375,7 +375,7 @@ class AutoTwin(TwinAccess):
                                           token_source=lambda: daemon_token(self.settings), interface=self.interface)
         return self._daemon
 
-    def _serves_this_store(self, daemon: DaemonTwin) -> bool:
+    def serves_this_store(self, daemon: DaemonTwin) -> bool:
         """True when the daemon answering at the configured address serves the store of this process's data dir:
         its `/v1/health` `store` is the id kept in `settings.db_path` (`twin.store.state.peek_store_identity`).
         Another twin's daemon on that port (one started with another `TWIN_DATA_DIR` and the same config) must
@@ -407,7 +407,7 @@ class AutoTwin(TwinAccess):
             self.answered_here = False
             try:
                 if self._checked is None:
-                    self._checked = self._serves_this_store(daemon)
+                    self._checked = self.serves_this_store(daemon)
                 if self._checked:
                     return daemon._call(operation, arguments)
             except (DaemonUnreachable, NotOverHttp) as exc:
@@ -436,6 +436,37 @@ def daemon_token(settings: Settings) -> str | None:
         return settings.api_token_path.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
+
+
+API_PROBE_S = 2.0
+"""How long `twin status` waits for the daemon's API to answer its health (seconds)."""
+
+
+def api_problem(settings: Settings) -> str | None:
+    """`twin status`'s look at the running daemon's API (its lock held, `api_enabled`): None when it answers
+    `/v1/health` as this data dir's twin within `API_PROBE_S` (`AutoTwin.serves_this_store`) or no daemon runs,
+    else the degraded line saying what answers at its address instead: nothing (its port taken, still starting,
+    or down: `twin activity` says which), another program, or another twin."""
+    if not settings.api_enabled:
+        return None
+    from twin.daemon.lifetime import InstanceLock
+
+    if InstanceLock.holder(settings.data_dir / "twin.lock") is None:
+        return None
+    url, token = daemon_url(settings), daemon_token(settings)
+    if token is None:
+        return f"the daemon runs but its HTTP API has not started (no token yet at {settings.api_token_path})"
+    daemon = DaemonTwin(url, token, answer_s=API_PROBE_S)
+    try:
+        if AutoTwin(settings).serves_this_store(daemon):
+            return None
+    except DaemonUnreachable:
+        return (f"the daemon runs but its HTTP API does not answer at {url} (still starting, or it cannot listen "
+                "there: `twin activity` says which)")
+    except TokenRefused:
+        return f"the HTTP API at {url} refuses the token in {settings.api_token_path}"
+    return (f"what answers at {url} is not this twin's HTTP API (another program, or another twin's daemon, "
+            "holds the port)")
 
 
 def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None,

@@ -17,12 +17,18 @@ from twin.store import Store
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    """Counts, embedding backlog, queue depths, index state and degraded modes."""
+    """Counts, embedding backlog, queue depths, index state and degraded modes (the daemon's API among them:
+    `twin.remote.api_problem`)."""
     from twin.health import status
+
+    from twin.remote import api_problem
 
     bus, redis_error = probe_redis(settings)
     with Store(settings.db_path) as store:
         report = status(settings, store, bus, redis_error, REDIS_ANSWER_S)
+    problem = api_problem(settings)
+    if problem is not None:
+        report["degraded"].append(problem)
     return emit(args, report, lambda: print_status(report))
 
 
