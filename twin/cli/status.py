@@ -20,7 +20,6 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     """Counts, embedding backlog, queue depths, index state and degraded modes (the daemon's API among them:
     `twin.remote.api_problem`)."""
     from twin.health import status
-
     from twin.remote import api_problem
 
     bus, redis_error = probe_redis(settings)
