@@ -74,3 +74,41 @@ def test_status_shows_every_registered_connector_and_its_degraded_lines(twin_env
     assert report["radio"] == {"enabled": False, "being": "owner"}
     assert "radio: off the air" in report["degraded"]
     assert report["telegram"] == {"enabled": False}
+
+
+def test_gmail_without_a_token_loads_no_google_library_until_twin_connect_gmail_writes_one(tmp_path):
+    """The registry's Gmail entry runs in every daemon (`GmailOnceConnected`): while no token file exists it only
+    looks for one and Google's libraries stay out of the supervisor (~22 MiB); once the file appears it runs the
+    real connector (which then reads the token: here a bad one, said in the diary as a sign-in to do again)."""
+    code = f"""
+import asyncio, os, sys
+os.environ.update(TWIN_DATA_DIR={str(tmp_path / 'data')!r}, TWIN_CONFIG_DIR={str(tmp_path / 'config')!r},
+                  TWIN_RUNTIME_DIR={str(tmp_path / 'run')!r}, TWIN_ENV_FILE={str(tmp_path / 'env')!r})
+from twin import connectors
+from twin.connectors import gmail_start
+from twin.settings import load_settings
+from twin.store import Store
+settings = load_settings()
+settings.data_dir.mkdir(parents=True)
+Store(settings.db_path).open().close()
+gmail_start.TOKEN_RECHECK_S = 0.05
+async def main():
+    stop = asyncio.Event()
+    task = asyncio.create_task(connectors.REGISTRY["gmail"].load()(settings, None, None, None).run(stop))
+    await asyncio.sleep(0.5)
+    print("waiting", "googleapiclient" in sys.modules, "twin.connectors.gmail" in sys.modules)
+    settings.gmail_token_path.parent.mkdir(parents=True, exist_ok=True)
+    settings.gmail_token_path.write_text("not a token")
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if "twin.connectors.gmail" in sys.modules:
+            break
+    await asyncio.sleep(0.5)
+    print("token", "googleapiclient" in sys.modules, "twin.connectors.gmail" in sys.modules)
+    stop.set()
+    await asyncio.wait_for(task, 30)
+asyncio.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["waiting False False", "token True True"], out.stdout + out.stderr

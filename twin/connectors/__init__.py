@@ -74,8 +74,8 @@ _STATE = "twin.connectors.source_state:"
 REGISTRY = {c.name: c for c in (
     Connector("files", "twin.connectors.files:FilesConnector", lambda s: bool(s.files_roots), _STATE + "files_state",
               prepare=_STATE + "record_files_roots"),
-    # always: without a token it only waits for `twin connect gmail` to write one
-    Connector("gmail", "twin.connectors.gmail:GmailConnector", lambda s: True, _STATE + "gmail_state",
+    # always: without a token it only waits for `twin connect gmail` to write one (and imports no Google library)
+    Connector("gmail", "twin.connectors.gmail_start:GmailOnceConnected", lambda s: True, _STATE + "gmail_state",
               _STATE + "gmail_degraded"),
     Connector("browser", "twin.connectors.browser:BrowserConnector", lambda s: s.browser_enabled,
               _STATE + "browser_state", _STATE + "browser_degraded"),
