@@ -25,6 +25,9 @@ def loaded_after(code: str) -> list[str]:
 
 @pytest.mark.parametrize("process, code", [
     ("supervisor", "import twin.daemon.supervisor"),
+    ("what `twin up` hands the connectors without Telegram",
+     "from twin.cli.run import connector_extras\nfrom twin.settings import Settings\n"
+     "assert connector_extras(Settings(_env_file=None)) == {}"),
     ("scheduler and learn worker", "import twin.workers.main, twin.workers.jobs, twin.workers.legacy_jobs"),
     ("the supervisor's lifecycle cursor and model id",
      "from twin.lifecycle.cycle import CURSOR\nfrom twin.settings import Settings\n"

@@ -19,12 +19,22 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
     from twin.daemon.supervisor import Supervisor
     from twin.logs import configure_logging
-    from twin.operations.member_chat import TelegramPeople
 
     if args.files:
         settings.files_roots = args.files
     configure_logging(settings.log_level, settings.secret_values)
-    return asyncio.run(Supervisor(settings, {"telegram": {"people": TelegramPeople(settings)}}).run())
+    return asyncio.run(Supervisor(settings, connector_extras(settings)).run())
+
+
+def connector_extras(settings: Settings) -> dict[str, dict]:
+    """What `twin up` hands a connector besides the registry's arguments: the Telegram connector, when a bot
+    token is set, the people's chat (`TelegramPeople`). Without Telegram nothing is imported for it (the
+    operations and numpy: +19 MiB of the supervisor's RSS, tests/test_process_weight.py)."""
+    if settings.telegram_bot_token is None:
+        return {}
+    from twin.operations.member_chat import TelegramPeople
+
+    return {"telegram": {"people": TelegramPeople(settings)}}
 
 
 def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
