@@ -108,6 +108,8 @@ def test_stdio_as_a_desktop_host_starts_it(twin_paths):
 def test_streamable_http_mount(twin_paths, mode):
     """The mount on an app of its own (stateless, JSON answers) under uvicorn, the SDK's URL client against it:
     the current protocol (2026-07-28, no handshake) and an older client's initialize handshake alike."""
+    import time
+
     from starlette.applications import Starlette
 
     from twin.api.mcp_route import mount
@@ -115,9 +117,12 @@ def test_streamable_http_mount(twin_paths, mode):
 
     app = Starlette()
     with LocalTwin(twin_paths) as twin:
-        mount(app, twin)
+        endpoint = mount(app, twin)
         with serving(app) as url:
+            time.sleep(0.3)
+            assert endpoint.server is None  # built on the first request, not at the start (twin.api.mcp_route)
             _assert_session(_session(Client(f"{url}/mcp", mode=mode)))
+            assert endpoint.server is not None
 
 
 def test_a_server_that_cannot_be_built_leaves_mcp_answering_503_and_the_app_serving(twin_paths, monkeypatch):

@@ -34,14 +34,19 @@ class Lane:
         self._warming = None
 
     def start(self) -> None:
-        """Start the thread and open the context in it. Raises `StoreError` when the store cannot be opened."""
+        """Start the thread and open the context in it (started already: nothing). Raises `StoreError` when the
+        store cannot be opened."""
+        if self._pool is not None:
+            return
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"api-{self.name}")
         self._ctx = self._pool.submit(Context.open, self.settings, self.bus).result()
         self._ctx.search_times = self.search_times
 
     def warm(self) -> None:
-        """Open the recall now, in the lane's thread (the model loads before the first search, not during it)."""
-        self._warming = self._pool.submit(self._ctx.recall)
+        """Open the recall now, in the lane's thread (the model loads before the first search, not during it);
+        asked already: nothing."""
+        if self._warming is None:
+            self._warming = self._pool.submit(self._ctx.recall)
 
     def loading(self) -> bool:
         """True while the recall `warm` asked for is still opening (model, index, catch-up); False after, failed
@@ -64,9 +69,12 @@ class Lane:
         """Close the context in its thread and stop the thread (after the call in hand)."""
         if self._pool is None:
             return
-        self._pool.submit(self._ctx.close).result()
+        if self._ctx is not None:  # None: its store could not be opened
+            self._pool.submit(self._ctx.close).result()
+            self._ctx = None
         self._pool.shutdown(wait=True)
         self._pool = None
+        self._warming = None
 
 
 class Lanes:
@@ -79,7 +87,8 @@ class Lanes:
         self.write = Lane("write", settings, bus)
 
     def start(self, warm: bool = True) -> None:
-        """Start both lanes; with `warm`, load the recall in the read lane in the background."""
+        """Start both lanes; with `warm`, load the recall in the read lane in the background. Started already (by
+        `python -m twin.api`, before the server's modules load): only what was not done yet."""
         self.read.start()
         self.write.start()
         if warm:

@@ -1,11 +1,13 @@
-"""MCP over streamable HTTP at `/mcp` on the API's app (`twin.mcp_server.server`'s tools), built once the app runs.
+"""MCP over streamable HTTP at `/mcp` on the API's app (`twin.mcp_server.server`'s tools), built on its first request.
 
 Loading the MCP SDK and building the server (its types, then a JSON schema for each tool) cost ~0.6 CPU s, a
-quarter of the API's start at 100k memories (bench/daemon_rss.py), and a search needs none of it. So the API's
-READY does not wait for it (issue 18: cold start to READY <= 3 s): `mount` adds the route and nothing else; as the
-app's lifespan starts and the recall is warm, the server is built in a thread and its session manager run in a task
-of the lifespan's own; a request to `/mcp` that comes before it is ready waits for it. A build that fails leaves
-`/mcp` answering 503 in the API's error shape, and says so in the diary. This module does not import the SDK.
+quarter of the API's start at 100k memories, and ~25 MiB of its RSS (bench/daemon_rss.py), and a search needs none
+of it. Built at the start, it pushed READY back (issue 18: cold start to READY <= 3 s); built right after the recall's
+warm-up, it held the GIL while the first searches came (they were answered 0.6 s after READY instead of at once).
+So `mount` adds the route and nothing else, and the first request to `/mcp` (once the recall is warm) has the server
+built in a thread and its session manager run in a task of the app's lifespan; that request, and any that come
+meanwhile, wait for it (~0.6 s, once per start of the API). A build that fails leaves `/mcp` answering 503 in the
+API's error shape, and says so in the diary. This module does not import the SDK.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class McpEndpoint:
         self.say = say
         self.server: Any = None  # the `MCPServer`, once built
         self._handler: Any = None
+        self._wanted = asyncio.Event()  # a request to `/mcp` came
         self._settled = asyncio.Event()  # built and running, or failed
 
     def _build(self) -> tuple[Any, Any]:
@@ -73,11 +76,12 @@ class McpEndpoint:
         return server, route.app
 
     async def keep(self, stop: asyncio.Event) -> None:
-        """Once `loading()` is False (the app's own warm-up, which READY waits for, is done: polled every
-        `LOADING_POLL_S`), build the server (in a thread), run its session manager until `stop` is set, then stop
-        it: in this one task, as the SDK's task group asks. A build or a run that fails is logged and leaves `/mcp`
-        answering 503; it never stops the API."""
+        """Once a request to `/mcp` came and `loading()` is False (the app's own warm-up, which READY waits for, is
+        done: polled every `LOADING_POLL_S`), build the server (in a thread), run its session manager until `stop`
+        is set, then stop it: in this one task, as the SDK's task group asks. A build or a run that fails is logged
+        and leaves `/mcp` answering 503; it never stops the API."""
         try:
+            await _first_of(self._wanted, stop)
             while self.loading() and not stop.is_set():
                 await asyncio.sleep(LOADING_POLL_S)
             if stop.is_set():  # stopped during the warm-up: nothing to build for
@@ -99,6 +103,7 @@ class McpEndpoint:
             self._settled.set()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        self._wanted.set()
         await self._settled.wait()
         if self._handler is None:
             response = JSONResponse(error_body("unavailable", UNAVAILABLE), status_code=503)
@@ -107,14 +112,24 @@ class McpEndpoint:
         await self._handler(scope, receive, send)
 
 
+async def _first_of(*events: asyncio.Event) -> None:
+    """Wait until one of `events` is set."""
+    waits = [asyncio.create_task(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
 def mount(app: Starlette, twin: TwinAccess, path: str = MCP_PATH, loading: Callable[[], bool] = lambda: False,
           say: Callable[[str], Awaitable[None]] = _no_diary) -> McpEndpoint:
     """Serve MCP over streamable HTTP at `path` of `app` (the API's FastAPI app, whose middleware checks the
     token, the Host and the Origin of every request, this one's too). Adds the route and wraps `app`'s lifespan so
-    that, after the app's own startup and once `loading()` is False (the API: its recall's warm-up), the server is
-    built and runs while `app` does (`McpEndpoint.keep`); neither the startup nor that warm-up waits for it (both
-    compete for the GIL). `say` writes a failed build's diary line (`McpEndpoint`). Returns the endpoint
-    (`.server` is the `MCPServer` once built)."""
+    that, at the first request to `path` and once `loading()` is False (the API: its recall's warm-up), the server
+    is built and runs while `app` does (`McpEndpoint.keep`); neither the startup, that warm-up nor the searches
+    wait for it (they compete for the GIL). `say` writes a failed build's diary line (`McpEndpoint`). Returns the
+    endpoint (`.server` is the `MCPServer` once built)."""
     endpoint = McpEndpoint(twin, path, loading, say)
     app.router.routes.append(Route(path, endpoint=endpoint))
     inner = app.router.lifespan_context

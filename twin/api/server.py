@@ -68,17 +68,19 @@ def server_for(settings: Settings, lanes: Lanes | None = None, warm: bool = True
     return uvicorn.Server(config)
 
 
-def serve(settings: Settings) -> int:
-    """Make the token if there is none (`twin.api.token.ensure_token`), bind, serve until SIGTERM/SIGINT.
-    Returns 0 after a clean stop, 1 when the port cannot be bound (said in the log)."""
+def serve(settings: Settings, lanes: Lanes | None = None) -> int:
+    """Make the token if there is none (`twin.api.token.ensure_token`), bind, serve until SIGTERM/SIGINT, over
+    `lanes` (made here unless given: `python -m twin.api` starts them early, so the recall loads while this module's
+    imports run). Returns 0 after a clean stop, 1 when the port cannot be bound (said in the log)."""
+    lanes = lanes or Lanes(settings, DaemonBus(settings))
     ensure_token(settings.api_token_path)
     try:
         sockets = listening_sockets(settings)
     except OSError as exc:
         log.error("api: cannot listen on %s: %s", where(settings), exc.strerror or exc)
+        lanes.stop()
         return 1
     log.info("api: listening on %s", where(settings))
-    lanes = Lanes(settings, DaemonBus(settings))
     asyncio.run(serve_and_tell(server_for(settings, lanes), lanes, sockets))
     return 0
 
