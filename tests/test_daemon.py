@@ -215,6 +215,42 @@ def test_a_redis_server_that_exits_at_each_start_stops_twin_up_with_its_reason(d
                _diary(daemon_env)), _diary(daemon_env)
 
 
+def test_a_stop_while_the_private_redis_starts_is_prompt(daemon_env, tmp_path):
+    """SIGTERM while `twin up` waits for a private Redis that never answers: the daemon stops within seconds, not
+    after the 20 s it would wait, exit 0, and says neither that it is up nor that it cannot start. Found by a
+    breaker run (18 s, then "cannot start")."""
+    fake = tmp_path / "redis-server"
+    fake.write_text("#!/bin/sh\nexec sleep 1000\n")
+    fake.chmod(0o755)
+    log = tmp_path / "daemon.log"
+    proc = start(dict(daemon_env, TWIN_REDIS_SERVER_BIN=str(fake)), log)
+    try:
+        wait_for(lambda: "started redis" in log.read_text(), 30, "the redis child started")
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert time.monotonic() - stopped < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = _diary(daemon_env)
+    assert not [line for line in lines if line.startswith(("twin is up", "twin cannot start"))], lines
+    assert lines[-1] == "twin stopped cleanly.", lines
+
+
+def test_an_external_redis_without_the_urls_database_is_one_line_and_exit_2(daemon_env, redis_server):
+    """`TWIN_REDIS_URL` naming a database the server does not have (`?db=99` of 16): a setting to fix, so `twin up`
+    stops with one line naming it and exit 2, as for a refused login, and no worker is started to crash-loop.
+    Found by a breaker run (workers restarting with tracebacks)."""
+    url = redis_server.replace("db=0", "db=99")
+    proc = subprocess.run([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=dict(daemon_env, TWIN_REDIS_URL=url),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("twin: ") and "warning" not in line]
+    assert len(said) == 1 and "database" in said[0] and "TWIN_REDIS_URL" in said[0], proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr and "started learn worker" not in proc.stdout + proc.stderr
+
+
 def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
     """Another program holds the API's port: `twin up` runs on without its API, the diary says the API cannot
     listen on that address (not "did not answer within 60 s") and `twin status` lists it among the degraded modes.
@@ -228,7 +264,7 @@ def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
                  "the diary line of an API that cannot listen")
         status = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
                                 capture_output=True, text=True, timeout=60)
-        said = f"what answers at http://127.0.0.1:{daemon_env['TWIN_API_PORT']} is not this twin's HTTP API"
+        said = f"at http://127.0.0.1:{daemon_env['TWIN_API_PORT']} something takes the connection there but gives"
         assert said in status.stdout, status.stdout  # the holder takes the connection and never answers
     finally:
         assert stop(proc) == 0

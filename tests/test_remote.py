@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -393,12 +394,14 @@ def test_http_mcp_and_the_cli_carry_the_reasons_and_each_search_is_in_the_latenc
         "http": 1, "mcp": 1, "cli": 1, "mcp-stdio": 1}
 
 
-@pytest.mark.parametrize("answer", ["html-404", "json-without-store", "not-json-200"])
+@pytest.mark.parametrize("answer", ["html-404", "json-without-store", "not-json-200", "401", "silent"])
 def test_another_program_on_the_apis_port_leaves_the_cli_in_its_own_data_dir(twin_paths, monkeypatch, answer):
     """No twin runs, but another program holds the API's port (a dev server, an old tool): its answer to
     `/v1/health` is no twin's health, so the CLI learns and recalls in its own data dir, as with no daemon, and
-    sends that program nothing but the one health check (`AutoTwin._serves_this_store`). Found by a breaker run:
-    `twin recall` printed the program's 404 page and exited 1."""
+    sends that program nothing but the one health check (`AutoTwin.serves_this_store`), whose words never reach
+    the terminal. Found by breaker runs: `twin recall` printed the program's 404 page (escape sequences and all) and
+    exited 1; a 401 (another twin with its own token) refused every command; one that never answers held each
+    command 120 s."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -409,9 +412,14 @@ def test_another_program_on_the_apis_port_leaves_the_cli_in_its_own_data_dir(twi
     class Foreign(BaseHTTPRequestHandler):
         def _answer(self) -> None:
             asked.append(f"{self.command} {self.path}")
-            status, kind, body = {"html-404": (404, "text/html", b"<!DOCTYPE HTML><p>Error code: 404</p>"),
+            if answer == "silent":
+                time.sleep(6)
+                return
+            status, kind, body = {"html-404": (404, "text/html", b"<!DOCTYPE HTML>\x1b[2J<p>Error code: 404</p>"),
                                   "json-without-store": (200, "application/json", b'{"ok": true}'),
-                                  "not-json-200": (200, "text/plain", b"hello")}[answer]
+                                  "not-json-200": (200, "text/plain", b"hello \x1b]0;title\x07"),
+                                  "401": (401, "application/json",
+                                          b'{"error": {"code": "unauthorized", "message": "\x1b[31mno"}}')}[answer]
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
@@ -428,8 +436,13 @@ def test_another_program_on_the_apis_port_leaves_the_cli_in_its_own_data_dir(twi
     try:
         monkeypatch.setenv("TWIN_API_PORT", str(server.server_address[1]))
         ensure_token(load_settings().api_token_path)  # as after a daemon's first start: the CLI asks the port
-        _cli("learn", "Owner bought a red kayak in October.")
-        assert "red kayak" in _cli("recall", "which kayak did I buy")
+        started = time.monotonic()
+        learned = twin_cli("learn", "Owner bought a red kayak in October.")
+        found = twin_cli("recall", "which kayak did I buy")
+        assert learned.returncode == 0 and found.returncode == 0, learned.stderr + found.stderr
+        assert "red kayak" in found.stdout
+        assert "\x1b" not in learned.stderr + found.stderr + found.stdout  # the program's words are not shown
+        assert time.monotonic() - started < 30
     finally:
         server.shutdown()
         server.server_close()

@@ -18,7 +18,7 @@ import ssl
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import AuthenticationError, NoPermissionError
+from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
@@ -91,13 +91,17 @@ def open_redis(settings: Settings, connect_timeout_s: float | None = None, answe
 
 def check_access(client: Redis, settings: Settings) -> None:
     """Ping Redis through `client`. Raises `RedisRefused` (a `SettingsError`: exit code 2, no restart) when the
-    server refuses the login or the user may not run commands, or its TLS certificate is not trusted;
+    server refuses the login or the user may not run commands, refuses the URL's database (out of range), or its
+    TLS certificate is not trusted;
     `redis.ConnectionError` or `redis.TimeoutError` when it cannot be reached (which passes: the caller retries or
     degrades). The message names the URL without its password and the settings to check, never a secret."""
     try:
         client.ping()
     except (AuthenticationError, NoPermissionError) as exc:
         raise refusal(settings, exc) from None
+    except ResponseError as exc:  # e.g. "DB index is out of range": the SELECT of the URL's database, refused
+        raise RedisRefused(f"Redis at {settings.redis_shown_url} refused to open the database the URL names "
+                           f"({exc}): check the database number at the end of TWIN_REDIS_URL") from None
     except RedisConnectionError as exc:
         if untrusted_certificate(exc):
             raise refusal(settings, exc) from None

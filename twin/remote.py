@@ -280,14 +280,22 @@ class DaemonTwin(TwinAccess):
                 raise
             return self._request(method, path, query, body)
 
-    def health(self) -> dict:
-        """`GET /v1/health`: `{ok, version, loading}` when the API answers with this token (`loading`: its recall is
-        still opening). Raises `DaemonUnreachable`,
-        `TokenRefused` or `TwinError` as `_call` does."""
-        return self._request("GET", "/v1/health", {}, None)
+    def health(self, answer_s: float | None = None) -> dict:
+        """`GET /v1/health`: `{ok, version, loading, store}` when the API answers with this token (`loading`: its
+        recall is still opening), waiting `answer_s` seconds for the answer (default `self.answer_s`); a 401 is
+        asked again once with the token read afresh. Raises `DaemonUnreachable`, `TokenRefused` or `TwinError` as
+        `_call` does, and `ValueError` for a 2xx answer that is not JSON."""
+        try:
+            return self._request("GET", "/v1/health", {}, None, answer_s)
+        except TokenRefused:
+            if not self._token_changed():
+                raise
+            return self._request("GET", "/v1/health", {}, None, answer_s)
 
-    def _request(self, method: str, path: str, query: dict, body: dict | None) -> Any:
-        """One request; the decoded JSON answer, or the error it stands for (`_error_of`)."""
+    def _request(self, method: str, path: str, query: dict, body: dict | None,
+                 answer_s: float | None = None) -> Any:
+        """One request (the answer waited for `answer_s` seconds, default `self.answer_s`); the decoded JSON
+        answer, or the error it stands for (`_error_of`)."""
         import http.client
         import json
         import socket
@@ -299,7 +307,7 @@ class DaemonTwin(TwinAccess):
                 connection.connect()
             except OSError as exc:
                 raise DaemonUnreachable(f"the daemon's API at {self.base_url} does not answer ({exc})") from exc
-            connection.sock.settimeout(self.answer_s)
+            connection.sock.settimeout(answer_s or self.answer_s)
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             headers = dict(self._headers)
             data = None if body is None else json.dumps(body).encode("utf-8")
@@ -376,30 +384,16 @@ class AutoTwin(TwinAccess):
         return self._daemon
 
     def serves_this_store(self, daemon: DaemonTwin) -> bool:
-        """True when the daemon answering at the configured address serves the store of this process's data dir:
-        its `/v1/health` `store` is the id kept in `settings.db_path` (`twin.store.state.peek_store_identity`).
-        Another twin's daemon on that port (one started with another `TWIN_DATA_DIR` and the same config) must
-        never read, write or forget for this data dir, nor another program that holds the port (its answer is no
-        twin's health: an HTML page, a 404, JSON without a store id); then the calls run in this process, with one
-        log line. Raises `DaemonUnreachable` (nothing accepts the connection) and `TokenRefused` (a 401) as
-        `health` does."""
-        from twin.store.state import peek_store_identity  # here: a call the daemon answers imports no store
-
-        try:
-            answer = daemon.health()
-        except (DaemonUnreachable, TokenRefused):
-            raise
-        except (TwinError, ValueError) as exc:  # ValueError: a 2xx answer that is not JSON
-            log.warning("remote: %s answers, but not as a twin's API (%s); running here instead", daemon.base_url,
-                        str(exc)[:120])
-            return False
-        theirs = answer.get("store") if isinstance(answer, dict) else None
-        if theirs is not None and theirs == peek_store_identity(self.settings.db_path):
-            return True
-        log.warning("remote: the daemon at %s %s than %s; running here instead", daemon.base_url,
-                    "serves another store" if theirs is not None else "says no store id, so it may serve another",
-                    self.settings.db_path)
-        return False
+        """True when the daemon answering at the configured address serves the store of this process's data dir
+        (`identity_of` says "ours"). Another twin's daemon on that port (one started with another `TWIN_DATA_DIR`,
+        with its own token or the same config) must never read, write or forget for this data dir, nor another
+        program that holds the port; then the calls run in this process, with one log line saying what answered
+        (never its words: they are another program's). Raises `DaemonUnreachable` when nothing accepts the
+        connection."""
+        found = identity_of(daemon, self.settings.db_path)
+        if found != "ours":
+            log.warning("remote: %s: %s; running here instead", daemon.base_url, IDENTITIES[found])
+        return found == "ours"
 
     def _call(self, operation: str, arguments: dict[str, Any]) -> Any:
         daemon = self.daemon()
@@ -438,15 +432,47 @@ def daemon_token(settings: Settings) -> str | None:
         return None
 
 
-API_PROBE_S = 2.0
-"""How long `twin status` waits for the daemon's API to answer its health (seconds)."""
+HEALTH_ANSWER_S = 2.0
+"""How long the health check that tells whose daemon answers at the API's address waits for its answer (seconds;
+a twin's health answers in milliseconds, loading or not): a program that takes the connection and never answers
+costs a command this, not `DAEMON_ANSWER_S`."""
+IDENTITIES = {
+    "ours": "this data dir's twin",
+    "another store": "another twin's daemon answers there (it serves another store)",
+    "no store id": "what answers there gives no store id (an older twin, or not a twin)",
+    "refused": "what answers there refuses this data dir's token (another twin, or another program)",
+    "silent": f"something takes the connection there but gives no answer in {HEALTH_ANSWER_S:g} s",
+    "not a twin": "another program answers there, not a twin's API",
+}
+"""What each answer of `identity_of` means, as a log line and `twin status` say it."""
+
+
+def identity_of(daemon: DaemonTwin, db_path) -> str:
+    """Whose API answers at `daemon`'s address, asked once by its health (`HEALTH_ANSWER_S`): a key of
+    `IDENTITIES`: "ours" (a twin whose `store` is the id kept in `db_path`, `twin.store.state.peek_store_identity`),
+    "another store", "no store id", "refused" (a 401 with the token read afresh), "silent", or "not a twin" (an HTML
+    page, a 404, a 2xx that is not JSON: any other answer). Raises `DaemonUnreachable` when nothing accepts the
+    connection."""
+    from twin.store.state import peek_store_identity  # here: a call the daemon answers imports no store
+
+    try:
+        answer = daemon.health(HEALTH_ANSWER_S)
+    except DaemonUnreachable:
+        raise
+    except TokenRefused:
+        return "refused"
+    except (TwinError, ValueError) as exc:
+        return "silent" if isinstance(exc.__cause__, TimeoutError) else "not a twin"
+    theirs = answer.get("store") if isinstance(answer, dict) else None
+    if theirs is None:
+        return "no store id"
+    return "ours" if theirs == peek_store_identity(db_path) else "another store"
 
 
 def api_problem(settings: Settings) -> str | None:
-    """`twin status`'s look at the running daemon's API (its lock held, `api_enabled`): None when it answers
-    `/v1/health` as this data dir's twin within `API_PROBE_S` (`AutoTwin.serves_this_store`) or no daemon runs,
-    else the degraded line saying what answers at its address instead: nothing (its port taken, still starting,
-    or down: `twin activity` says which), another program, or another twin."""
+    """`twin status`'s look at the running daemon's API (its lock held, `api_enabled`): None when it answers as
+    this data dir's twin (`identity_of`) or no daemon runs, else the degraded line saying what answers at its
+    address instead (`IDENTITIES`), or that nothing does (still starting, or it cannot listen there)."""
     if not settings.api_enabled:
         return None
     from twin.daemon.lifetime import InstanceLock
@@ -456,17 +482,12 @@ def api_problem(settings: Settings) -> str | None:
     url, token = daemon_url(settings), daemon_token(settings)
     if token is None:
         return f"the daemon runs but its HTTP API has not started (no token yet at {settings.api_token_path})"
-    daemon = DaemonTwin(url, token, answer_s=API_PROBE_S)
     try:
-        if AutoTwin(settings).serves_this_store(daemon):
-            return None
+        found = identity_of(DaemonTwin(url, token, token_source=lambda: daemon_token(settings)), settings.db_path)
     except DaemonUnreachable:
         return (f"the daemon runs but its HTTP API does not answer at {url} (still starting, or it cannot listen "
                 "there: `twin activity` says which)")
-    except TokenRefused:
-        return f"the HTTP API at {url} refuses the token in {settings.api_token_path}"
-    return (f"what answers at {url} is not this twin's HTTP API (another program, or another twin's daemon, "
-            "holds the port)")
+    return None if found == "ours" else f"the daemon runs but at {url} {IDENTITIES[found]}"
 
 
 def open_twin(settings: Settings, bus: Callable[[], object | None] | None = None,

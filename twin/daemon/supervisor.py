@@ -279,14 +279,14 @@ class Supervisor:
     async def _start_redis(self) -> None:
         """Start the private redis-server (none with `redis_url`: an external one) and wait until it answers.
         Raises `RedisUnavailable` when it is not installed, or has not answered within `REDIS_START_TIMEOUT_S`
-        or exited `REDIS_START_EXITS` times (naming its last exit code)."""
+        or exited `REDIS_START_EXITS` times (naming its last exit code). Returns at once when the stop comes."""
         if self.settings.redis_url:
             return
         self._start_child("redis", redis_argv(self.settings), on_parent_death=die_with_parent_sigterm)
         redis, started = self.children["redis"], time.monotonic()
         while time.monotonic() - started < REDIS_START_TIMEOUT_S and redis.restarts < REDIS_START_EXITS:
-            if await asyncio.to_thread(self._redis_answers):
-                return
+            if self.stop.is_set() or await asyncio.to_thread(self._redis_answers):
+                return  # stopped while waiting: the caller stops too
             await asyncio.sleep(0.1)
         exited = (f"it exited {redis.restarts} time(s), last with code {redis.last_code}"
                   if redis.restarts else "it is still starting")
@@ -480,6 +480,8 @@ class Supervisor:
             except RedisUnavailable as exc:  # not installed, or it exits at each start: the reason, exit code 1
                 self.activity.record("degraded", f"twin cannot start: {exc}.")
                 raise
+            if self.stop.is_set():  # stopped while Redis was starting
+                return 0
             self.redis = open_redis(self.settings, retry=True)  # what the workers' `connect_redis` opens
             try:
                 answers = await asyncio.to_thread(self._redis_answers, True)
