@@ -109,3 +109,19 @@ def test_a_credential_named_by_what_it_opens_is_another_credential(store, old, n
 def test_the_same_credential_with_a_new_value_still_supersedes(store):
     old_id = _capture(store, "Owner's bank PIN is 4821.").id
     assert _capture(store, "Owner's bank PIN is 9090.", now=LATER).superseded == [old_id]
+
+
+@pytest.mark.parametrize(("old", "new", "values"), [
+    ("Owner's PIN is 1111.", "Owner's PIN is 2222.", ("1111", "2222")),
+    ("Owner's door code is 4417.", "Owner's door code is 9082.", ("4417", "9082")),
+])
+def test_the_reason_a_secret_replaces_another_quotes_neither_value(store, old, new, values):
+    """A secret replacing a secret is said by its rule alone: the reason shows wherever the new memory's id is
+    (`twin learn`, the API's capture answer, recall's "replaces" reason) without anyone asking for sensitive
+    memories, and is stored beside the old one. Found by a breaker run ("same pin, new value: 2222 replaces 1111")."""
+    old_id = _capture(store, old).id
+    result = _capture(store, new, now=LATER)
+    assert result.superseded == [old_id] and store.get(result.id).sensitivity == "sensitive"
+    stored = store.get(old_id).supersede_reason
+    for said in (result.reason, stored, *(s.reason for s in result.supersessions)):
+        assert said and "not shown (sensitive)" in said and not any(v in said for v in values), said

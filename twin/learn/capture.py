@@ -224,6 +224,8 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     `(id, reason, rule)` as replaced by it, with the reason."""
     content = candidate.content
     level = stricter(candidate_sensitivity(candidate), *store.sensitivities([old_id for old_id, _, _ in superseded]))
+    if level == SENSITIVE:  # the reason would quote both values ("new value: 2222 replaces 1111"): say the rule only
+        superseded = [(old_id, masked_reason(rule), rule) for old_id, _, rule in superseded]
     new_id = store.insert_memory(being, candidate.kind, content, source, candidate.importance, candidate.tags,
                                  created_at=now, sensitivity=level, provenance=provenance, namespace=namespace)
     hidden = [Supersession(old_id, new_id, reason[:300], rule) for old_id, reason, rule in superseded]
@@ -232,6 +234,14 @@ def _insert(store: Store, being: str, candidate: Candidate, source: str, now: st
     store.add_edge_markers([new_id], now)
     return CaptureResult(new_id, superseded=[s.id for s in hidden], reason="; ".join(s.reason for s in hidden) or None,
                          supersessions=hidden)
+
+
+def masked_reason(rule: str) -> str:
+    """The reason a supersession between sensitive memories is said and stored with: its rule without the values
+    ("same pin: a new value, not shown (sensitive)"), since the reason is shown wherever the new memory's id is
+    (`twin learn`, the API's capture answer, recall's "replaces" reason) without the caller asking for sensitive
+    memories. Pure."""
+    return f"{rule}: a new value, not shown (sensitive)"
 
 
 def candidate_sensitivity(candidate: Candidate) -> str:
