@@ -257,6 +257,25 @@ def test_restart_relearns_nothing_unchanged(twin_env, store, activity, redis, ro
     assert manifest.get(store, twin_env.being, touched).mtime_ns == touched.stat().st_mtime_ns
 
 
+def test_a_forgotten_file_touched_with_the_same_bytes_stays_forgotten(twin_env, store, activity, redis, root):
+    """The owner forgot a file that is still in a watched folder: an editor's save, a backup's restore or a
+    checkout that only moves its mtime leaves it forgotten (README: learned again only when it changes); a change
+    of its bytes learns it again. Found by a breaker run (`touch` brought the memories back)."""
+    kept = root / "kept.md"
+    kept.write_text(NOTES)
+    asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert learn_jobs(redis) == 1
+    manifest.mark_forgotten(store, twin_env.being, str(kept))  # what `twin forget --source file:…` leaves
+    os.utime(kept, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert (tally.new, tally.changed) == (0, 0) and learn_jobs(redis) == 1
+    entry = manifest.get(store, twin_env.being, kept)
+    assert entry.state == "skipped" and entry.mtime_ns == kept.stat().st_mtime_ns  # the row follows the file
+    kept.write_text(NOTES_V2)  # changed: learned again
+    tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
+    assert learn_jobs(redis) == 2 and manifest.get(store, twin_env.being, kept).state == "indexed"
+
+
 def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activity, redis, root):
     emptied, binary = root / "emptied.md", root / "binary.txt"
     emptied.write_text("The ladder is kept in the garage behind the door.")

@@ -266,6 +266,14 @@ class FilesConnector:
 
     async def _index(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, doc: Document,
                      tally: Tally) -> None:
+        if (entry is not None and entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
+                and entry.sha256 and entry.sha256 == found.sha256):
+            # forgotten, then touched (an editor's save, a restore, a checkout) with the same bytes: it has not
+            # changed, so it stays forgotten (README: "learned again only when it changes")
+            manifest.upsert(self.store, self.being, ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256,
+                                                                  "skipped", FORGOTTEN_FILE_REASON))
+            tally.count_skip(FORGOTTEN_FILE_REASON)
+            return
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "indexed")
         if entry is not None and entry.state == "indexed" and entry.sha256 == found.sha256:
             manifest.upsert(self.store, self.being, row)  # touched, same bytes: nothing to learn
