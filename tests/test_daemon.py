@@ -273,6 +273,8 @@ def test_the_apis_port_taken_is_said_in_the_diary(daemon_env, tmp_path):
     said = next(line for line in lines if "exited while starting" in line)
     assert f"it cannot listen on 127.0.0.1:{daemon_env['TWIN_API_PORT']}" in said, said
     assert not any("did not answer within" in line for line in lines), lines
+    up = next(line for line in lines if line.startswith("twin is up"))
+    assert "the HTTP API not listening" in up and "the HTTP API on port" not in up, up
 
 
 def test_store_never_changes_the_mode_of_an_existing_directory(tmp_path):

@@ -520,7 +520,9 @@ class Supervisor:
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
                      if self.settings.has_provider else "no model provider (offline extraction, no reflection)")
-            api = f", the HTTP API on port {self.settings.api_port}" if self.settings.api_enabled else ""
+            api = ("" if not self.settings.api_enabled else
+                   f", the HTTP API on port {self.settings.api_port}" if answering != "exited" else
+                   ", the HTTP API not listening")
             redis = "external" if self.settings.redis_url else "private"
             self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
                                            f"scheduler{api}, Redis {redis}, {model}; reflection every "
