@@ -43,3 +43,21 @@ def test_a_broken_symlink_or_a_directory_in_a_files_place_is_an_error(dirs, name
     place.mkdir()
     with pytest.raises(SettingsError, match=rf"{variable}: .* is a directory"):
         load_settings()
+
+
+def test_the_config_dir_setting_moves_the_toml_and_env_files_too(dirs, monkeypatch):
+    """`TWIN_CONFIG_DIR` is where a second twin keeps its config: its `twin.toml` and env file are read there, not
+    from `~/.config/twin` (found by a breaker run: only the API token moved)."""
+    config = dirs / "second-twin"
+    config.mkdir(mode=0o700)
+    (config / "twin.toml").write_text('log_level = "DEBUG"\n')
+    (config / "env").write_text("TWIN_BEING=second\n")
+    for path in (config / "twin.toml", config / "env"):
+        path.chmod(0o600)
+    (dirs / "xdg_config_home" / "twin" / "twin.toml").write_text('log_level = "ERROR"\n')
+    monkeypatch.delenv("TWIN_LOG_LEVEL", raising=False)
+    monkeypatch.delenv("TWIN_BEING", raising=False)
+    monkeypatch.setenv("TWIN_CONFIG_DIR", str(config))
+    settings = load_settings()
+    assert settings.log_level == "DEBUG" and settings.being == "second"
+    assert settings.api_token_path.parent == config

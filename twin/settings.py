@@ -65,10 +65,18 @@ def default_runtime_dir() -> Path:
     return Path(runtime) / "twin" if runtime else default_data_dir() / "run"
 
 
+def _config_dir() -> Path:
+    """Where the env file and `twin.toml` are looked for: `TWIN_CONFIG_DIR` when set in the environment (the
+    setting `config_dir` moves them with the token, as a second twin on one machine needs), else
+    `default_config_dir()`."""
+    explicit = os.environ.get(f"{ENV_PREFIX}CONFIG_DIR")
+    return Path(explicit).expanduser() if explicit else default_config_dir()
+
+
 def env_file_path() -> Path:
     """The env file for secrets: `TWIN_ENV_FILE` if set, else `<config dir>/env` (may not exist)."""
     explicit = os.environ.get(f"{ENV_PREFIX}ENV_FILE")
-    return Path(explicit).expanduser() if explicit else default_config_dir() / "env"
+    return Path(explicit).expanduser() if explicit else _config_dir() / "env"
 
 
 def exposed_secret_files(*more: Path | None) -> list[str]:
@@ -89,7 +97,7 @@ def exposed_secret_files(*more: Path | None) -> list[str]:
 def config_file_path() -> Path:
     """The TOML config file: `TWIN_CONFIG` if set, else `<config dir>/twin.toml` (may not exist)."""
     explicit = os.environ.get(f"{ENV_PREFIX}CONFIG")
-    return Path(explicit).expanduser() if explicit else default_config_dir() / "twin.toml"
+    return Path(explicit).expanduser() if explicit else _config_dir() / "twin.toml"
 
 
 class Settings(BaseSettings):
