@@ -447,3 +447,18 @@ def test_another_program_on_the_apis_port_leaves_the_cli_in_its_own_data_dir(twi
         server.shutdown()
         server.server_close()
     assert asked and all(a == "GET /v1/health" for a in asked), asked
+
+
+def test_a_search_with_fewer_results_than_asked_says_how_many_memories_wait_for_a_vector(api, twin_paths):
+    """Right after a learn the new memory has no vector until the embedding worker runs (none here): the search
+    answer counts the memories still without one when fewer results than the limit came back, and `twin recall`
+    through the daemon says so on stderr instead of a bare "nothing found". Found by a breaker run (the field was
+    always 0)."""
+    url, token = api
+    learned = twin_cli("learn", "Owner's favourite snack is salted pretzels from the bakery on Hauptstrasse.")
+    assert learned.returncode == 0, learned.stderr
+    answer = httpx.post(f"{url}/v1/search", json={"query": "volcano eruption lava", "limit": 10},
+                        headers={"Authorization": f"Bearer {token}"}, timeout=30).json()
+    assert answer["pending_vectors"] >= 1, answer
+    recalled = twin_cli("recall", "volcano eruption lava")
+    assert recalled.returncode == 0 and "have no vector yet" in recalled.stderr, recalled.stderr

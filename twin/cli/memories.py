@@ -116,6 +116,9 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         here = twin.answered_here
     if here and not found["degraded"]:
         _say_waiting(settings)
+    elif found.get("pending_vectors"):  # the daemon answered, and counted them (`SearchOut.pending_vectors`)
+        show(f"({found['pending_vectors']} memories have no vector yet and are found by their words only: the "
+             "daemon embeds them within seconds)", file=sys.stderr)
     return _print_hits(args, found["results"], keyword_only=found["degraded"])
 
 

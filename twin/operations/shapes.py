@@ -87,7 +87,9 @@ class Degradable(BaseModel):
 
 
 class SearchOut(Degradable):
-    """`search`: the results best first; `pending_vectors` memories not embedded yet (found by words only)."""
+    """`search`: the results best first; `pending_vectors`: when fewer results than the limit came back, how many
+    memories of the store have no vector yet (found by their words only until the embedding worker gives them one,
+    a few seconds after they were learned), else 0."""
 
     results: list[Hit]
     pending_vectors: int = 0
