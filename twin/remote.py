@@ -273,24 +273,24 @@ class DaemonTwin(TwinAccess):
         in_query = QUERY_ARGS.get(operation, frozenset())
         query = {k: v for k, v in wire.items() if method in ("GET", "DELETE") or k in in_query}
         body = None if method in ("GET", "DELETE") else {k: v for k, v in wire.items() if k not in query}
-        try:
-            return self._request(method, path, query, body)
-        except TokenRefused:
-            if not self._token_changed():
-                raise
-            return self._request(method, path, query, body)
+        return self._asked(method, path, query, body)
 
     def health(self, answer_s: float | None = None) -> dict:
         """`GET /v1/health`: `{ok, version, loading, store}` when the API answers with this token (`loading`: its
-        recall is still opening), waiting `answer_s` seconds for the answer (default `self.answer_s`); a 401 is
-        asked again once with the token read afresh. Raises `DaemonUnreachable`, `TokenRefused` or `TwinError` as
-        `_call` does, and `ValueError` for a 2xx answer that is not JSON."""
+        recall is still opening), waiting `answer_s` seconds for the answer (default `self.answer_s`). Raises
+        `DaemonUnreachable`, `TokenRefused` or `TwinError` as `_call` does, and `ValueError` for a 2xx answer that
+        is not JSON."""
+        return self._asked("GET", "/v1/health", {}, None, answer_s)
+
+    def _asked(self, method: str, path: str, query: dict, body: dict | None, answer_s: float | None = None) -> Any:
+        """`_request`, asked once more with the token read afresh after a 401 (`_token_changed`: `twin token
+        --rotate` ran since); `TokenRefused` when that did not cure it."""
         try:
-            return self._request("GET", "/v1/health", {}, None, answer_s)
+            return self._request(method, path, query, body, answer_s)
         except TokenRefused:
             if not self._token_changed():
                 raise
-            return self._request("GET", "/v1/health", {}, None, answer_s)
+            return self._request(method, path, query, body, answer_s)
 
     def _request(self, method: str, path: str, query: dict, body: dict | None,
                  answer_s: float | None = None) -> Any:

@@ -68,11 +68,11 @@ def server_for(settings: Settings, lanes: Lanes | None = None, warm: bool = True
     return uvicorn.Server(config)
 
 
-def serve(settings: Settings, lanes: Lanes | None = None) -> int:
+def serve(settings: Settings, lanes: Lanes) -> int:
     """Make the token if there is none (`twin.api.token.ensure_token`), bind, serve until SIGTERM/SIGINT, over
-    `lanes` (made here unless given: `python -m twin.api` starts them early, so the recall loads while this module's
-    imports run). Returns 0 after a clean stop, 1 when the port cannot be bound (said in the log)."""
-    lanes = lanes or Lanes(settings, DaemonBus(settings))
+    `lanes` (`python -m twin.api` starts them before importing this module, so the recall loads meanwhile; stopped
+    here when the port cannot be bound). Returns 0 after a clean stop, 1 when the port cannot be bound (said in
+    the log)."""
     ensure_token(settings.api_token_path)
     try:
         sockets = listening_sockets(settings)

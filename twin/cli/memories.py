@@ -113,29 +113,16 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         found = twin.search(query=args.query, limit=min(args.limit, 2**31), kind=args.kind, since=args.since,
                             max_sensitivity="sensitive" if args.sensitive else None, namespace=args.namespace,
                             include_namespaces=args.include_namespaces)
-        here = twin.answered_here
-    if here and not found["degraded"]:
-        _say_waiting(settings)
-    elif found.get("pending_vectors"):  # the daemon answered, and counted them (`SearchOut.pending_vectors`)
-        show(f"({found['pending_vectors']} memories have no vector yet and are found by their words only: the "
-             "daemon embeds them within seconds)", file=sys.stderr)
+    _say_waiting(found["pending_vectors"])  # counted by the search itself, here or in the daemon
     return _print_hits(args, found["results"], keyword_only=found["degraded"])
 
 
-def _say_waiting(settings: Settings) -> None:
-    """On stderr, how many memories have no vector of the current model yet (recall finds them by their words)."""
-    from twin.vectors.embedder import model_id_of
-
-    model_id = model_id_of(settings)
-    if model_id is None:
-        return
-    from twin.store import Store
-
-    with Store(settings.db_path) as store:
-        waiting = store.count_pending_embeddings(model_id)
+def _say_waiting(waiting: int) -> None:
+    """On stderr, that `waiting` memories have no vector of the current model yet (recall finds them by their
+    words); nothing when none."""
     if waiting:
         show(f"({waiting} memories have no vector yet and are found by their words only: the daemon embeds "
-              "them, or run twin backfill)", file=sys.stderr)
+             "them, or run twin backfill)", file=sys.stderr)
 
 
 def _print_hits(args: argparse.Namespace, hits: list[dict], keyword_only: bool) -> int:
@@ -169,8 +156,8 @@ def _recall_here(settings: Settings, args: argparse.Namespace) -> int:
                                     **({} if args.min_relevance is None else {"min_relevance": args.min_relevance}))
         finally:
             recall.close()
-    if not recall.keyword_only:
-        _say_waiting(settings)
+        if not recall.keyword_only:
+            _say_waiting(store.count_pending_embeddings(recall.embedder.model_id))
     return _print_hits(args, [r.to_dict() for r in results], keyword_only=recall.keyword_only)
 
 

@@ -106,7 +106,7 @@ class Child:
     restarts: int = 0
     last_code: int | None = None
     started_at: float = 0.0
-    backoff_s: float = FIRST_BACKOFF_S / 2  # doubled at the first quick exit: the first restart waits 1 s
+    backoff_s: float = 0.0  # none yet: the first restart waits `FIRST_BACKOFF_S` (`_restart_delay`)
     task: asyncio.Task | None = field(default=None, repr=False)
 
 
@@ -180,11 +180,11 @@ class Supervisor:
         return f"code {code}"
 
     def _restart_delay(self, ran_s: float, previous_s: float) -> float:
-        """Seconds before a restart: `FIRST_BACKOFF_S` after a run longer than `STABLE_AFTER_S`, else the previous
-        delay doubled (1, 2, 4 … s from the start), capped at `restart_backoff_max_s` (children and connectors
-        alike)."""
-        return (FIRST_BACKOFF_S if ran_s > STABLE_AFTER_S
-                else min(previous_s * 2, self.settings.restart_backoff_max_s))
+        """Seconds before a restart: `FIRST_BACKOFF_S` for the first one (`previous_s` 0) and after a run longer
+        than `STABLE_AFTER_S`, else the previous delay doubled (1, 2, 4 … s), capped at `restart_backoff_max_s`
+        (children and connectors alike)."""
+        doubled = FIRST_BACKOFF_S if not previous_s or ran_s > STABLE_AFTER_S else previous_s * 2
+        return min(doubled, self.settings.restart_backoff_max_s)
 
     def _start_child(self, name: str, argv: list[str], on_parent_death=die_with_parent_sigkill,
                      env: dict[str, str] | None = None) -> Child:
@@ -233,7 +233,7 @@ class Supervisor:
         capped backoff of a child process, said in the diary once per run of failures (a run longer than
         `STABLE_AFTER_S` ends it) and logged without a traceback; any other exception is a crash: logged with its
         traceback, written to the diary, restarted with the same backoff."""
-        name, backoff_s, failing = connector.name, FIRST_BACKOFF_S / 2, False
+        name, backoff_s, failing = connector.name, 0.0, False
         while not self.stop.is_set():
             started = time.monotonic()
             try:
@@ -515,7 +515,6 @@ class Supervisor:
                       asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
             answering = await self._api_answers(ready) if self.settings.api_enabled else "ready"
             if self.stop.is_set():  # stopped while starting: not up, nothing to say but the stop
-                await self.stop.wait()
                 return 0
             systemd.notify("READY=1", f"STATUS={self.status_line()}")
             model = (f"model provider {self.settings.llm_base_url} ({self.settings.llm_model_cheap})"
@@ -528,10 +527,10 @@ class Supervisor:
                                            f"scheduler{api}, Redis {redis}, {model}; reflection every "
                                            f"{self.settings.tick_s:.0f} s.")
             if answering == "exited":
-                api = self.children["api"]
+                child = self.children["api"]
                 self.activity.record("degraded", f"The HTTP API exited while starting "
-                                                 f"({self._exit_said(api, api.last_code)}); twin runs on without it "
-                                                 "and restarts it with backoff (the journal says why).")
+                                                 f"({self._exit_said(child, child.last_code)}); twin runs on "
+                                                 "without it and restarts it with backoff (the journal says why).")
             elif answering == "timeout":
                 self.activity.record("degraded", f"The HTTP API did not answer within {API_READY_WAIT_S:.0f} s of "
                                                  "the start (still loading its model and index, or failing: the "

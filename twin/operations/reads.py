@@ -123,29 +123,16 @@ def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, s
         if recall is not base:
             recall.close()
     reveal = SENSITIVE in levels
-    # fewer results than asked for: a memory learned a moment ago may wait for its vector (found by words only)
-    pending = 0 if base.keyword_only or len(hits) >= limit else pending_vectors(ctx)
+    # fewer results than asked for: a memory learned a moment ago may wait for its vector (found by words only);
+    # two counts over small indexes, ~1 ms at 100k memories
+    pending = (0 if base.keyword_only or len(hits) >= limit
+               else ctx.store.count_pending_embeddings(base.embedder.model_id))
     found = SearchOut(results=[Hit.of_recalled(h, reveal) for h in hits], degraded=base.keyword_only,
                       reason=KEYWORD_ONLY if base.keyword_only else None, ignored_weights=ignored,
                       pending_vectors=pending)
     if ctx.search_times is not None:
         ctx.search_times.record(time.perf_counter() - started, interface=ASKING.get())
     return found
-
-
-def pending_vectors(ctx: Context) -> int:
-    """How many memories of the store have no vector of the recall's model yet (two counts over small indexes,
-    ~1 ms at 100k memories: `Store.count_pending_embeddings`); 0 when the store cannot say (a failed read is
-    logged by nobody: the count is a hint)."""
-    from twin.vectors.embedder import model_id_of
-
-    model_id = model_id_of(ctx.settings)
-    if model_id is None:
-        return 0
-    try:
-        return ctx.store.count_pending_embeddings(model_id)
-    except sqlite3.Error:
-        return 0
 
 
 def visible_reasons(ctx: Context, hits: list[Recalled], levels: tuple[str, ...]) -> list[Recalled]:
