@@ -35,6 +35,7 @@ The memory lifecycle (seeds 003 and 004) adds:
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import sqlite3
@@ -380,7 +381,7 @@ class Recall:
         strict = window is not None and window.strict
         kept, windowed, lifted_by = [], set(), {}
         for mid, (owner, mkind, status, importance, created_at, sensitivity, tier, superseded_at, _,
-                  space) in fields.items():
+                  space, _) in fields.items():
             current = status == "active" or (before is not None and superseded_at is not None
                                              and superseded_at >= before)
             if owner != being or space not in names or not current or (kind and mkind != kind):
@@ -575,16 +576,29 @@ class Recall:
         sorted again. A chat's answer is often the turn after the one that matches the question ("What are you
         researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636 and R@10 0.678 -> 0.716, the
         personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
-        this step (no chain of lifts). A store that cannot be read leaves `ranked` as it is. Each lift is told in
-        `why` (`{id: [RankReason]}`, extended) when given."""
+        this step (no chain of lifts). Only the results that have another of the best from their conversation within
+        `turn_gap_s` are looked up (the others can have no neighbour among them: the same lifts, ~0.6 ms less per
+        recall at 100k memories of ~20k sources). A store that cannot be read leaves `ranked` as it is. Each lift is
+        told in `why` (`{id: [RankReason]}`, extended) when given."""
         cfg, pool = self.config, ranked[:TURN_POOL]
         score = {r[0]: r[1] for r in pool}
+        made = {mid: parse_time(fields[mid][4]) for mid in score if mid in fields}
+        conversations: dict[tuple, list[int]] = {}
+        for mid in made:
+            conversations.setdefault((fields[mid][0], fields[mid][9], fields[mid][10]), []).append(mid)
+        asked = set()
+        for members in conversations.values():
+            members.sort(key=made.__getitem__)  # a member's closest in time is just before or after it
+            for a, b in itertools.pairwise(members):
+                if (made[b] - made[a]).total_seconds() <= cfg.turn_gap_s:
+                    asked.update((a, b))
+        if not asked:
+            return ranked
         try:
-            sides = turns.neighbours(self.store, list(score))
+            sides = turns.neighbours(self.store, sorted(asked))
         except sqlite3.Error as exc:
             log.warning("recall: could not read the results' conversation neighbours (%s)", exc)
             return ranked
-        made = {mid: parse_time(fields[mid][4]) for mid in score if mid in fields}
         lifted = {}
         for mid, own in score.items():
             near = [(score[n], n) for n in sides.get(mid, ()) if n in made and mid in made

@@ -40,7 +40,7 @@ _COLUMNS = ("id, being_id, kind, content, source, importance, tags, created_at, 
 
 
 _RANKING = ("m.being_id, m.kind, m.status, m.importance, m.created_at, m.sensitivity, m.tier, s.created_at, m.content,"
-            " m.namespace")
+            " m.namespace, m.source")
 """`RankingFields`' columns, in its order (`memories m` joined to the memory `s` that superseded it)."""
 
 
@@ -48,7 +48,8 @@ class RankingFields(NamedTuple):
     """What recall ranks a memory by (`Store.ranking_fields`): `importance` 0..1, `created_at` UTC ISO-8601,
     `superseded_at` the creation time of the memory that superseded it (None while active), so a replay `as_of`
     an earlier moment still sees it as current; `content` last, so recall reads a candidate's words in the same
-    query; `namespace` (`twin.namespaces`) after it. Still a tuple: `fields[0]` is `being_id`."""
+    query; `namespace` (`twin.namespaces`) and `source` (whose conversation it is a turn of: `twin.store.turns`) after
+    it. Still a tuple: `fields[0]` is `being_id`."""
     being_id: str
     kind: str
     status: str
@@ -59,6 +60,7 @@ class RankingFields(NamedTuple):
     superseded_at: str | None
     content: str
     namespace: str
+    source: str
 
 
 class RankingRow(NamedTuple):
@@ -264,13 +266,16 @@ class Store(MemoryStates):
 
     def touch(self, memory_ids: Iterable[int], now: str) -> None:
         """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, and a cold memory back to warm
-        (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction."""
+        (seed 003: "a subsequent search that hits the cold entry re-promotes it"), in one transaction. The tier is
+        set only where it changes: a `SET tier` rewrites the two indexes holding it for every row, which made a
+        touch of 4 warm memories ~3 times slower at 100k memories."""
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
         if ids:
             with self.atomic() as conn:
                 for chunk, marks in id_chunks(ids):  # one statement per chunk, not one per id
-                    conn.execute(f"UPDATE memories SET last_accessed = ?, hits = hits + 1, tier = 'warm' WHERE id IN"
-                                 f" ({marks})", (now, *chunk))
+                    conn.execute(f"UPDATE memories SET last_accessed = ?, hits = hits + 1 WHERE id IN ({marks})",
+                                 (now, *chunk))
+                    conn.execute(f"UPDATE memories SET tier = 'warm' WHERE tier = 'cold' AND id IN ({marks})", chunk)
 
     def get(self, memory_id: int) -> Memory | None:
         """One memory by id (any status), or None."""
@@ -315,7 +320,7 @@ class Store(MemoryStates):
                    + f" WHERE m.id IN ({marks})")
             args = [*([match, *chunk] if match else []), *([model_id] if model_id else []), *chunk]
             for row in self.conn.execute(sql, args):
-                out[row[0]] = RankingRow(RankingFields(*row[1:11]), row[11], row[12])
+                out[row[0]] = RankingRow(RankingFields(*row[1:12]), row[12], row[13])
         return out
 
     def list_memories(self, being: str, kind: str | None = None, limit: int = 50, since: str | None = None,
