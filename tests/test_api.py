@@ -222,6 +222,31 @@ def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
     assert error_of(api.client.post("/v1/search", json={"query": "x", "limit": -1}), 422)["field"] == "limit"
 
 
+def test_a_value_of_the_wrong_json_type_is_refused_naming_its_field(api):
+    post(api, "/v1/remember", {"content": "Owner keeps the spare bike key in the blue jar."})
+    for body, field in (({"query": "bike key", "limit": True}, "limit"), ({"query": "bike key", "limit": "3"}, "limit"),
+                        ({"query": "bike key", "limit": 2.5}, "limit"), ({"query": 7}, "query"),
+                        ({"query": "bike key", "since": False}, "since")):
+        assert error_of(api.client.post("/v1/search", json=body), 422)["field"] == field, body
+    refused = api.client.post("/v1/remember", json={"content": "Owner likes figs.", "importance": True})
+    assert error_of(refused, 422)["field"] == "importance"
+    assert error_of(api.client.post("/v1/remember", json={"content": ["Owner likes figs."]}), 422)["field"] == "content"
+    assert [m["content"] for m in api.client.get("/api/twin/memories").json()] == [
+        "Owner keeps the spare bike key in the blue jar."]  # nothing refused was stored
+    assert len(post(api, "/v1/search", {"query": "bike key", "limit": 3})["results"]) == 1  # an integer still is one
+    assert post(api, "/v1/remember", {"content": "Owner likes figs.", "importance": 1})["id"]  # … and a number
+
+
+def test_the_limit_rule_refuses_what_is_not_an_integer():
+    from twin.exceptions import InvalidInput
+    from twin.limits import checked_limit
+
+    assert checked_limit(np.int64(5)) == 5 and checked_limit(200) == 200
+    for bad in (True, False, 2.0, "3", None, 0, 201):
+        with pytest.raises(InvalidInput):
+            checked_limit(bad)
+
+
 def test_delete_erases_text_and_vector_bytes(api):
     keep = post(api, "/v1/remember", {"content": "Owner waters the quinceberry tree on Sundays."})["id"]
     gone = post(api, "/v1/remember", {"content": "Owner hid the zorblatine key under the third flowerpot."})["id"]

@@ -204,6 +204,15 @@ def test_a_limit_over_200_is_the_tools_error_with_the_rule_every_interface_says(
         assert refused.is_error and "limit must be 1-200" in refused.content[0].text
 
 
+def test_a_limit_of_the_wrong_json_type_is_the_tools_error(twin_paths):
+    async def go(client: Client):
+        return [await client.call_tool("memory_search", {"query": "x", "limit": bad}) for bad in (True, 2.5, "3")]
+
+    for refused in run(Client(stdio_server()), go):
+        assert refused.is_error and "limit: Input should be a valid integer" in refused.content[0].text and "Traceback" not in \
+            refused.content[0].text
+
+
 def test_an_update_to_filler_is_rejected_and_the_fact_stays(twin_paths):
     fact = "Owner's passport expires in November 2031."
 

@@ -40,9 +40,10 @@ def namespace_field():
 
 
 class Body(BaseModel):
-    """Every body: unknown fields refused."""
+    """Every body: unknown fields refused, and a value of the wrong JSON type too (strict: `true` is not a limit of
+    1, `"10"` not 10, `1.5` not an integer; an integer is a number)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Scoped(Body):

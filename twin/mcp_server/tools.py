@@ -33,7 +33,7 @@ MCP_SOURCE = "mcp"
 """The source of a memory an agent writes over MCP (its provenance names the agent: `captured_from`)."""
 
 Query = Annotated[str, Field(description="What to look for, in the words of the task or question.")]
-Limit = Annotated[int, Field(ge=1, description="At most this many, 1-200 (more is refused).")]
+Limit = Annotated[int, Field(ge=1, strict=True, description="At most this many, 1-200 (more is refused).")]
 MemoryId = Annotated[int, BeforeValidator(memory_id_of), Field(ge=1, description="A memory's id, as results give it.")]
 MaxSensitivity = Annotated[Sensitivity, Field(
     description="Show memories up to this level; 'sensitive' (secrets) only when the task truly needs one.")]
@@ -45,7 +45,7 @@ ProjectRef = Annotated[str | None, Field(
 ProjectName = Annotated[str, Field(max_length=64, description="A project's id or name, as project_list gives it.")]
 Person = Annotated[str, Field(max_length=64, description="A person's name as the twin's owner added them, or 'owner'.")]
 Content = Annotated[str, Field(description="One self-contained durable fact, decision or preference.")]
-Share = Annotated[float | None, Field(ge=0, le=1)]
+Share = Annotated[float | None, Field(ge=0, le=1, strict=True)]
 CapturedFrom = Annotated[str | None, Field(description="Who or what captured it: your name, a conversation id.")]
 
 
@@ -190,7 +190,7 @@ class TwinTools:
                            include_namespaces=include_namespaces, project=project)
         return _result(out.QuotedList(memories=found))
 
-    def memory_neighbors(self, id: MemoryId, depth: Annotated[int, Field(ge=1, le=3)] = 1,
+    def memory_neighbors(self, id: MemoryId, depth: Annotated[int, Field(ge=1, le=3, strict=True)] = 1,
                          max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
                          include_namespaces: IncludeNamespaces = None, project: ProjectRef = None,
                          ) -> Annotated[CallToolResult, out.QuotedNeighbors]:
