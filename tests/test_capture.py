@@ -39,6 +39,17 @@ def test_a_contradiction_supersedes_the_old_memory_which_stays_readable(store):
     assert {m.id for m in store.list_memories("owner", include_superseded=True)} == {old, new.id}
 
 
+def test_a_fact_stored_as_given_in_the_first_person_is_superseded_by_its_new_value(store):
+    pin = _capture(store, "My locker PIN is 4411.", compare=False).id  # memory_remember: stored as written
+    home = _capture(store, "I work at Hafenbrot Bakery.", compare=False).id
+    new_pin = _capture(store, "Owner's locker PIN is 9273.", now=LATER)
+    assert new_pin.superseded == [pin] and store.get(pin).status == "superseded"
+    moved = _capture(store, "Owner works at Kesselhaus Bakery.", now=LATER)  # found by "bakery" here (no vectors)
+    assert moved.superseded == [home]
+    kept = _capture(store, "My brother's locker PIN is 1234.", now=LATER)  # another person's slot
+    assert not kept.superseded and store.get(new_pin.id).status == "active"
+
+
 def test_a_refinement_updates_in_place_keeping_id_hits_and_edges(store):
     first = _capture(store, "Owner's sister Ana works as a nurse.").id
     other = _capture(store, "Owner bought a red bicycle in Lisbon.").id

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from twin.text.capture_rules import PARSED_CACHE, tokens
 from twin.text.secret_fields import names_secret
+from twin.text.third_person import third_person
 
 __all__ = ["NAMED_ATTRIBUTES", "Slot", "is_state", "read_slot", "read_slots", "slot_change", "slot_of"]
 
@@ -240,11 +241,17 @@ def _read_slots(sentence: str, classes: bool) -> tuple[Slot, ...]:
     and an employer); [] when it is not about Owner or Owner's kin by the surface ("Owner …", "Owner's sister Ana
     …", "Owners Freundin …") or names no attribute by `_SLOTS`, the class slots (when `classes`: `_class_slots`)
     or "Owner's <noun phrase> is …". A value runs from the slot's words to the first qualifier ("in May", ",
-    which …", "since 2025"). Read-only; never raises."""
+    which …", "since 2025"). A sentence in the owner's first person (a memory stored as given: "My PIN is 4444.")
+    is read as its third-person form (`twin.text.third_person`), so it shares the slot of "Owner's PIN is 7777.".
+    Read-only; never raises."""
     text = _THOUSANDS.sub("", _fold(sentence))
     subject = _SUBJECT.match(text)
     if subject is None:
-        return ()
+        owned = _THOUSANDS.sub("", _fold(third_person(sentence)))
+        subject = _SUBJECT.match(owned)
+        if subject is None:
+            return ()
+        text = owned
     rest = text[subject.end():].lstrip()
     if subject["kin"] and not subject["name"] and _COPULA_NEXT.match(rest.lower()):
         subject, rest = None, "'s " + text[len("owner") + 2:].lstrip()
