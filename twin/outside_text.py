@@ -78,3 +78,13 @@ def json_text(value: object) -> str:
     character is a `\\uXXXX` escape, so the line is safe on a terminal, encodes as UTF-8 even with a lone
     surrogate inside, and still decodes to the same value. Raises `TypeError`/`ValueError` as `json.dumps`."""
     return UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def encodable(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD (a tokenizer's Rust strings cannot hold them); valid pairs
+    are joined. Pure."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

