@@ -237,6 +237,17 @@ def test_a_value_of_the_wrong_json_type_is_refused_naming_its_field(api):
     assert post(api, "/v1/remember", {"content": "Owner likes figs.", "importance": 1})["id"]  # … and a number
 
 
+def test_a_connectors_source_is_refused_so_its_file_cannot_take_the_memory_with_it(api, tmp_path):
+    for source in ("file:/home/owner/notes.md", "email:18c2f", "telegram:42", "browser"):
+        refused = api.client.post("/v1/remember", json={"content": "Owner's bike lock code is 2231.", "source": source})
+        assert error_of(refused, 422)["field"] == "source" and "name your own" in refused.json()["error"]["message"]
+        learned = api.client.post("/api/twin/learn", json={"text": "I keep my bike at the station.", "source": source})
+        assert error_of(learned, 422)["field"] == "source"
+    assert api.client.get("/api/twin/memories").json() == []
+    own = post(api, "/v1/remember", {"content": "Owner's bike lock code is 2231.", "source": "notes:file-bike"})
+    assert own["id"] and api.client.get(f"/v1/memories/{own['id']}").json()["source"] == "notes:file-bike"
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

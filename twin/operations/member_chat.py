@@ -131,7 +131,7 @@ class TelegramPeople:
     def _remember(self, ctx: Context, who: Caller, chat_id: int, rest: str) -> str:
         if not rest:
             return "What should I remember? /remember The boiler is serviced in May."
-        done = writes.capture_memory(ctx, rest, source=f"telegram:{chat_id}", force=True)
+        done = writes.capture_memory(ctx, rest, source=f"telegram:{chat_id}", force=True, connector=True)
         if done.id is None:
             return "I found nothing to remember in that."
         return f"Remembered #{done.id}{self._where(ctx)}."

@@ -61,9 +61,24 @@ def clean_tags(tags: list[str] | None) -> list[str]:
     return out
 
 
-def clean_source(source: str | None) -> str:
-    """A source as stored: one safe line (`clean_name`, as `twin learn --source` stores it), `api` when blank."""
+CONNECTOR_SOURCES = {"file:": "file", "email:": "email thread", "telegram:": "Telegram chat", "chat:": "chat",
+                     "browser": "browser history"}
+"""The sources twin's connectors write under (a prefix, or the whole source), with what each names: a memory an
+interface wrote under one would go with that connector's memories: replaced when the file or thread changes,
+removed when the file is gone or the chat forgotten."""
+
+
+def clean_source(source: str | None, connector: bool = False) -> str:
+    """A source as stored: one safe line (`clean_name`, as `twin learn --source` stores it), `api` when blank.
+    Raises `InvalidInput` (field `source`) for a source of a connector (`CONNECTOR_SOURCES`: `file:…`, `email:…`,
+    …) named by a caller, not by that `connector` itself (a Telegram chat's `/remember`): the owner's or an agent's
+    memory must not be replaced or removed with a file or a chat it named."""
     cleaned = clean_name(source or "").strip()
+    for prefix, what in () if connector else CONNECTOR_SOURCES.items():
+        if cleaned.startswith(prefix) if prefix.endswith(":") else cleaned == prefix:
+            raise InvalidInput(f"source {cleaned[:80]!r} is where twin's {what} memories come from, and a memory "
+                               f"written under it would be replaced or forgotten with them; name your own "
+                               f"(e.g. 'notes:{cleaned[len(prefix):][:40] or 'mine'}')", field="source")
     return cleaned or DEFAULT_SOURCE
 
 
@@ -108,17 +123,19 @@ def capture_memory(ctx: Context, content: str, kind: str = "fact", importance: f
                    tags: list[str] | None = None, source: str | None = None, sensitivity: str | None = None,
                    source_type_: str | None = None, captured_from: str | None = None,
                    confidence: float | None = None, force: bool = False, compare: bool = True,
-                   namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> CaptureOut:
+                   namespace: str = DEFAULT_NAMESPACE, project: str | None = None,
+                   connector: bool = False) -> CaptureOut:
     """Seed 003's `memory_capture` (`compare` False: `memory_remember`): one memory through
     `twin.learn.capture.capture` (exact duplicate → reinforced; the worthiness gate unless `force`; with
     `compare`, a near duplicate updated in place and contradicted memories superseded). `sensitivity` given: a
     new memory gets it unless its content shows a secret (then `sensitive`); a memory it joins keeps the stricter
     of both; in `namespace`, or in the project in reach (`project`, else the caller's active one:
-    `twin.operations.scopes.reach`, whose 404 and 403 it raises). One diary line, never the text. Returns `{id,
-    …flags}` (`CaptureOut`)."""
+    `twin.operations.scopes.reach`, whose 404 and 403 it raises). `source` is a caller's (`clean_source`), or with
+    `connector` the connector's own (a Telegram chat's). One diary line, never the text. Returns `{id, …flags}`
+    (`CaptureOut`)."""
     namespace = reach(ctx.store, namespace, project=project).write
     _checked(kind, importance, sensitivity, confidence)
-    text, source = clean_content(content), clean_source(source)
+    text, source = clean_content(content), clean_source(source, connector)
     candidate = Candidate(kind, text, DEFAULT_IMPORTANCE if importance is None else float(importance),
                           tuple(clean_tags(tags)), sensitive=sensitivity == SENSITIVE)
     now = utc_now()
