@@ -48,8 +48,17 @@ _VERB_AS_IS = _words(  # modals and irregular past tenses: no -s after "Owner"
     " came knew thought told found gave felt left bought ate drank ran met began wrote read put cut set hit let quit"
     " spent sent lost won sat stood heard held kept slept woke swam flew drove rode broke chose spoke forgot became"
     " brought caught taught fought sold built paid said meant lent led fed fell grew threw wore understood agreed"
-    " freed used hurt cost shut spread bet burst cast")
-_PRESENT_AS_IS = _words("quit put cut set hit let read hurt cost shut spread bet")
+    " freed used hurt cost shut spread bet burst cast"
+    # the other irregular simple pasts (a past that is also a base verb, "found", "lay", "saw", is read as the past,
+    # by far the likelier after "I": "I found my keys")
+    " arose awoke bore beat befell bent bid bit bled blew bred broadcast burnt clung crept dealt dug dove drew dreamt"
+    " dwelt fled flung forbade forecast foresaw foretold forgave forsook froze ground hung hid knelt laid leant leapt"
+    " learnt lay lit mistook misunderstood overcame overheard overslept overtook overthrew rid rang rose sought shook"
+    " shed shone shot shrank sang sank slew slid slung slit smelt sped spelt spilt spun spat split spoilt sprang"
+    " stole stuck stung stank strode struck strung strove swore swept swung tore trod undertook underwent upset"
+    " wove wept wound withdrew withheld wrung")
+_PRESENT_AS_IS = _words("quit put cut set hit let read hurt cost shut spread bet bid broadcast burst cast forecast rid"
+                        " shed slit split thrust upset")
 """Verbs whose past and present look alike: a base verb coordinated after one is present ("quit … and drinks")."""
 _BASE_VERBS = _words(  # base forms a coordinated verb may take ("… and drink green tea" -> "and drinks …")
     "drink eat cook bake read write work play run walk swim ride drive fly travel visit call text watch listen"
