@@ -248,6 +248,14 @@ def test_a_connectors_source_is_refused_so_its_file_cannot_take_the_memory_with_
     assert own["id"] and api.client.get(f"/v1/memories/{own['id']}").json()["source"] == "notes:file-bike"
 
 
+def test_context_keeps_to_since_as_search_does(api):
+    post(api, "/v1/remember", {"content": "Owner tunes the cello every Sunday morning."})
+    assert post(api, "/v1/context", {"query": "cello"})["results"]
+    later = post(api, "/v1/context", {"query": "cello", "since": "2099-01-01T00:00:00Z"})
+    assert later["results"] == [] and later["recent"] == {}
+    assert error_of(api.client.post("/v1/context", json={"query": "cello", "since": "abc"}), 422)["field"] == "since"
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

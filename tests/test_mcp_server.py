@@ -204,6 +204,24 @@ def test_a_limit_over_200_is_the_tools_error_with_the_rule_every_interface_says(
         assert refused.is_error and "limit must be 1-200" in refused.content[0].text
 
 
+def test_an_argument_a_tool_does_not_take_is_its_error_and_since_filters(twin_paths):
+    async def go(client: Client):
+        await client.call_tool("memory_remember", {"content": "Owner repaired the garden gate hinge."})
+        return (await client.call_tool("memory_search", {"query": "garden gate", "sinse": "2099-01-01T00:00:00Z"}),
+                await client.call_tool("memory_stats", {"bogus": 1}),
+                await client.call_tool("memory_search", {"query": "garden gate", "since": "2099-01-01T00:00:00Z"}),
+                await client.call_tool("memory_context", {"query": "garden gate", "since": "2099-01-01T00:00:00Z"}),
+                await client.call_tool("memory_search", {"query": "garden gate"}))
+
+    typo, stats, later, later_context, found = run(Client(stdio_server()), go)
+    assert typo.is_error and "takes no argument sinse" in typo.content[0].text and "since" in typo.content[0].text
+    assert stats.is_error and "memory_stats takes no argument bogus (it takes none)" in stats.content[0].text
+    assert not later.is_error and later.structured_content["results"] == []
+    assert not later_context.is_error and later_context.structured_content["results"] == []
+    assert later_context.structured_content["recent"] == {}
+    assert [r["content"] for r in found.structured_content["results"]] == ["Owner repaired the garden gate hinge."]
+
+
 def test_a_limit_of_the_wrong_json_type_is_the_tools_error(twin_paths):
     async def go(client: Client):
         return [await client.call_tool("memory_search", {"query": "x", "limit": bad}) for bad in (True, 2.5, "3")]

@@ -159,7 +159,7 @@ SCOPED_READ = "max_sensitivity namespace include_namespaces project"
 ROUTES: dict[str, tuple[str, str, frozenset[str]]] = {
     name: (method, path, frozenset(args.split())) for name, (method, path, args) in {
         "search": ("POST", "/v1/search", f"query limit kind since weights {SCOPED_READ}"),
-        "context": ("POST", "/v1/context", f"query limit recent_limit kind weights {SCOPED_READ}"),
+        "context": ("POST", "/v1/context", f"query limit recent_limit kind since weights {SCOPED_READ}"),
         "list_memories": ("GET", "/api/twin/memories", f"limit kind {SCOPED_READ}"),
         "recent": ("GET", "/v1/recent", f"since limit kind {SCOPED_READ}"),
         "today": ("GET", "/v1/today", f"limit kind {SCOPED_READ}"),

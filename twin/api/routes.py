@@ -215,7 +215,7 @@ async def context(request: Request, body: ContextBody):
     """A search and the newest memories grouped by kind, in one answer (an agent's first call)."""
     return answer(await timed_search(
         request, ops.context, body.query, limit=body.limit, recent_limit=body.recent_limit, kind=body.kind,
-        weights=body.weights, max_sensitivity=body.max_sensitivity, namespace=body.namespace,
+        since=body.since, weights=body.weights, max_sensitivity=body.max_sensitivity, namespace=body.namespace,
         include_namespaces=body.include_namespaces, project=project_of(request, body.project)))
 
 

@@ -35,10 +35,21 @@ log = logging.getLogger(__name__)
 
 class TwinServer(MCPServer):
     """The SDK's server, with arguments that fail a tool's input schema answered in twin's one wording
-    (`twin.exceptions.invalid_input_of`, as the API says it: "limit: Input should be …", no pydantic link)."""
+    (`twin.exceptions.invalid_input_of`, as the API says it: "limit: Input should be …", no pydantic link), and an
+    argument the tool does not take refused as the API refuses an unknown field (the SDK drops it: a `since` a tool
+    has not would go unapplied, and the agent would never know)."""
+
+    _arguments: dict[str, frozenset[str]] | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """`MCPServer.call_tool`; a `ToolError` caused by a `ValidationError` is raised again in twin's words."""
+        """`MCPServer.call_tool`; a `ToolError` caused by a `ValidationError` is raised again in twin's words; an
+        argument not in the tool's input schema is a `ToolError` naming it and what the tool takes."""
+        if self._arguments is None:
+            self._arguments = {t.name: frozenset(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        takes = self._arguments.get(name)
+        if takes is not None and (unknown := sorted(set(arguments or {}) - takes)):
+            raise ToolError(f"Error executing tool {name}: {name} takes no argument {', '.join(unknown)} (it takes "
+                            f"{', '.join(sorted(takes)) or 'none'})")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -192,17 +192,18 @@ def today(ctx: Context, limit: int = 50, kind: str | None = None, max_sensitivit
 def context(ctx: Context, query: str, limit: int = 10, recent_limit: int = 10, kind: str | None = None,
             weights: dict[str, float] | None = None, max_sensitivity: str | None = None,
             namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
-            project: str | None = None) -> ContextOut:
+            project: str | None = None, since: str | None = None) -> ContextOut:
     """Seed 003's `memory_context`, the first call of an agent's task: `search` and the newest `recent_limit`
-    memories grouped by kind (`{kind: [memories]}`, newest first in each), in one answer; and seed 003's
+    memories grouped by kind (`{kind: [memories]}`, newest first in each), both of memories made since `since`
+    (ISO-8601; `InvalidInput` naming it otherwise), in one answer; and seed 003's
     "context packs v2": `context_pack` `{userGlobal: {kind: [memories]}, projectScoped: {kind: [memories]}}`, the
     search results (best first) then the newest memories not among them, by scope (the project in reach, from
     `project` or the active one, against the caller's own) and kind."""
     checked_limit(recent_limit, "recent_limit")
-    found = search(ctx, query, limit=limit, kind=kind, weights=weights, max_sensitivity=max_sensitivity,
+    found = search(ctx, query, limit=limit, kind=kind, since=since, weights=weights, max_sensitivity=max_sensitivity,
                    namespace=namespace, include_namespaces=include_namespaces, project=project)
     grouped: dict[str, list[MemoryOut]] = {}
-    newest = list_memories(ctx, limit=recent_limit, kind=kind, max_sensitivity=max_sensitivity,
+    newest = list_memories(ctx, limit=recent_limit, kind=kind, since=since, max_sensitivity=max_sensitivity,
                            namespace=namespace, include_namespaces=include_namespaces, project=project)
     for m in newest:
         grouped.setdefault(m.kind, []).append(m)
