@@ -256,6 +256,19 @@ def test_context_keeps_to_since_as_search_does(api):
     assert error_of(api.client.post("/v1/context", json={"query": "cello", "since": "abc"}), 422)["field"] == "since"
 
 
+def test_an_id_or_cursor_beyond_sqlites_integer_is_a_clear_answer_never_a_500(api):
+    kept = post(api, "/v1/remember", {"content": "Owner's canoe paddle hangs in the garage."})["id"]
+    for big in (2**63, 10**30):
+        for method, path in (("GET", f"/v1/memories/{big}"), ("DELETE", f"/v1/memories/{big}"),
+                             ("GET", f"/v1/memories/{big}/neighbors"), ("GET", f"/v1/memories/{big}/history")):
+            answer = api.client.request(method, path)
+            assert answer.status_code in (404, 422) and "Traceback" not in answer.text, (method, path, answer.text)
+        for path in ("/v1/activity", "/v1/memories", "/v1/activity/stream"):
+            assert error_of(api.client.get(path, params={"after": big}), 422)["field"] == "after", path
+    assert api.client.get("/v1/activity", params={"after": 2**63 - 1}).json() == []
+    assert api.client.get(f"/v1/memories/{kept}").status_code == 200
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

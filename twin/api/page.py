@@ -23,6 +23,7 @@ from twin.api.routes import IncludeNamespaces, Limit, MaxSensitivity, Namespace,
 from twin.api.session import CSRF_COOKIE, SESSION_COOKIE, SESSION_TTL_S
 from twin.operations import page as page_ops
 from twin.operations.shapes import ActivityLineOut, ForgetOut, LearnOut, MemoryOut
+from twin.store.ids import INTEGER_MAX
 
 PAGE_DIR = Path(__file__).with_name("page")
 """The page's files (package data)."""
@@ -67,11 +68,11 @@ async def open_session(request: Request, code: str):
 
 
 @page.get("/v1/activity/stream")
-async def activity_stream(request: Request, after: Annotated[int, Query(ge=0)] = 0):
+async def activity_stream(request: Request, after: Annotated[int, Query(ge=0, le=INTEGER_MAX)] = 0):
     """The diary live, as server-sent events (`event: line`, `id` the line's id, `data` its JSON): every line
     after `after` (or the `Last-Event-ID` a reconnecting browser sends), then each new one as it is written."""
     last = request.headers.get("last-event-id", "")
-    start = int(last) if last.isdigit() else after
+    start = int(last) if last.isdigit() and int(last) <= INTEGER_MAX else after
 
     async def lines():
         nonlocal start
@@ -90,7 +91,8 @@ async def browse(request: Request, limit: Limit = 50, kind: Kind | None = None,
                  tier: Annotated[str | None, Query(pattern="^(warm|cold)$")] = None,
                  include_superseded: bool = False, since: Annotated[str | None, Query(max_length=64)] = None,
                  until: Annotated[str | None, Query(max_length=64)] = None,
-                 after: Annotated[int | None, Query(ge=1, description="The last id of the page before")] = None,
+                 after: Annotated[int | None, Query(ge=1, le=INTEGER_MAX, description="The last id of the page before")]
+                 = None,
                  max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
                  include_namespaces: IncludeNamespaces = None):
     """Every memory newest first with the page's filters; `after` (the last id shown) for the next page, which
@@ -130,7 +132,7 @@ async def learn(request: Request, body: LearnBody):
 
 
 @page_routes.get("/activity", response_model=list[ActivityLineOut])
-async def activity_after(request: Request, after: Annotated[int, Query(ge=0)] = 0, limit: Limit = 60):
+async def activity_after(request: Request, after: Annotated[int, Query(ge=0, le=INTEGER_MAX)] = 0, limit: Limit = 60):
     """The diary lines after line `after`, oldest first."""
     return await lanes(request).read.run(page_ops.activity_after, after, limit)
 

@@ -23,7 +23,9 @@ def whole(value: str) -> int:
 
 def positive(value: str) -> int:
     """A count or limit: a whole number ≥ 1, capped at SQLite's largest integer."""
-    return min(whole(value), 2**63 - 1)
+    from twin.store.ids import INTEGER_MAX
+
+    return min(whole(value), INTEGER_MAX)
 
 
 def limit(value: str) -> int:
@@ -56,7 +58,9 @@ def memory_id(value: str) -> int:
         number = memory_id_of(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if number > 2**63 - 1:
+    from twin.store.ids import INTEGER_MAX
+
+    if number > INTEGER_MAX:
         raise argparse.ArgumentTypeError(f"no memory has id {value}")
     return number
 

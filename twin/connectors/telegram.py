@@ -44,6 +44,7 @@ from twin.redis_client import open_redis
 from twin.reflection.hush import project_subject
 from twin.store import Store, state
 from twin.store import chat as transcript
+from twin.store.ids import INTEGER_MAX
 from twin.store.people import paired_on_telegram, person_by_id
 from twin.store.signals import OWNER_RECIPIENT, Signal, mark_delivered, still_theirs, undelivered
 from twin.workers.bus import OUTBOX, Bus
@@ -59,7 +60,7 @@ PER_CHAT_INTERVAL_S = 1.0
 SIGNAL_RETRY_S = 60.0  # after a failed signal send (ours)  # FloodLimit: 1 message/s per chat (LIBRARY_NOTES §5)
 CONNECTOR = "telegram"
 PAIR_CODE_TTL_S = 600
-MAX_MEMORY_ID = 2**63 - 1  # SQLite INTEGER
+MAX_MEMORY_ID = INTEGER_MAX
 HELP = """I'm your twin: I remember what you tell me and what I read for you.
 Just talk to me, or:
 /remember TEXT – remember this now

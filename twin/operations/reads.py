@@ -34,6 +34,7 @@ from twin.operations.shapes import (
     SearchOut,
 )
 from twin.recall.hybrid import LIMIT_MAX, Recall
+from twin.store.ids import INTEGER_MAX
 from twin.store.signals import Signal, list_signals, still_theirs
 
 WEIGHT_NAMES = ("keyword", "vector", "importance", "recency", "half_life_days", "graph", "entity")
@@ -221,7 +222,7 @@ def own_memory(ctx: Context, memory_id: int, namespaces: tuple[str, ...] = (DEFA
     """The memory `memory_id` of the context's being (any status) in one of `namespaces` (checked names,
     `twin.namespaces.scope`). Raises `NotFound` otherwise (a memory of another namespace is not there for the
     caller, as in a listing)."""
-    memory = ctx.store.get(memory_id) if 0 < memory_id < 2**63 else None
+    memory = ctx.store.get(memory_id) if 0 < memory_id <= INTEGER_MAX else None
     if memory is None or memory.being_id != ctx.being or memory.namespace not in namespaces:
         raise NotFound(f"no memory #{memory_id}")
     return memory

@@ -20,6 +20,9 @@ def in_namespaces(namespaces: Namespaces, column: str = "namespace") -> tuple[st
     names = list(namespaces)
     return f" AND {column} IN ({', '.join('?' * len(names))})", names
 
+INTEGER_MAX = 2**63 - 1
+"""SQLite's largest INTEGER: no id or diary cursor is larger, and a larger one bound to a query raises
+`OverflowError` (every interface refuses one before it gets there)."""
 IN_CHUNK = 500
 """Ids per `IN (…)` list (well under SQLite's bound-variable limit)."""
 
