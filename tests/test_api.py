@@ -269,6 +269,15 @@ def test_an_id_or_cursor_beyond_sqlites_integer_is_a_clear_answer_never_a_500(ap
     assert api.client.get(f"/v1/memories/{kept}").status_code == 200
 
 
+def test_learn_answers_say_what_was_not_read_and_why_nothing_was_kept(api):
+    long = " ".join(f"Owner noted that shelf {n} holds the {n}th box of old letters." for n in range(1, 21))
+    done = post(api, "/v1/learn", {"text": long})
+    assert len(done["created"]) == 12 and "the rest of it was not read" in done["note"]
+    short = post(api, "/v1/learn", {"text": "ok"})
+    assert short["created"] == [] and short["rejected"] == [{"content": None, "reason": "filler: ok"}]
+    assert short["note"] is None
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

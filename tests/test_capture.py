@@ -89,6 +89,20 @@ def test_learn_reports_supersessions_and_rejections(store, activity):
     assert all(m.status == "active" for m in store.list_memories("owner"))
 
 
+FACTS = ["Owner keeps {n} jars of quince jam in the cellar.", "Owner's locker number at the pool is {n}.",
+         "Owner walked {n} kilometres along the canal.", "Owner planted {n} tulip bulbs by the fence."]
+
+
+def test_learn_says_when_a_text_held_more_than_it_read_and_why_nothing_was_kept(store, activity):
+    twelve = " ".join(FACTS[n % 4].format(n=n + 40) for n in range(12))
+    assert len((full := learn(store, activity, "owner", twelve, "muse")).created) == 12 and not full.unread
+    more = " ".join(FACTS[n % 4].format(n=n + 70) for n in range(13))
+    assert len((cut := learn(store, activity, "owner", more, "muse")).created) == 12 and cut.unread
+    assert learn(store, activity, "owner", "ok", "muse").skipped == ["filler: ok"]
+    assert learn(store, activity, "owner", "Nice view.", "muse").skipped == ["sentence 1: not memorable"]
+    assert learn(store, activity, "owner", "where did I park the car?", "muse").skipped  # a reason, not silence
+
+
 def test_secrets_are_redacted_before_any_model_call(store, activity, fake_llm, provider):
     import json
 

@@ -25,13 +25,12 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     created, reinforced and updated (each updated one with its `reason`), `superseded: [{id, by, reason}]` for
     each memory this text hid, and `rejected: [{content, reason}]` for each candidate not stored."""
     from twin.remote import LocalTwin, open_twin
-    from twin.text.extractor import MAX_PER_CALL
 
     # stdin as bytes, decoded leniently: text that is not UTF-8 is still learned (with U+FFFD where it broke)
     text = sys.stdin.buffer.read().decode("utf-8", errors="replace") if args.text == "-" else args.text
     if not text.strip():
-        show("nothing memorable found in that text")
-        return 0
+        show("twin: learn needs some text (nothing was given)", file=sys.stderr)
+        return 2
     big = len(json.dumps(text)) > LEARN_OVER_API_BYTES
     bus = lambda: _bus(settings)  # noqa: E731 - in this process, the daemon is told to embed
     with (LocalTwin(settings, bus) if big else open_twin(settings, bus)) as twin:
@@ -44,7 +43,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"created": created, "reinforced": reinforced,
                      "updated": [{**d, "reason": done["update_reasons"].get(str(d["id"]))} for d in updated],
-                     "superseded": done["superseded"], "rejected": done["rejected"], "project": done.get("project")})
+                     "superseded": done["superseded"], "rejected": done["rejected"], "project": done.get("project"),
+                     "note": done.get("note")})
         return 0
     if done.get("project") and (created or reinforced or updated):
         show(f"into project {done['project']} (its members read it; twin project deactivate keeps it your own)")
@@ -61,10 +61,8 @@ def cmd_learn(settings: Settings, args: argparse.Namespace) -> int:
         show(f"not stored: {reason}")
     if not (created or reinforced or updated or rejected or skipped):
         show("nothing memorable found in that text")
-    if len(created) + len(reinforced) + len(updated) + len(rejected) >= MAX_PER_CALL:
-        show(f"note: one text gives at most {MAX_PER_CALL} memories; the rest of it was not read. "
-              "Learn a long text in parts, or put it in a watched folder (files_max_memories per file).",
-              file=sys.stderr)
+    if done.get("note"):
+        show(f"note: {done['note']}", file=sys.stderr)
     return 0
 
 

@@ -26,6 +26,7 @@ from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
 from twin.store.ids import Namespaces
+from twin.text.capture_rules import unworthy
 from twin.text.extractor import MAX_PER_CALL, Candidate, extract
 from twin.text.sensitivity import SENSITIVE, contains_secret
 
@@ -33,6 +34,10 @@ log = logging.getLogger("twin.learn")
 
 OFFLINE_CONFIDENCE = 0.6
 """Provenance confidence of a memory written by the offline extractor (rules, no model)."""
+
+
+NOTHING_FOUND = "no sentence in it states something to remember (questions, greetings and fragments are not kept)"
+"""Why a text gave nothing when no rule named a sentence (`LearnResult.skipped`)."""
 
 
 @dataclass
@@ -44,7 +49,9 @@ class LearnResult:
     per memory hidden, including one a revived memory hid again), `update_reasons` (`{id: why it was updated in
     place}`) and `rejections` (`(content, reason)` for each candidate the gate rejected and each memory of the
     model that could not be made to keep the contract, `twin.learn.sentence_contract`); `rejected` holds the same
-    reasons alone, in the same order."""
+    reasons alone, in the same order; `skipped` why sentences were left out (or why the text gave nothing:
+    `capture_rules.unworthy`'s reason, else `NOTHING_FOUND`); `unread` the text held more memories than one call
+    keeps (seed 000: 12; a file `files_max_memories`): the rest was not read."""
 
     created: list[int] = field(default_factory=list)
     reinforced: list[int] = field(default_factory=list)
@@ -54,6 +61,7 @@ class LearnResult:
     rejected: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     profile_updated: bool = False
+    unread: bool = False
     supersessions: list[Supersession] = field(default_factory=list)
     update_reasons: dict[int, str] = field(default_factory=dict)
     rejections: list[tuple[str, str]] = field(default_factory=list)
@@ -85,6 +93,9 @@ class Extraction:
     confidence: float
     dropped: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    unread: bool = False
+    """The text held more than `limit` memories (offline: one more was found; the model: it gave as many as it
+    may): the rest was not read."""
     """Why the offline extractor left sentences out ("sentence 2: a question"), never their text."""
 
 
@@ -122,7 +133,7 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
                 for _, reason in answer.dropped:
                     activity.record("model", f"Model memory from {source_type(source)} not kept: {reason}.")
             return Extraction((local + answer.candidates)[:max(limit, len(local))], answer.profile, MODEL_CONFIDENCE,
-                              answer.dropped)
+                              answer.dropped, unread=len(answer.candidates) >= limit)
         except BudgetExhausted as exc:
             _note_budget_once(store, activity, being, provider, str(exc))
         except ProviderResting:
@@ -139,9 +150,10 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
                                          f"{type(exc).__name__}); used the offline extractor.")
     offline = text if offline_text is None else offline_text
     skipped: list[str] = []
-    candidates = extract(offline, document_title=document_title, limit=limit, now=written_at, force=force,
-                         rejected=skipped, speaker=speaker)
-    return Extraction(candidates, ProfileDelta(), OFFLINE_CONFIDENCE, skipped=skipped)
+    candidates = extract(offline, document_title=document_title, limit=limit + 1, now=written_at, force=force,
+                         rejected=skipped, speaker=speaker)  # one more than kept: whether the text held more
+    return Extraction(candidates[:limit], ProfileDelta(), OFFLINE_CONFIDENCE, skipped=skipped,
+                      unread=len(candidates) > limit)
 
 
 def _note_budget_once(store: Store, activity: Activity | None, being: str, provider: ModelProvider,
@@ -245,7 +257,9 @@ def learn(store: Store, activity: Activity | None, being: str, text: str, source
     result = LearnResult()
     extraction = extract_for_learning(store, activity, being, strip_controls(text), source, provider, limit=limit,
                                       written_at=datetime.now().astimezone(), force=force, speaker=speaker or None)
-    result.skipped = extraction.skipped
+    result.skipped, result.unread = extraction.skipped, extraction.unread
+    if not (extraction.candidates or extraction.skipped or extraction.dropped):
+        result.skipped = [unworthy(text.strip()) or NOTHING_FOUND]
     for content, reason in extraction.dropped:
         result.reject(content, f"the model's memory: {reason}")
     judgements = None
@@ -325,7 +339,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
-    if activity is not None and len(candidates) >= max_memories and source.startswith("file:"):
+    if activity is not None and extraction.unread and source.startswith("file:"):
         activity.record("indexed_file", f"Files: {clean_name(source[len('file:'):])} gave its first {max_memories} "
                         "memories (files_max_memories); the rest of it was not read.", subject=source)
     return result

@@ -177,6 +177,8 @@ class LearnOut(BaseModel):
     superseded: list[Supersession]
     rejected: list[Rejection]
     profile_updated: bool
+    note: str | None = None
+    """Set when the text held more than one call keeps (`UNREAD_NOTE`): the rest of it was not read."""
     project: str | None = None
     """The name of the project the text was learned into (named by the call, or the caller's active one), None
     for the caller's own memories: `twin learn` says it, since the project's members read what goes there."""

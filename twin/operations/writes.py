@@ -28,7 +28,7 @@ from twin.operations.scopes import reach, require_owner
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
 from twin.outside_text import clean_name
 from twin.text.capture_rules import unworthy
-from twin.text.extractor import Candidate
+from twin.text.extractor import MAX_PER_CALL, Candidate
 
 log = logging.getLogger(__name__)
 
@@ -268,8 +268,14 @@ def learn_text(ctx: Context, text: str, source: str | None = None, force: bool =
     return result
 
 
+UNREAD_NOTE = (f"one text gives at most {MAX_PER_CALL} memories; the rest of it was not read. Learn a long text in "
+               "parts, or put it in a watched folder (files_max_memories per file).")
+"""`LearnOut.note` when a text held more than one call keeps (`LearnResult.unread`), said by every interface."""
+
+
 def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False) -> LearnOut:
-    """`result` as the answer of `learn` (seed 001: the memories learned), sensitive text masked unless asked."""
+    """`result` as the answer of `learn` (seed 001: the memories learned), sensitive text masked unless asked;
+    `note` says when the text held more than was read (`UNREAD_NOTE`)."""
     def shown(ids: list[int]) -> list[MemoryOut]:
         return [MemoryOut.of(m, reveal_sensitive) for m in as_memories(ctx.store, ids)]
 
@@ -278,7 +284,7 @@ def learn_out(ctx: Context, result: LearnResult, reveal_sensitive: bool = False)
                     superseded=[s.to_dict() for s in result.supersessions],
                     rejected=[{"content": c, "reason": r} for c, r in result.rejections]
                     + [{"content": None, "reason": r} for r in result.skipped],
-                    profile_updated=result.profile_updated)
+                    profile_updated=result.profile_updated, note=UNREAD_NOTE if result.unread else None)
 
 
 def learn(ctx: Context, text: str, source: str | None = None, force: bool = False,
