@@ -278,6 +278,15 @@ def test_learn_answers_say_what_was_not_read_and_why_nothing_was_kept(api):
     assert short["note"] is None
 
 
+def test_a_profile_edit_of_the_wrong_shape_is_refused_and_changes_nothing(api):
+    good = {"facts": ["Owner rows on the Douro."], "goals": [], "preferences": [], "routines": [], "tone": "warm"}
+    assert api.client.put("/v1/profile", json=good).status_code == 200
+    for bad, field in (({**good, "facts": "Owner rows."}, "facts"), ({**good, "goals": [1, 2]}, "goals"),
+                       ({**good, "tone": 5}, "tone"), ({**good, "routines": [None]}, "routines")):
+        assert error_of(api.client.put("/v1/profile", json=bad), 422)["field"] == field, bad
+    assert api.client.get("/v1/profile").json()["facts"] == ["Owner rows on the Douro."]
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

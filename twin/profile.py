@@ -82,6 +82,23 @@ class Profile(ProfileDelta):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator(*LISTS, mode="before")
+    @classmethod
+    def _as_strings(cls, value: object) -> list[str]:
+        """A hand edit's list as it was given: a list of strings, each cleaned (`_item`), blanks dropped; anything
+        else is refused (a delta's leniency, a lone string as a list, 5 as "5", is a model's, not the owner's)."""
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of strings")
+        return [item for item in (cls._item(v) for v in value) if item]
+
+    @field_validator("tone", mode="before")
+    @classmethod
+    def _tone(cls, value: object) -> str | None:
+        """A hand edit's tone: a string (cleaned) or null."""
+        if value is not None and not isinstance(value, str):
+            raise ValueError("must be a string or null")
+        return None if value is None else cls._item(value) or None
+
     @classmethod
     def _item(cls, value: object) -> str:
         """One item of a hand edit: `_one_line`; longer than `MAX_ITEM_CHARS` is refused (`ValueError`), not cut
