@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from twin.memory import format_time
-from twin.recall.hybrid import Recall, recall_with
+from twin.recall.hybrid import TURN_FOUND, Recall, recall_with
 from twin.store import turns
 from twin.vectors.index import VectorIndex
 from twin.vectors.sidecar import IndexReader
@@ -88,6 +88,36 @@ def test_turns_of_another_source_or_far_apart_are_not_neighbours(store, embedder
         plain.close()
         lifted.close()
     assert before == after
+
+
+def test_sentences_of_one_file_are_not_turns_of_a_conversation(store, embedder, reader):
+    rows = [(text, "file:/home/owner/garage.md", T0 + timedelta(seconds=s)) for s, text in CHAT]  # one document
+    rows += [(text, "note", T0 - timedelta(days=3 + i)) for i, text in enumerate(NOTES)]
+    _load(store, embedder, reader, rows)
+    plain, lifted = recall_with(store, embedder, reader, {"turn_share": 0.0}), Recall(store, embedder, reader)
+    try:
+        before, after = _ranks(plain, QUESTION), _ranks(lifted, QUESTION)
+        told = lifted.recall(BEING, QUESTION, limit=10, touch=False, as_of=format_time(T0 + timedelta(days=30)))
+    finally:
+        plain.close()
+        lifted.close()
+    assert before == after and not any(r.code == "next_to_turn" for hit in told for r in hit.reasons)
+    assert turns.is_conversation("chat:conv-1") and turns.is_conversation("telegram:42")
+    assert not turns.is_conversation("file:/home/owner/garage.md") and not turns.is_conversation("email:18c2f")
+
+
+def test_a_turn_the_query_did_not_find_at_all_is_not_lifted_by_its_neighbour(store, embedder, reader):
+    chat = [(CHAT[0][1], "chat:c1", T0), ("Owner: 🙂", "chat:c1", T0 + timedelta(seconds=30))]  # cosine ~0.09
+    ids = _load(store, embedder, reader, chat + [(text, "note", T0 - timedelta(days=3)) for text in NOTES])
+    lifted = Recall(store, embedder, reader)
+    try:
+        hits = {h.memory.id: h for h in lifted.recall(BEING, QUESTION, limit=10, touch=False,
+                                                     as_of=format_time(T0 + timedelta(days=30)))}
+    finally:
+        lifted.close()
+    smile = hits.get(ids["Owner: 🙂"])
+    assert smile is None or not any(r.code == "next_to_turn" for r in smile.reasons)
+    assert smile is None or max(smile.keyword, smile.vector) < TURN_FOUND
 
 
 def test_neighbours_are_the_turns_just_before_and_after_in_one_source(store):

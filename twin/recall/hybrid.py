@@ -92,6 +92,10 @@ TURN_POOL = 50
 """The best this many results may lift their conversation neighbours (`Recall._with_turns`): measured with the
 shipped share (0.15) on both dev sets (bench/eval_recall.py), 20 and 30 gave LoCoMo R@10 0.700 and 0.707, 50 gave
 0.716, 100 0.717, the personal set unchanged at each."""
+TURN_FOUND = 0.15
+"""A result is lifted by its neighbour turn only when the query found it by itself at least this much (its keyword
+score or cosine): an unrelated turn ("🙂") next to one that matches is not an answer. Measured on both dev sets
+(bench/eval_recall.py): 0.1 and 0.2 leave every figure as it is, 0.3 costs LoCoMo R@5 0.003 and 0.4 0.021 (ours)."""
 SLOT_POOL = 20
 """Slots are compared among the best this many results (ours)."""
 SLOT_CACHE = 4096
@@ -573,7 +577,9 @@ class Recall:
         """`ranked` (best first; `Store.ranking_fields` in `fields`) with each of the best `TURN_POOL` raised by
         `RecallConfig.turn_share` × the score of its best neighbour in the same conversation (`twin.store.turns`:
         the memory of its source just before or after it, at most `turn_gap_s` apart) that is among them too, then
-        sorted again. A chat's answer is often the turn after the one that matches the question ("What are you
+        sorted again; only turns of a conversation (`turns.is_conversation`: a chat, not a file's sentences) that the
+        query found by itself (`TURN_FOUND`) are lifted. A chat's answer is often the turn after the one that matches
+        the question ("What are you
         researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636 and R@10 0.678 -> 0.716, the
         personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
         this step (no chain of lifts). Only the results that have another of the best from their conversation within
@@ -585,7 +591,8 @@ class Recall:
         made = {mid: parse_time(fields[mid][4]) for mid in score if mid in fields}
         conversations: dict[tuple, list[int]] = {}
         for mid in made:
-            conversations.setdefault((fields[mid][0], fields[mid][9], fields[mid][10]), []).append(mid)
+            if turns.is_conversation(fields[mid][10]):
+                conversations.setdefault((fields[mid][0], fields[mid][9], fields[mid][10]), []).append(mid)
         asked = set()
         for members in conversations.values():
             members.sort(key=made.__getitem__)  # a member's closest in time is just before or after it
@@ -600,7 +607,10 @@ class Recall:
             log.warning("recall: could not read the results' conversation neighbours (%s)", exc)
             return ranked
         lifted = {}
+        found = {r[0] for r in pool if max(r[2], r[3]) >= TURN_FOUND}  # found by the query itself, a little
         for mid, own in score.items():
+            if mid not in found:
+                continue
             near = [(score[n], n) for n in sides.get(mid, ()) if n in made and mid in made
                     and abs((made[n] - made[mid]).total_seconds()) <= cfg.turn_gap_s]
             if near:

@@ -10,6 +10,17 @@ from collections.abc import Iterable
 from twin.store.core import Store
 from twin.store.ids import id_chunks
 
+CONVERSATION_SOURCES = ("chat:", "telegram:")
+"""The sources whose memories are turns of a conversation (a chat transcript, a Telegram chat): only their
+memories have neighbours to lift (`twin.recall.hybrid.Recall._with_turns`); a file's or an email thread's
+memories are sentences read from one text, not turns."""
+
+
+def is_conversation(source: str) -> bool:
+    """True when `source` is a conversation's (`CONVERSATION_SOURCES`)."""
+    return source.startswith(CONVERSATION_SOURCES)
+
+
 _SIDE = ("(SELECT n.id FROM memories n WHERE n.being_id = m.being_id AND n.source = m.source"
          " AND n.namespace = m.namespace AND (n.created_at, n.id) {op} (m.created_at, m.id)"
          " ORDER BY n.created_at {order}, n.id {order} LIMIT 1)")
