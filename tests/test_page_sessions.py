@@ -251,6 +251,7 @@ def test_the_cli_refuses_a_limit_over_200_and_says_the_cap(settings, args):
     done = twin(*args)
     assert done.returncode == 2 and done.stdout == ""
     assert "limit must be 1-200" in done.stderr and f"(got {args[-1]})" in done.stderr
+    assert "since or after" not in done.stderr  # the API's parameters: no command has them
 
 
 def test_the_api_answers_422_for_a_limit_over_200_and_serves_200(api):
@@ -394,3 +395,15 @@ def test_the_page_says_the_twin_is_not_answering_and_comes_back_without_a_reload
     with Store(settings.db_path) as db:
         assert not db.conn.execute("SELECT 1 FROM memories WHERE content LIKE '%ladder%'").fetchone()
 
+
+
+def test_a_listing_cut_at_its_limit_names_only_what_the_command_has(twin_paths):
+    from in_process import twin_cli
+
+    for n in range(3):
+        assert twin_cli("learn", f"Owner stacked {n + 2} crates of apples in the shed.").returncode == 0
+    for args in (("memories", "--limit", "2"), ("today", "--limit", "2")):
+        done = twin_cli(*args)
+        assert done.returncode == 0 and len(done.stdout.splitlines()) == 2, done
+        assert "--limit for more (up to 200)" in done.stderr and "twin export" in done.stderr
+        assert "--since" not in done.stderr, args

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from twin.exceptions import InvalidInput
-from twin.limits import checked_limit
+from twin.limits import LIMIT_MAX, checked_limit
 from twin.memory import parse_time
 
 
@@ -34,8 +34,9 @@ def limit(value: str) -> int:
     number = whole(value)
     try:
         return checked_limit(number)
-    except InvalidInput as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (got {number})") from None
+    except InvalidInput:  # the rule's own words name the API's since and after, which no command has
+        said = f"limit must be 1-{LIMIT_MAX}, at most {LIMIT_MAX} per call (got {number})"
+        raise argparse.ArgumentTypeError(said) from None
 
 
 def share(value: str) -> float:

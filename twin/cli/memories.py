@@ -10,6 +10,7 @@ import sys
 from twin.cli.output import emit, show
 from twin.cli.output import print_json as _print_json
 from twin.cli.queues import reachable_bus as _bus
+from twin.limits import LIMIT_MAX
 from twin.memory import SENSITIVE
 from twin.settings import Settings
 
@@ -185,7 +186,8 @@ def cmd_memories(settings: Settings, args: argparse.Namespace) -> int:
             show(f"#{m['id']:<6} {m['created_at']}  {m['kind']:<12} {m['content']}  [{m['source']}]{stale}"
                  f"{_mark(m)}")
         if len(rows) == args.limit:
-            show(f"(the newest {args.limit}; older ones with --limit or --since)", file=sys.stderr)
+            more = "--limit for more (up to 200), " if args.limit < LIMIT_MAX else ""
+            show(f"(the newest {args.limit}; {more}twin export for every one)", file=sys.stderr)
 
     return emit(args, rows, plain)
 
