@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from fault_run import wait_for  # other daemon tests import it from here
 
+from twin.daemon import process_states
 from twin.remote import DaemonTwin
 from twin.store import Store
 
@@ -89,6 +90,14 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
         assert all(n >= 2 for n in per_file.values())
     finally:
         assert stop(proc) == 0
+    assert not (Path(daemon_env["TWIN_RUNTIME_DIR"]) / process_states.FILE_NAME).exists()  # stopped: nothing down
+
+
+def _down_lines(runtime: Path) -> list[str]:
+    """What `twin status` says of the daemon's processes that are down (`process_states.degraded_lines`)."""
+    from twin.settings import Settings
+
+    return process_states.degraded_lines(Settings(runtime_dir=runtime))
 
     # a third start re-learns nothing unchanged
     before = len(log.read_text())  # the second run may have logged the same line: read only the third's
@@ -119,8 +128,13 @@ def test_killed_embedding_worker_is_restarted_and_nothing_is_lost(daemon_env, tm
         db = Path(daemon_env["TWIN_DATA_DIR"]) / "twin.db"
         wait_for(lambda: memory_count(daemon_env) > 0, 60, "memories")
         os.kill(embed_pid, signal.SIGKILL)
+        runtime = Path(daemon_env["TWIN_RUNTIME_DIR"])
+        said = wait_for(lambda: next((line for line in _down_lines(runtime) if "embed worker process is down" in line),
+                                     None), 5, "twin status saying the embedding worker is down", every_s=0.02)
+        assert "exit code -9, 1 restart(s) so far); twin restarts it at 20" in said
         wait_for(lambda: any("workers embed" in a for p, a in _children(proc.pid).items() if p != embed_pid),
                  30, "a new embedding worker")
+        wait_for(lambda: not _down_lines(runtime), 10, "twin status no longer saying it is down")
         wait_for(lambda: settled(daemon_env, len(paths)), 180, "everything embedded after the restart")
         with Store(db) as store:
             lines = [r[0] for r in store.conn.execute("SELECT text FROM activity")]

@@ -110,6 +110,9 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(f"the HTTP API listens on {report['api']['listen']}, beyond this machine "
                         "(TWIN_API_ALLOW_REMOTE): only its token guards it")
     report["data_dir"] = str(settings.data_dir)
+    from twin.daemon import process_states
+
+    degraded.extend(process_states.degraded_lines(settings))
     for exposed in exposed_secret_files(settings.redis_tls_key_file):
         degraded.append(f"{exposed} is readable by other users: chmod 600 it")
     report["degraded"] = degraded

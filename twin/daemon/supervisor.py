@@ -31,7 +31,7 @@ from redis.exceptions import RedisError
 
 from twin import connectors
 from twin.activity import Activity
-from twin.daemon import systemd
+from twin.daemon import process_states, systemd
 from twin.daemon.lifetime import InstanceLock, NicedChild, die_with_parent_sigkill, die_with_parent_sigterm
 from twin.daemon.redis_server import redis_argv
 from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused, RedisUnavailable
@@ -107,6 +107,7 @@ class Child:
     last_code: int | None = None
     started_at: float = 0.0
     backoff_s: float = 0.0  # none yet: the first restart waits `FIRST_BACKOFF_S` (`_restart_delay`)
+    restart_at: float = 0.0  # monotonic seconds: when a child waiting in backoff is started again
     task: asyncio.Task | None = field(default=None, repr=False)
 
 
@@ -147,6 +148,16 @@ class Supervisor:
         child.started_at = time.monotonic()
         child.status = ChildStatus.RUNNING
         log.info("supervisor: started %s (pid %d)", child.name, child.proc.pid)
+        if child.restarts:  # up again: `twin status` no longer says it is down
+            self._tell_states()
+
+    def _tell_states(self) -> None:
+        """Write every child's state for `twin status` (`twin.daemon.process_states`; a small file, written whole)."""
+        now = time.monotonic()
+        process_states.write(self.settings, {"supervisor": os.getpid(), "children": {
+            c.name: {"status": c.status.value, "restarts": c.restarts, "last_code": c.last_code,
+                     "restart_at": format_time(datetime.now(UTC) + timedelta(seconds=max(0.0, c.restart_at - now)))
+                     if c.status is ChildStatus.BACKOFF else None} for c in self.children.values()}})
 
     async def _keep_alive(self, child: Child) -> None:
         """Restart `child` whenever it exits until stopping; backoff 1 s doubling to `restart_backoff_max_s`. One that
@@ -159,6 +170,7 @@ class Supervisor:
                 break
             if code == SETTINGS_EXIT_CODE:  # its reason is in its log and the diary (`twin.workers.main`)
                 child.status = ChildStatus.STOPPED
+                self._tell_states()
                 self.activity.record("degraded", f"The {child.name} process stopped: its settings are refused (exit "
                                                  f"code {code}, the journal says why); it starts again with twin.")
                 return
@@ -166,6 +178,8 @@ class Supervisor:
             child.backoff_s = self._restart_delay(ran_s, child.backoff_s)
             child.restarts += 1
             child.status = ChildStatus.BACKOFF
+            child.restart_at = time.monotonic() + child.backoff_s
+            self._tell_states()
             self.activity.record("error", f"The {child.name} process exited ({self._exit_said(child, code)}) "
                                           f"after {ran_s:.0f} s; restarting it in {child.backoff_s:.0f} s.")
             await connectors.stopped_within(self.stop, child.backoff_s)
@@ -538,6 +552,7 @@ class Supervisor:
             await self.stop.wait()
         finally:
             await self._shutdown(tasks)
+            process_states.clear(self.settings)
             lock.release()
         return 0
 
