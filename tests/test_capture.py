@@ -29,6 +29,17 @@ def test_the_gate_rejects_short_text_and_filler_unless_forced(store):
     assert again.to_dict() == {"id": forced.id, "deduplicated": True} and store.get(forced.id).hits == 1
 
 
+def test_a_duplicate_said_again_within_the_hour_reinforces_once(store):
+    first = _capture(store, "Owner keeps a spare umbrella in the car.").id
+    for minute in range(40):  # a client retrying, a message sent again
+        assert _capture(store, "Owner keeps a spare umbrella in the car.", now=f"2026-11-30T10:{minute + 1:02d}:00Z").id \
+            == first
+    memory = store.get(first)
+    assert memory.importance == 0.6 and memory.hits == 40  # one saying, forty uses
+    _capture(store, "Owner keeps a spare umbrella in the car.", now="2026-12-01T09:00:00Z")  # said again next day
+    assert store.get(first).importance == 0.7
+
+
 def test_a_contradiction_supersedes_the_old_memory_which_stays_readable(store):
     old = _capture(store, "Owner lives in Lisbon.").id
     new = _capture(store, "Owner moved to Berlin and now lives in Neukölln.", now=LATER)

@@ -15,11 +15,12 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from twin.exceptions import StoreError
-from twin.memory import Memory, content_sha256, utc_now
+from twin.memory import Memory, content_sha256, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import fts_structure
 from twin.store.ids import DEFAULT_SCOPE, Namespaces, id_chunks, in_namespaces
@@ -31,6 +32,9 @@ if TYPE_CHECKING:  # numpy (~20 MB of RSS) loads in the two methods that take or
 
 log = logging.getLogger(__name__)
 
+REINFORCE_GAP_S = 3600
+"""A duplicate raises a memory's importance only when the memory was not used (said again, or recalled) within this
+long before (ours; seed 000's "saying the same true thing twice reinforces it", not a retried request)."""
 BUSY_TIMEOUT_MS = 15_000
 """How long a writer waits for another process's transaction (milliseconds)."""
 
@@ -260,9 +264,13 @@ class Store(MemoryStates):
         return int(cur.lastrowid)
 
     def reinforce(self, memory_id: int, now: str, step: float = 0.1) -> None:
-        """Duplicate reinforcement (seed 000): importance + `step` capped at 1, `last_accessed` = now, hits + 1."""
-        self.conn.execute("UPDATE memories SET importance = MIN(1.0, importance + ?), last_accessed = ?,"
-                          " hits = hits + 1 WHERE id = ?", (step, now, memory_id))
+        """Duplicate reinforcement (seed 000): importance + `step` capped at 1, `last_accessed` = now (UTC ISO-8601),
+        hits + 1; the importance only when the memory was not used in the `REINFORCE_GAP_S` before `now` (a request
+        retried or a message sent again is one saying: forty retries had made a throwaway fact outrank every other)."""
+        since = format_time(parse_time(now) - timedelta(seconds=REINFORCE_GAP_S))
+        self.conn.execute("UPDATE memories SET importance = CASE WHEN last_accessed IS NULL OR last_accessed <= ?"
+                          " THEN MIN(1.0, importance + ?) ELSE importance END, last_accessed = ?, hits = hits + 1"
+                          " WHERE id = ?", (since, step, now, memory_id))
 
     def touch(self, memory_ids: Iterable[int], now: str) -> None:
         """Recall touch (seed 000): `last_accessed` = now and hits + 1 for each id, and a cold memory back to warm
