@@ -106,7 +106,8 @@ def test_update_keeps_id_hits_and_edges_and_drops_the_vector(api):
     conflict = error_of(api.client.patch(f"/v1/memories/{b}", json={"content": "Owner's favourite tea is gyokuro."}),
                         409)
     assert conflict == {"code": "conflict", "message": "another memory already says this", "field": "content"}
-    assert error_of(api.client.patch(f"/v1/memories/{b}", json={}), 422)["field"] == "content"
+    assert "give at least one field to change" in error_of(api.client.patch(f"/v1/memories/{b}", json={}), 422)[
+        "message"]
     assert error_of(api.client.patch("/v1/memories/99999", json={"kind": "fact"}), 404)["code"] == "not_found"
 
 
@@ -287,6 +288,24 @@ def test_a_profile_edit_of_the_wrong_shape_is_refused_and_changes_nothing(api):
     assert api.client.get("/v1/profile").json()["facts"] == ["Owner rows on the Douro."]
 
 
+def test_a_body_that_is_missing_not_json_or_not_an_object_is_an_error_naming_body(api):
+    headers = {"content-type": "application/json"}
+    for content, said in ((b"", "a JSON object is required"), (b"{bad", "not valid JSON"),
+                          (b"[1, 2]", "must be a JSON object"), (b'"text"', "must be a JSON object")):
+        answer = api.client.post("/v1/search", content=content, headers=headers)
+        assert error_of(answer, 422)["field"] == "body" and said in answer.json()["error"]["message"], content
+    text = api.client.post("/v1/search", content=b"query=tea", headers={"content-type": "text/plain"})
+    assert error_of(text, 422)["field"] == "body"
+    broken = api.client.post("/v1/remember", content=b'{"content": "Owner likes \xff tea."}', headers=headers)
+    assert broken.status_code in (400, 422) and broken.json()["error"]["field"] == "body"
+    unknown = api.client.post("/v1/search", json={"query": "tea", "project": "no-such-project"})
+    assert error_of(unknown, 404)["field"] == "project"
+    made = post(api, "/v1/remember", {"content": "Owner likes jasmine tea in the evening."})["id"]
+    nothing = api.client.patch(f"/v1/memories/{made}", json={"kind": None})
+    assert "give at least one field to change (content, kind" in error_of(nothing, 422)["message"]
+    assert error_of(nothing, 422).get("field") != "content"
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit
@@ -375,7 +394,7 @@ def test_errors_name_the_field_and_never_show_a_traceback(api, monkeypatch):
              (api.client.post("/v1/search", json={"query": "x", "since": "yesterday-ish"}), "since"),
              (api.client.get("/v1/memories/1/neighbors", params={"depth": 4}), "depth"),
              (api.client.post("/api/twin/learn", content=b"{not json", headers={"content-type": "application/json"}),
-              None)]
+              "body")]
     for response, field in cases:
         error = error_of(response, 422)
         assert error.get("field") == field, (field, error)

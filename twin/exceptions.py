@@ -63,7 +63,12 @@ class InvalidInput(TwinError, ValueError):
 
 
 class NotFound(TwinError, LookupError):
-    """The memory (or other row) an operation names does not exist, or belongs to another being (HTTP 404)."""
+    """The memory (or other row) an operation names does not exist, or belongs to another being (HTTP 404); `field`
+    the input that named it when it is one ("project", "person"), None for a path's own id."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class Forbidden(TwinError, PermissionError):
@@ -74,6 +79,10 @@ class Forbidden(TwinError, PermissionError):
 
 _PYDANTIC_LINK = " For further information visit https://errors.pydantic.dev"
 _LOCATIONS = ("body", "query", "path", "header")
+_BODY_ERRORS = {"missing": "a JSON object is required (Content-Type: application/json)",
+                "json_invalid": "not valid JSON", "model_attributes_type": "must be a JSON object",
+                "dict_type": "must be a JSON object", "model_type": "must be a JSON object"}
+"""What a request's whole body is told, by pydantic's error type."""
 
 
 def invalid_input_of(errors: list[dict], located: bool = True) -> InvalidInput:
@@ -85,6 +94,9 @@ def invalid_input_of(errors: list[dict], located: bool = True) -> InvalidInput:
     header); an MCP tool's arguments have no such part (False), so an argument named `query` keeps its name."""
     first = errors[0] if errors else {}
     loc = list(first.get("loc", ()))
+    whole_body = located and loc[:1] == ["body"] and not any(isinstance(p, str) for p in loc[1:])
+    if whole_body:  # the body itself: missing, not JSON, not an object
+        return InvalidInput(f"body: {_BODY_ERRORS.get(first.get('type'), first.get('msg', 'invalid'))}", field="body")
     if located and loc and loc[0] in _LOCATIONS:
         loc = loc[1:]
     names = [part for part in loc if isinstance(part, str)]

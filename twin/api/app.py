@@ -35,6 +35,8 @@ NO_TELEMETRY = {"tracing": False, "metrics": False, "logs": False, "operation_sp
                 "auto_configure": False}
 """FastAPI's own OpenTelemetry (spans, metrics, exception logs with their text; exporters from `OTEL_…` variables
 when `FASTAPI_OTEL_AUTO_CONFIGURE=true`) all off: nothing of a request leaves through it (invariant 8)."""
+BODY_UNREADABLE = "There was an error parsing the body"
+"""FastAPI's detail of its 400 for a body it cannot decode (not UTF-8): answered naming `body`."""
 STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type", 422: "invalid"}
 """The stable code of an HTTP error the framework raises."""
@@ -67,13 +69,15 @@ def add_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error_body(exc.code, str(exc), exc.field), 409 if exc.code == "conflict" else 422)
 
     async def missing(_: Request, exc: NotFound) -> JSONResponse:
-        return JSONResponse(error_body("not_found", str(exc)), 404)
+        return JSONResponse(error_body("not_found", str(exc), exc.field), 404)
 
     async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
         return JSONResponse(error_body("forbidden", str(exc)), 403)
 
     async def http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = STATUS_CODES.get(exc.status_code, "error")
+        if exc.status_code == 400 and exc.detail == BODY_UNREADABLE:  # FastAPI's words for a body it cannot decode
+            return JSONResponse(error_body(code, "body: not readable as JSON in UTF-8", "body"), 400)
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
     async def unavailable(_: Request, exc: Exception) -> JSONResponse:

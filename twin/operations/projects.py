@@ -60,7 +60,7 @@ def person_named(ctx: Context, name: object) -> str:
         return OWNER_ID
     found = people.find_person(ctx.store, name.strip())
     if found is None:
-        raise NotFound(f"no person named {name.strip()!r}")
+        raise NotFound(f"no person named {name.strip()!r}", field="person")
     return found.id
 
 

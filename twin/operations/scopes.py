@@ -122,7 +122,7 @@ def by_name(store: Store, who: Caller, name: str) -> Project:
     none of their own does: the caller gives the id (project_list shows it)."""
     named = named_among(store, who.person_id, name)
     if not named:
-        raise NotFound(f"no such project {name!r} (project_list shows yours)")
+        raise NotFound(f"no such project {name!r} (project_list shows yours)", field="project")
     if named[0].owner_id == who.person_id or len(named) == 1:
         return named[0]
     raise InvalidInput(f"{len(named)} projects shared with you are named {name!r} ("

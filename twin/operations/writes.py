@@ -191,7 +191,8 @@ def update_memory(ctx: Context, memory_id: int, content: str | None = None, kind
     if text is not None and text != memory.content and (why := unworthy(text)):
         raise InvalidInput(f"not stored: {why}", field="content", code="rejected")
     if all(v is None for v in (text, kind, importance, tags, sensitivity, source_type_, captured_from, confidence)):
-        raise InvalidInput("give at least one field to change", field="content")
+        raise InvalidInput("give at least one field to change (content, kind, importance, tags, sensitivity, "
+                           "source_type, captured_from, confidence)")
     provenance = None
     if source_type_ is not None or captured_from is not None or confidence is not None:
         given = provenance_of(memory.source, source_type_, captured_from, confidence)
