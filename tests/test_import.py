@@ -84,7 +84,7 @@ def hostile_lines() -> tuple[list[bytes], dict[int, str], dict[str, dict]]:
          {"kind": "preference", "importance": 1.0, "tier": "cold", "sensitivity": "public"}),
         (good(10, importance=0), {"importance": 0.0}),
         (good(11, sensitive=True), {"sensitivity": "sensitive"}),
-        (good(12, unknown_field={"a": [1, 2]})[:-1] + b', "x": 1e999}', {"kind": "fact"}),  # unknown: ignored
+        (good(12, unknown_field={"a": [1, 2]})[:-1] + b', "x": 1e999}', {"kind": "fact"}),  # unknown: left, noted
         (good(13, tags=["home\x1b[31m", "  ", "box\u202e"]), {"tags": ["home", "box"]}),
         (good(14, source="file:/notes/a\x1b[2J\nb.md"), {"source": "file:/notes/a\\x1b[2J\\x0ab.md"}),
         (good(15, provenance={"source_type": "muse", "nested": {"deep": 1}, "confidence": 0.5}),
@@ -151,8 +151,10 @@ def test_twin_import_prints_every_problem_and_imports_the_rest(tmp_path):
                           capture_output=True, timeout=120, env=env, check=False)
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
     assert proc.returncode == 1 and "Traceback" not in err, err  # lines were skipped: exit 1, the rest imported
-    assert out == f"imported {len(expected)} new, 0 already known, skipped {len(problems)}\n"
-    printed = err.splitlines()
+    assert out == f"imported {len(expected)} new, 0 already known, skipped {len(problems)} (1 imported with a note)\n"
+    printed = [line for line in err.splitlines() if not line.endswith("(imported)")]
+    noted = [line for line in err.splitlines() if line.endswith("(imported)")]
+    assert len(noted) == 1 and "field 'unknown_field', 'x' is not one of an export line: left out" in noted[0]
     assert sorted(int(line.split(":")[0].strip().removeprefix("line ")) for line in printed) == sorted(problems)
     assert MARK not in err and not UNSAFE.search(err.replace("\n", ""))
     _check_landed(tmp_path / "data" / "twin.db", expected)

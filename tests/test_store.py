@@ -120,3 +120,15 @@ def test_ranking_fields_are_named_and_see_the_successor_time(plain_store):
     assert (was.created_at, was.sensitivity, was.tier, was.superseded_at) == (
         "2024-01-01T00:00:00Z", "private", "warm", "2024-06-01T00:00:00Z")
     assert fields[new].superseded_at is None and fields[new][0] == "owner"  # still indexable by position
+
+
+def test_an_exports_id_is_kept_only_where_this_store_never_gave_it(plain_store):
+    with plain_store.atomic():
+        ids = [plain_store.insert_memory("owner", "fact", f"Owner owns {n} kayaks.", "test", 0.5) for n in (2, 3, 4)]
+        plain_store.conn.execute("DELETE FROM memories WHERE id = ?", (ids[-1],))  # forgotten: its id stays given
+    assert not plain_store.fresh_memory_id(ids[-1]) and not plain_store.fresh_memory_id(ids[0])
+    assert not any(plain_store.fresh_memory_id(bad) for bad in (True, 0, -4, 2**63, "9", 9.0))
+    assert plain_store.fresh_memory_id(ids[-1] + 40)
+    with plain_store.atomic():
+        kept = plain_store.insert_memory("owner", "fact", "Owner owns a canoe.", "test", 0.5, memory_id=ids[-1] + 40)
+    assert kept == ids[-1] + 40 and not plain_store.fresh_memory_id(ids[-1] + 40)

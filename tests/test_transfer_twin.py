@@ -90,6 +90,7 @@ def move_to_fresh_data_dir(monkeypatch, tmp_path: Path, name: str = "fresh") -> 
 def test_a_whole_twin_export_brings_back_people_projects_bindings_and_every_scope(world, tmp_path, monkeypatch):
     path = tmp_path / "twin.jsonl"
     assert "exported 5 memories, 1 people, 1 projects, 2 bound sources" in export_to(path)
+    exported = {m["content"]: m["id"] for m in map(json.loads, path.read_text().splitlines()) if "record" not in m}
     text = path.read_text()
     assert "token" not in text and "pair" not in text  # no token, no digest, no Telegram pairing
     move_to_fresh_data_dir(monkeypatch, tmp_path)
@@ -98,9 +99,12 @@ def test_a_whole_twin_export_brings_back_people_projects_bindings_and_every_scop
     assert "imported 5 new" in done.stdout and "1 people, 1 projects, 2 bound sources new" in done.stdout
     assert "twin people token alice" in done.stdout  # she needs a token here: the summary says how
 
+    assert "under new ids" not in done.stdout
     ctx = open_ctx()
     try:
         assert ctx.settings.db_path.parent == tmp_path / "fresh"
+        kept = {m.content: m.id for m in ctx.store.list_memories(ctx.being, limit=50, namespaces=None)}
+        assert {c: i for c, i in kept.items() if c in exported} == exported  # every memory under its own id
         alice = people.find_person(ctx.store, "alice")
         assert alice.id == world["alice"]  # her id was free here: kept
         assert by_namespace(ctx) == world["scopes"] == {

@@ -75,6 +75,8 @@ def cmd_import(settings: Settings, args: argparse.Namespace) -> int:
     if bus is not None and report["created"]:
         bus.notify_embed()
     noted = f" ({len(report['notes'])} imported with a note)" if report["notes"] else ""
+    if report.get("renumbered"):
+        noted += f" ({report['renumbered']} under new ids: theirs are, or were, used here)"
     made = {kind: n["created"] for kind, n in report["records"].items()}
     records = f"; {made['person']} people, {made['project']} projects, {made['binding']} bound sources new" if any(
         n["created"] + n["known"] for n in report["records"].values()) else ""

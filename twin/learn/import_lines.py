@@ -30,6 +30,7 @@ resolved by `twin.learn.transfer` once the whole file is read):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
-from twin.memory import KINDS, SENSITIVITIES, STATUSES, format_time, parse_time, utc_now
+from twin.memory import KINDS, SENSITIVITIES, STATUSES, Memory, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked, split_stored
 from twin.outside_text import escape_controls, strip_controls
 from twin.text.sensitivity import infer_sensitivity
@@ -170,6 +171,9 @@ def _namespace(raw: dict, default: str, stored: Callable[[str], str] | None) -> 
                       ) from exc
 
 
+LINE_FIELDS = frozenset(f.name for f in dataclasses.fields(Memory)) | {"edges", "sensitive"}
+"""What an export line may hold (`Memory.to_dict` and its `edges`; `sensitive`, an older export's flag): another
+field is left out with a note (`line_notes`)."""
 NULL_DEFAULTED = ("kind", "sensitivity", "status", "tier")
 """Fields a line may give as null: imported as their default, with a note (`line_notes`)."""
 
@@ -178,8 +182,12 @@ def line_notes(raw: dict, row: dict, being: str) -> list[str]:
     """What importing `raw` (as `checked_row` made it `row`) into `being` did that the line did not say, one short
     note each, never the memory's text: a field of `NULL_DEFAULTED` given as null and imported as its default
     ("kind null: imported as fact"), and a `being_id` other than `being` ("being_id 'alice' is not this twin's
-    (owner): imported as owner's"). Empty for a line imported as it says. Pure."""
+    (owner): imported as owner's"), and fields an export line has not ("field zzz is not one of an export line:
+    left out"). Empty for a line imported as it says. Pure."""
     notes = [f"{key} null: imported as {row[key]}" for key in NULL_DEFAULTED if key in raw and raw[key] is None]
+    if unknown := sorted(k for k in raw if k not in LINE_FIELDS):
+        notes.append(f"field {', '.join(shown(k) for k in unknown[:5])}{' …' if len(unknown) > 5 else ''} is not "
+                     "one of an export line: left out")
     other = raw.get("being_id", being)
     if other != being:
         notes.append(f"being_id {shown(other)} is not this twin's ({escape_controls(being)}): imported as "

@@ -67,9 +67,10 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                     namespace: str = DEFAULT_NAMESPACE, records: Records | None = None) -> dict:
     """Import JSON-lines memories into `being`, each into the namespace its line names (`namespace` for a line that
     names none: an export made before namespaces; `twin.namespaces.checked`, a bad name raises `NamespaceError`).
-    Returns `{created, known, skipped, problems, notes, ids}` where `ids` maps each line number to the memory id it
-    became (new, or the one already known) and `notes` lists "line N: note" for lines imported otherwise than they
-    say (`import_lines.line_notes`).
+    Returns `{created, known, skipped, problems, notes, ids, renumbered}` where `ids` maps each line number to the
+    memory id it became (new, or the one already known), `notes` lists "line N: note" for lines imported otherwise
+    than they say (`import_lines.line_notes`) and `renumbered` counts the new memories that could not keep their
+    line's id (`Store.fresh_memory_id`: it is, or was, used here); the others keep it.
 
     A line with a `record` field goes to `records.read` (a bad line without `records`), and a memory's stored
     namespace of a person or a project to `records.namespace` (a bad line without `records`); records come before
@@ -87,6 +88,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
     checked(namespace)
     report = {"created": 0, "known": 0, "skipped": 0, "problems": [], "notes": [], "ids": {}}
     old_to_new: dict[int, int] = {}
+    renumbered = 0  # new memories whose export id is taken (or was, by a memory since forgotten) here
     superseded: list[tuple[int, object, object, int]] = []
     edges: list[tuple[int, object]] = []
     with store.atomic():
@@ -116,6 +118,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             report["ids"][number] = mid
             if _is_id(raw.get("id")):
                 old_to_new[raw["id"]] = mid
+                renumbered += created and mid != raw["id"]
         for mid, old_target, reason, number in superseded:
             target = old_to_new.get(old_target) if _is_id(old_target) else None
             if target is not None and len({f.namespace for f in store.ranking_fields([mid, target]).values()}) > 1:
@@ -128,6 +131,7 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             why = " ".join(strip_controls(reason).split())[:300] if isinstance(reason, str) else None
             store.supersede(mid, target, why or None)
         _restore_edges(store, edges, old_to_new)
+    report["renumbered"] = renumbered
     if activity is not None:
         also = f" and {records.summary()}" if records is not None else ""
         activity.record("learned", f"Imported {report['created']} memories ({report['known']} already known, "
@@ -148,8 +152,9 @@ def _import_row(store: Store, being: str, raw: dict, namespace: str,
     existing = store.find_by_sha(being, content_sha256(row["content"]), row["namespace"])
     if existing is not None:
         return existing.id, False, []
+    keep = raw.get("id") if store.fresh_memory_id(raw.get("id")) else None  # a fresh twin keeps the export's ids
     try:
-        mid = store.insert_memory(being, **row)
+        mid = store.insert_memory(being, **row, memory_id=keep)
     except sqlite3.IntegrityError as exc:
         raise BadLine(f"refused by the store ({exc})") from exc
     store.add_edge_markers([mid], row["created_at"])

@@ -23,7 +23,7 @@ from twin.exceptions import StoreError
 from twin.memory import Memory, content_sha256, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE
 from twin.store import fts_structure
-from twin.store.ids import DEFAULT_SCOPE, Namespaces, id_chunks, in_namespaces
+from twin.store.ids import DEFAULT_SCOPE, INTEGER_MAX, Namespaces, id_chunks, in_namespaces
 from twin.store.memories import MemoryStates
 from twin.store.schema import SCRUB_DUE, migrate
 
@@ -247,21 +247,34 @@ class Store(MemoryStates):
                       tags: Iterable[str] = (), created_at: str | None = None, sensitivity: str = "private",
                       provenance: dict | None = None, last_accessed: str | None = None, hits: int = 0,
                       status: str = "active", superseded_by: int | None = None, tier: str = "warm",
-                      updated_at: str | None = None, namespace: str = DEFAULT_NAMESPACE) -> int:
+                      updated_at: str | None = None, namespace: str = DEFAULT_NAMESPACE,
+                      memory_id: int | None = None) -> int:
         """Insert one memory of `being` in `namespace` (a name `twin.namespaces.checked` passed; its FTS row follows
         by trigger) and return its id.
 
+        `memory_id` (an import keeping an export's ids) is the id it gets; only one above every id this store
+        ever gave (`fresh_memory_id`) may be asked for: a forgotten memory's id is never given again.
+
         Raises `sqlite3.IntegrityError` if the same normalised content exists for `being` in `namespace` (callers
-        check `find_by_sha` first, inside the same transaction) or a field is out of range.
+        check `find_by_sha` first, inside the same transaction), a field is out of range or `memory_id` is taken.
         """
         cur = self.conn.execute(
-            "INSERT INTO memories (being_id, kind, content, source, importance, tags, created_at, last_accessed,"
+            "INSERT INTO memories (id, being_id, kind, content, source, importance, tags, created_at, last_accessed,"
             " hits, sensitivity, provenance, status, superseded_by, content_sha256, tier, updated_at, namespace)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (being, kind, content, source, float(importance), json.dumps(list(tags), ensure_ascii=False),
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, being, kind, content, source, float(importance), json.dumps(list(tags), ensure_ascii=False),
              created_at or utc_now(), last_accessed, hits, sensitivity, json.dumps(provenance or {}),
              status, superseded_by, content_sha256(content), tier, updated_at, namespace))
         return int(cur.lastrowid)
+
+    def fresh_memory_id(self, memory_id: object) -> bool:
+        """True when `memory_id` (an export's id) may be given to a new memory here: a whole number above every id
+        this store ever gave (`sqlite_sequence`: AUTOINCREMENT never gives a forgotten memory's id again, whose
+        vector may still wait in the index for its scrub) and within SQLite's INTEGER."""
+        if not isinstance(memory_id, int) or isinstance(memory_id, bool) or not 0 < memory_id <= INTEGER_MAX:
+            return False
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
+        return memory_id > (row[0] if row else 0)
 
     def reinforce(self, memory_id: int, now: str, step: float = 0.1) -> None:
         """Duplicate reinforcement (seed 000): importance + `step` capped at 1, `last_accessed` = now (UTC ISO-8601),
