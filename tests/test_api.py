@@ -306,6 +306,13 @@ def test_a_body_that_is_missing_not_json_or_not_an_object_is_an_error_naming_bod
     assert error_of(nothing, 422).get("field") != "content"
 
 
+def test_a_blank_query_is_the_callers_error_not_an_empty_answer(api):
+    for path in ("/v1/search", "/v1/context"):
+        for blank in ("", "   \t "):
+            assert error_of(api.client.post(path, json={"query": blank}), 422)["field"] == "query", (path, blank)
+    assert api.client.get("/api/twin/memories", params={"q": ""}).status_code == 200  # no q: the listing
+
+
 def test_the_limit_rule_refuses_what_is_not_an_integer():
     from twin.exceptions import InvalidInput
     from twin.limits import checked_limit

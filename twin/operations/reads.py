@@ -105,8 +105,11 @@ def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, s
     when recall is keyword-only. Records the use of the results used (`Recall.touch_bar`), never of hidden ones.
     Each result carries the reasons recall gave for its place (`Hit.reasons`), less those naming a memory of a
     level the caller may not see (`visible_reasons`). The one place a search is timed: its server time (input
-    checks to answer) goes to `ctx.search_times` with the interface that asked (`ASKING`); a failed one is not."""
+    checks to answer) goes to `ctx.search_times` with the interface that asked (`ASKING`); a failed one is not.
+    A blank `query` is `InvalidInput` (field `query`): a caller's bug, not a search that found nothing."""
     started = time.perf_counter()
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query must hold some words", field="query")
     names = reach(ctx.store, namespace, include_namespaces, project).reads
     limit, kind, since = checked_limit(limit), check_kind(kind), check_time(since, "since")
     levels = sensitivity_levels(max_sensitivity)
