@@ -125,6 +125,17 @@ def test_telegram_owners_as_json(twin_env, monkeypatch):
     assert twin_cli("telegram", "owners").stdout == "42 (TWIN_TELEGRAM_ALLOWED_USERS)\n"
 
 
+def test_a_source_that_is_not_set_up_says_so_instead_of_an_empty_answer(twin_env, monkeypatch):
+    monkeypatch.delenv("TWIN_TELEGRAM_ALLOWED_USERS", raising=False)
+    monkeypatch.delenv("TWIN_TELEGRAM_BOT_TOKEN", raising=False)
+    owners = twin_cli("telegram", "owners")
+    assert owners.returncode == 0 and "no Telegram owner yet: TWIN_TELEGRAM_BOT_TOKEN is not set" in owners.stdout
+    assert json.loads(twin_cli("telegram", "owners", "--json").stdout) == []
+    waiting = twin_cli("email", "waiting")
+    assert waiting.returncode == 0 and waiting.stdout == "Gmail is not connected, so no thread is read (twin connect " \
+        "gmail)\n"
+
+
 @pytest.mark.slow
 def test_python_m_twin_cli_is_the_twin_command():
     proc = subprocess.run([sys.executable, "-m", "twin.cli", "--version"], cwd=ROOT, capture_output=True, text=True,

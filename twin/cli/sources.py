@@ -29,8 +29,14 @@ def cmd_telegram(settings: Settings, args: argparse.Namespace) -> int:
             paired = paired_owners(store, CONNECTOR, settings.being)
             owners = [{"user_id": user_id, "paired": user_id in paired}
                       for user_id in sorted(paired | set(settings.telegram_allowed_users))]
-            return emit(args, owners, lambda: [
-                show(f"{o['user_id']} ({'paired' if o['paired'] else 'TWIN_TELEGRAM_ALLOWED_USERS'})") for o in owners])
+            def plain() -> None:
+                for o in owners:
+                    show(f"{o['user_id']} ({'paired' if o['paired'] else 'TWIN_TELEGRAM_ALLOWED_USERS'})")
+                if not owners:
+                    bot = "" if settings.telegram_bot_token else "TWIN_TELEGRAM_BOT_TOKEN is not set; then "
+                    show(f"no Telegram owner yet: {bot}pair your account with `twin telegram pair`")
+
+            return emit(args, owners, plain)
         code = secrets.token_hex(4)
         expires = format_time(datetime.now(UTC) + timedelta(seconds=PAIR_CODE_TTL_S))
         state.set_json(store, CONNECTOR, settings.being, "pair_code",

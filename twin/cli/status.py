@@ -97,7 +97,9 @@ def cmd_email(settings: Settings, args: argparse.Namespace) -> int:
     def plain() -> None:
         for thread in threads:
             show(_waiting_line(thread))
-        if not threads:
+        if not threads and not settings.gmail_token_path.exists():
+            show("Gmail is not connected, so no thread is read (twin connect gmail)")
+        elif not threads:
             show("no email thread waits for your reply")
 
     return emit(args, threads, plain)
