@@ -306,18 +306,21 @@ def test_a_bad_resource_id_is_one_quiet_line(twin_paths, caplog):
 
     async def go(client: Client):
         failures = []
-        for uri in ("twin://memory/abc", "twin://memory/1.0", "twin://memory/0", "twin://memory/-3"):
+        for uri in ("twin://memory/abc", "twin://memory/1.0", "twin://memory/0", "twin://memory/-3",
+                    "twin://memory/424242"):
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(uri)
+            assert caught.value.code == -32602, (uri, caught.value.code)  # the client's error: invalid params
             failures.append(str(caught.value))
         return failures
 
     caplog.set_level(logging.INFO)
     with LocalTwin(twin_paths) as twin:
         failures = run(Client(build_server(twin)), go)
-    assert all("plain digits" in f and "pydantic" not in f for f in failures), failures
+    assert all("plain digits" in f and "pydantic" not in f for f in failures[:4]), failures
+    assert "no memory #424242" in failures[4]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
-    assert sum("twin://memory/" in r.getMessage() for r in caplog.records) == 4
+    assert sum("twin://memory/" in r.getMessage() for r in caplog.records) == 5
 
 
 @pytest.mark.parametrize("tool", ["memory_stats", "memory_adoption"])

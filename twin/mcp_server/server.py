@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from twin import __version__
-from twin.exceptions import TwinError, invalid_input_of
+from twin.exceptions import InvalidInput, NotFound, TwinError, invalid_input_of
 from twin.mcp_server.quoting import quoted_document
 from twin.mcp_server.surface import SERVER_NAME
 from twin.mcp_server.tools import TwinTools
@@ -72,13 +72,16 @@ def build_server(twin: TwinAccess) -> MCPServer:
 def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
     """`twin://memory/{id}` (the memory and its supersession chain, quoted), `twin://profile` and `twin://status`.
     A bad id (`twin.memory.memory_id_of`), a missing memory or a failed read is the resource's error (the SDK's
-    `ResourceError`, logged on one INFO line), never a traceback."""
-    from mcp.server.mcpserver.exceptions import ResourceError
+    `ResourceError`, logged on one INFO line), never a traceback: the client's (a bad id, no such memory: the SDK's
+    `ResourceNotFoundError`, JSON-RPC invalid params -32602), or the server's (the store failed: internal, -32603)."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
     def read(operation: str, quoted: bool, **arguments) -> str:
         try:
             value = getattr(twin, operation)(**arguments)
             return quoted_document(value) if quoted else json_text(value)
+        except (NotFound, InvalidInput) as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
         except TwinError as exc:
             raise ResourceError(str(exc)) from exc
 
@@ -89,7 +92,7 @@ def _add_resources(server: MCPServer, twin: TwinAccess) -> None:
         try:
             memory_id = memory_id_of(id)  # the id rule of every interface; a bad one is the client's error
         except ValueError as exc:
-            raise ResourceError(f"id: {exc}") from None
+            raise ResourceNotFoundError(f"id: {exc}") from None
         return read("history", True, memory_id=memory_id)
 
     @server.resource("twin://profile", name="profile", title="The owner's profile", mime_type="application/json")
