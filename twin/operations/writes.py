@@ -74,11 +74,13 @@ def clean_source(source: str | None, connector: bool = False) -> str:
     …) named by a caller, not by that `connector` itself (a Telegram chat's `/remember`): the owner's or an agent's
     memory must not be replaced or removed with a file or a chat it named."""
     cleaned = clean_name(source or "").strip()
-    for prefix, what in () if connector else CONNECTOR_SOURCES.items():
-        if cleaned.startswith(prefix) if prefix.endswith(":") else cleaned == prefix:
-            raise InvalidInput(f"source {cleaned[:80]!r} is where twin's {what} memories come from, and a memory "
-                               f"written under it would be replaced or forgotten with them; name your own "
-                               f"(e.g. 'notes:{cleaned[len(prefix):][:40] or 'mine'}')", field="source")
+    owned = next(((prefix, what) for prefix, what in CONNECTOR_SOURCES.items()
+                  if (cleaned.startswith(prefix) if prefix.endswith(":") else cleaned == prefix)), None)
+    if owned is not None and not connector:
+        prefix, what = owned
+        raise InvalidInput(f"source {cleaned[:80]!r} is where twin's {what} memories come from, and a memory "
+                           f"written under it would be replaced or forgotten with them; name your own "
+                           f"(e.g. 'notes:{cleaned[len(prefix):][:40] or 'mine'}')", field="source")
     return cleaned or DEFAULT_SOURCE
 
 

@@ -579,9 +579,8 @@ class Recall:
         the memory of its source just before or after it, at most `turn_gap_s` apart) that is among them too, then
         sorted again; only turns of a conversation (`turns.is_conversation`: a chat, not a file's sentences) that the
         query found by itself (`TURN_FOUND`) are lifted. A chat's answer is often the turn after the one that matches
-        the question ("What are you
-        researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636 and R@10 0.678 -> 0.716, the
-        personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
+        the question ("What are you researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636
+        and R@10 0.678 -> 0.716, the personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
         this step (no chain of lifts). Only the results that have another of the best from their conversation within
         `turn_gap_s` are looked up (the others can have no neighbour among them: the same lifts, ~0.6 ms less per
         recall at 100k memories of ~20k sources). A store that cannot be read leaves `ranked` as it is. Each lift is
