@@ -93,10 +93,10 @@ class Extraction:
     confidence: float
     dropped: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    """Why the offline extractor left sentences out ("sentence 2: a question"), never their text."""
     unread: bool = False
     """The text held more than `limit` memories (offline: one more was found; the model: it gave as many as it
     may): the rest was not read."""
-    """Why the offline extractor left sentences out ("sentence 2: a question"), never their text."""
 
 
 def extract_for_learning(store: Store, activity: Activity | None, being: str, text: str, source: str,
