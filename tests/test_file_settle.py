@@ -169,3 +169,21 @@ def test_a_file_that_stays_too_large_while_it_grows_is_reported_once(twin_env, s
     reports = [t for t in files_lines(store) if "download.txt" in t]
     assert reports == [f"Files: skipped {download} (too large)."]
     assert os.path.getsize(download) > 500 and Queue(LEARN_QUEUE, connection=redis).count == 0
+
+
+def test_the_part_a_file_gained_is_learned_whole_not_cut_at_the_files_cap(twin_env, store, tmp_path):
+    from twin.connectors.file_text import Document
+    from twin.connectors.files import APPENDED_MAX_MEMORIES, document_item
+    from twin.learn.learning import learn_document
+
+    settings = twin_env.model_copy(update={"files_max_memories": 36})
+    path = tmp_path / "grow.log"
+    first = document_item(settings, path, Document("".join(line(i) for i in range(40)), "grow.log"))
+    added = document_item(settings, path, Document("".join(line(i) for i in range(40, 100)), "grow.log"),
+                          appended=True)
+    assert first.extra["max_memories"] == 36 and added.extra["max_memories"] == APPENDED_MAX_MEMORIES
+    read = learn_document(store, settings.being, first.text, first.source, "grow.log", first.extra["max_memories"])
+    assert len(read.created) == 36 and read.unread  # a document's first read keeps its cap, and says so
+    grew = learn_document(store, settings.being, added.text, added.source, "grow.log", added.extra["max_memories"],
+                          replace=False)
+    assert len(grew.created) == 60 and not grew.unread  # each of the 60 added lines: none cut after the 36th

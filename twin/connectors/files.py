@@ -73,11 +73,19 @@ def file_source(path: Path) -> str:
     return f"file:{clean_name(str(path))}"
 
 
+APPENDED_MAX_MEMORIES = 1000
+"""The memories the part a file gained by growing gives at most (a log the owner appends to): every added line is
+learned, not the first `files_max_memories` of it (that cap, a bound on a document's first read, cut each settle's
+added lines after the 36th, for good: the next read starts where the file ended). The same bound as the setting's."""
+
+
 def document_item(settings: Settings, path: Path, doc: Document, appended: bool = False) -> Ingest:
-    """The `document` item of the file at `path` read as `doc`, for `settings.being`: its title and the cap of
-    `files_max_memories` in `extra`; `appended` marks the part a file that only grew gained (its earlier memories
-    kept). Pure."""
-    extra = {"title": doc.title, "max_memories": settings.files_max_memories}
+    """The `document` item of the file at `path` read as `doc`, for `settings.being`: its title and its cap in
+    `extra` (`files_max_memories`; `APPENDED_MAX_MEMORIES` for the part a file that only grew gained, `appended`:
+    its earlier memories kept). Pure."""
+    extra = {"title": doc.title,
+             "max_memories": max(APPENDED_MAX_MEMORIES, settings.files_max_memories) if appended
+             else settings.files_max_memories}
     return Ingest(settings.being, file_source(path), doc.text, "document",
                   extra={**extra, "appended": True} if appended else extra)
 

@@ -319,6 +319,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
                                       offline_text=None if offline_text is None else strip_controls(offline_text),
                                       written_at=_file_time(store, being, source))
     candidates = extraction.candidates
+    result.unread = extraction.unread
     for content, reason in extraction.dropped:
         result.reject(content, f"the model's memory: {reason}")
     wanted = {content_sha256(c.content) for c in candidates}
