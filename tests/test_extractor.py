@@ -121,6 +121,15 @@ pip install twin
         "TODO Call the dentist about the crown"]
 
 
+def test_tags_the_owner_types_are_kept_and_a_documents_markup_is_not():
+    assert contents("I always forget that the <br> tag in HTML has no closing tag.") == [
+        "Owner always forgets that the <br> tag in HTML has no closing tag."]
+    assert contents("My XSS test string is <script>alert(1)</script> for the demo.") == [
+        "Owner's XSS test string is <script>alert(1)</script> for the demo."]
+    assert contents("<p>The lab moved the <b>freezer</b> to room 12 on Friday.</p>", document_title="lab.html") == [
+        "lab.html: The lab moved the freezer to room 12 on Friday."]
+
+
 def test_whitespace_is_collapsed():
     assert split_sentences("  Owner \t likes\u00a0 tea.\n\n\n  ") == ["Owner likes tea."]
 

@@ -66,8 +66,10 @@ _INLINE = (
     (re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,500}\)"), r"\1"),  # [text](url), ![alt](src)
     (re.compile(r"(\*\*|__|`)([^\n]{1,300}?)\1"), r"\2"),  # **bold**, __bold__, `code`
     (re.compile(r"(?<![\w*])\*(?=\S)([^*\n]{1,300}?)(?<=\S)\*(?![\w*])"), r"\1"),  # *emphasis*
-    (re.compile(r"</?[A-Za-z][^<>\n]{0,200}>"), " "),  # html tags
 )
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,200}>")
+"""An html tag, dropped from a document's sentences (a file's markup); what the owner types keeps it ("the <br>
+tag has no closing tag", a test string `<script>alert(1)</script>`: the text as written, ours)."""
 # A sentence ends at . ! ? ... before whitespace (closing quotes/brackets kept), or at 。！？ anywhere.
 _END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+(?=\s|$)|(?<![。！？])[。！？]++[」』”’）)]*+")
 _ABBR_KEEP = _words("dr mr mrs ms prof st jr sr mt rev hon gen col capt lt sgt e.g i.e vs cf viz approx ca"
@@ -310,9 +312,9 @@ def _clean_text(text: object) -> str:
     return _CONTROL.sub(" ", text.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
-def _iter_sentences(text: str, min_chars: int = 0) -> Iterator[tuple[str, bool]]:
+def _iter_sentences(text: str, min_chars: int = 0, tags: bool = True) -> Iterator[tuple[str, bool]]:
     """Yield `(sentence, is_heading)` lazily (so `extract()` can stop early); skip blocks under `min_chars`
-    characters (counted by script, `script_length`)."""
+    characters (counted by script, `script_length`); html tags dropped when `tags` (a document's, `_HTML_TAG`)."""
     for block, heading in _blocks(text):
         if len(block) < min_chars and script_length(block) < min_chars:
             continue
@@ -320,6 +322,8 @@ def _iter_sentences(text: str, min_chars: int = 0) -> Iterator[tuple[str, bool]]
             if len(piece) <= _CLEAN_MAX and any(mark in piece for mark in "[*_`<&"):
                 for pattern, repl in _INLINE:
                     piece = pattern.sub(repl, piece)
+                if tags:
+                    piece = _HTML_TAG.sub(" ", piece)
                 piece = _WS.sub(" ", html.unescape(piece) if "&" in piece else piece).strip()
             if piece:
                 yield piece, heading
@@ -432,6 +436,7 @@ def _is_memorable(sentence: str, min_letters: int = 8) -> bool:
     low = sentence.lower()
     linky = "/" in low or "@" in low or "www." in low or _FILE_EXT.search(low)
     bare = _LINK.sub(" link ", sentence) if linky else sentence
+    bare = _HTML_TAG.sub(" ", bare) if "<" in bare else bare  # judged on its prose: a tag the owner typed is kept
     words = _WORD.findall(bare)
     letters = sum(map(len, words))
     valued = _VALUE_TOKEN.sub("code", bare)  # "order number is 112-4456789-1234567": the value is one word
@@ -522,7 +527,8 @@ def _extract_conversation(text: str, limit: int, reader: _Reader, only_secrets: 
     seen: set[str] = set()  # casefolded contents: the duplicate rule
     read: set[str] = set()  # casefolded input sentences: a repeated one costs nothing
     masked_text, values = _mask_secrets(text)
-    for sentence, heading in _iter_sentences(masked_text, 0 if values or reader.force else BLOCK_MIN_CHARS):
+    for sentence, heading in _iter_sentences(masked_text, 0 if values or reader.force else BLOCK_MIN_CHARS,
+                                             tags=False):
         sentence = _GREETING.sub("", sentence)
         if sentence.casefold() in read:
             continue
