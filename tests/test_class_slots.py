@@ -78,3 +78,15 @@ def test_capture_keeps_both_values_of_a_class_slot(store, older, newer, attribut
         old = capture(store, "owner", Candidate("fact", older, 0.5, ()), "muse", "2026-11-01T10:00:00Z", provenance)
         new = capture(store, "owner", Candidate("fact", newer, 0.5, ()), "muse", "2026-11-20T10:00:00Z", provenance)
     assert new.superseded == [] and store.get(old.id).status == "active"
+
+
+@pytest.mark.parametrize(("old", "new", "why"), [
+    ("Owner uses Neovim as their editor.", "Owner switched from Neovim to Helix.",
+     "same code editor, new value: Helix replaces Neovim"),
+    ("Owner works as a nurse at Santa Maria hospital.", "Owner started a new job as a data analyst at Zalando.",
+     "same job, new value: data analyst replaces nurse"),
+    ("Owner works at Siemens.", "Owner took a new position at Bosch.", "same employer, new value: Bosch replaces Siemens"),
+])
+def test_a_new_job_or_tool_said_another_way_replaces_the_old_one(old, new, why):
+    assert slot_change(new, old) == why
+

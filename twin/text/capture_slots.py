@@ -50,10 +50,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((attribute, re.compile(p
     ("address", r"^(?:now )?lives (?=(?:with [^,]+? )?(?:at |in an? (?:[\w-]+ ){0,3}?(?:flat|apartment|house|room)\b))"
                 r"|^'s (?:home )?address is "),
     ("job", rf"^(?:now )?works as |^(?:started|is employed|employed) as |^joined [^,]+? as "
+            r"|^(?:started|took|began|has) (?:a )?(?:new )?(?:job|position|role) as "
             rf"|^is (?:now )?(?:an? |the )?(?=(?:[\w-]+ ){{0,3}}?(?:{_TITLE})\b)"
             r"|^arbeitet(?: jetzt| nun)* als |^ist von beruf "),
     ("employer", r"^(?:now )?works (?:as [^,]+? )?(?:at|for) |^(?:quit|left) (?=\S)|^joined (?=[^,]+? as )"
                  r"|^(?:started|is employed|employed) (?:working |as [^,]+? )?(?:at|by) "
+                 r"|^(?:started|took|began|has) (?:a )?(?:new )?(?:job|position|role)(?: as [^,]+?)? (?:at|with) "
                  r"|^arbeitet(?: jetzt| nun| seit [\w.]+)* (?:als [\w-]+ )?(?:bei|für) "),
     ("manager", r"^'s (?:new |current |line )?(?:manager|boss|chef|chefin)(?: at [\w-]+(?: [\w-]+)?)?"
                 r" (?:is|ist|heißt) "
@@ -69,7 +71,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((attribute, re.compile(p
     ("phone", r"^(?:uses|has|owns|carries|nutzt|benutzt|hat) (?:an? |ein )(?=(?:\S+ ){0,2}?(?:phone|smartphone"
               r"|iphone|pixel|galaxy|fairphone|handy)\b)|^'s (?:phone|handy) (?:is|ist) "),
     ("car", r"^drives (?=an? )|^'s car is |^fährt (?=einen |ein )|^'s auto ist "),
-    ("code editor", r"^(?:writes code|codes|programs) in |^'s (?:code )?editor is "),
+    ("code editor", r"^(?:writes code|codes|programs) in |^'s (?:code )?editor is "
+                    r"|^uses (?=[\w. +-]+? as (?:their|his|her|a|the) (?:code |text )?editor\b)"),
     ("bank", r"^banks with |^'s bank (?:is|ist) |^moved (?:their|owner's|all|its) (?:bank )?(?:accounts?|savings"
              r"|money)(?: from [\w-]+)? to |^switched banks? to |^hat (?:seine|ihre) konten (?:von der [\w-]+ )?zur? "),
     ("rent", r"^'s (?:monthly )?rent (?:is|ist|beträgt) |^pays (?=(?:\S+ ){1,5}?rent\b)|^'s miete (?:ist|beträgt) "),
