@@ -190,7 +190,13 @@ def test_invalid_toml_and_setting_in_toml(daemon_env, tmp_path):
     config.write_text("index_ef_search = 3\n")
     proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
                           capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 2 and "TWIN_INDEX_EF_SEARCH" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert f"invalid setting index_ef_search in {config}: " in proc.stderr  # named where the owner wrote it
+    config.write_text("files_max_bytes = false\n")  # a boolean is no number (it was 0 bytes: every file "too large")
+    proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "files_max_bytes in" in proc.stderr and "must be a number, not true or false" in \
+        proc.stderr
     config.write_text("this is = not [toml\n")
     proc = subprocess.run([sys.executable, "-m", "twin", "status"], cwd=ROOT, env=daemon_env,
                           capture_output=True, text=True, timeout=30)
@@ -342,8 +348,9 @@ def _state(pid: int) -> str:
 
 
 @pytest.mark.parametrize("env_extra, expected", [
-    ({"TWIN_DATA_DIR": ""}, "TWIN_DATA_DIR: Value error, must be an absolute path"),
-    ({"TWIN_DATA_DIR": "relative/dir"}, "TWIN_DATA_DIR: Value error, must be an absolute path"),
+    ({"TWIN_DATA_DIR": ""}, "TWIN_DATA_DIR: must be an absolute path"),
+    ({"TWIN_DATA_DIR": "relative/dir"}, "TWIN_DATA_DIR: must be an absolute path"),
+    ({"TWIN_LOG_LEVEL": "loud"}, "TWIN_LOG_LEVEL: Input should be 'DEBUG', 'INFO', 'WARNING' or 'ERROR'"),
     ({"TWIN_REDIS_URL": "garbage"}, "TWIN_REDIS_URL"),
     ({"TWIN_CONFIG": "/nonexistent/twin.toml"}, "TWIN_CONFIG: /nonexistent/twin.toml does not exist"),
     ({"TWIN_RECALL_IMPORTANCE_WEIGHT": "0.6", "TWIN_RECALL_RECENCY_WEIGHT": "0.5"},

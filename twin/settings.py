@@ -251,6 +251,22 @@ class Settings(BaseSettings):
         "Niceness added to the learn and embedding workers and the scheduler under `twin up` (0: none), so what "
         "the owner types (`twin status`, `twin recall`, the API) gets the CPU first during a first index (issue 18)."))
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, value: object, info: ValidationInfo) -> object:
+        """A number setting given `true`/`false` in twin.toml is refused (pydantic took `api_port = true` as port 1
+        and `files_max_bytes = true` as 1 byte); the environment's strings are parsed as before."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and annotation in (int, float, int | None, float | None):
+            raise ValueError("must be a number, not true or false")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level_any_case(cls, value: object) -> object:
+        """`TWIN_LOG_LEVEL=debug` is DEBUG (a log level's case does not matter)."""
+        return value.upper() if isinstance(value, str) else value
+
     @field_validator("files_roots", mode="before")
     @classmethod
     def _split_roots(cls, value: object) -> object:
@@ -620,12 +636,28 @@ def load_settings(**overrides: object) -> Settings:
         err = exc.errors()[0]
         if not err["loc"]:  # a rule across settings: its message names them
             raise SettingsError(f"invalid settings: {err['msg'].removeprefix('Value error, ')}") from exc
-        name = f"{ENV_PREFIX}{str(err['loc'][0]).upper()}"
+        key = str(err["loc"][0])
+        name = f"{ENV_PREFIX}{key.upper()}"
         got = "hidden" if name.endswith(SECRET_SUFFIXES) else repr(err.get("input"))
         got = re.sub(r"//[^/@\s]*@", "//…@", got)  # a user:password in a URL is a secret too
-        raise SettingsError(f"invalid setting {name}: {err['msg']} (got {got})") from exc
+        said = err["msg"].removeprefix("Value error, ")
+        raise SettingsError(f"invalid setting {_where_set(name, key, env_file)}: {said} (got {got})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"invalid config file {config_file_path()}: {exc}") from exc
     except OSError as exc:
         raise SettingsError(f"cannot read the configuration ({exc.filename or config_file_path()}): "
                             f"{exc.strerror or exc}") from exc
+
+
+def _where_set(name: str, key: str, env_file: str) -> str:
+    """Where the bad value of setting `key` came from, as its owner would look for it: the variable `name` when
+    the environment has it, else `key` in the config file that holds it, else `name` in the env file."""
+    if name in os.environ:
+        return name
+    path = config_file_path()
+    try:
+        if key in tomllib.loads(path.read_text(encoding="utf-8")):
+            return f"{key} in {path}"
+    except (OSError, ValueError):
+        pass
+    return f"{name} (in {env_file})" if Path(env_file).exists() else name
