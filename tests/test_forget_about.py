@@ -69,6 +69,17 @@ def test_a_subject_needs_a_word():
             Subject(text)
 
 
+def test_a_subject_of_words_every_memory_holds_is_refused_before_anything_is_planned(twin_env, store):
+    for n in range(5):
+        learn(store, None, "owner", f"Owner keeps the {n + 2} old maps in the attic.", "muse")
+    for text in ("the", "Owner", "my", "THE and"):
+        with pytest.raises(ValueError, match="names no person or thing"):
+            plan(store, "owner", about=text)
+    done = in_process.twin_cli("forget", "--about", "the", "--dry-run")
+    assert done.returncode == 2 and "names no person or thing" in done.stderr
+    assert len(plan(store, "owner", about="the attic").memories) == 5  # a thing named with "the" still is one
+
+
 def _people(store) -> dict[str, int]:
     ids = {}
     for key, text in (("whole", "Mirela Kovač's physiotherapy starts in June."),

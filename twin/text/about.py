@@ -22,6 +22,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from twin.text.query_terms import STOPWORDS
+
 _WORD = re.compile(r"[^\W_]+")
 """A word as FTS5's unicode61 tokenizer cuts it: letters and digits (underscore and punctuation separate)."""
 _SENTENCE_END = re.compile(r"[.!?:;\n\"“”«»()\[\]]")
@@ -53,12 +55,16 @@ class Mention:
 class Subject:
     """The person or thing of `forget --about TEXT` (rules in the module docstring); with `parts` False only the
     whole of it counts (`twin forget --whole`). Raises `ValueError` when TEXT has no letter or digit (it would
-    match nothing, or everything)."""
+    match nothing, or everything), or only function words and "Owner" (`query_terms.STOPWORDS`: `--about the`
+    would have forgotten 420 of 490 memories)."""
 
     def __init__(self, text: str, parts: bool = True):
         words = [m[0] for m in _WORD.finditer(text)]
         if not words:
             raise ValueError("--about needs a word to look for")
+        if all(fold(w) in STOPWORDS | {"owner"} for w in words):  # "the", "my", "Owner": nearly every memory
+            raise ValueError(f"--about {' '.join(text.split())[:60]!r} names no person or thing (only words nearly "
+                             "every memory holds); name who or what to forget")
         self.text = " ".join(text.split())
         self.words = tuple(fold(w) for w in words)
         self._raw = tuple(words)
