@@ -86,6 +86,19 @@ def test_work_a_stopped_run_left_is_a_backlog_of_any_size_said_even_if_done_befo
     assert quiet.check(store, 65.0) is None
 
 
+def test_a_backlog_that_gave_no_vector_is_not_said_to_be_searchable(store):
+    """Files deleted by the hundred: their forget items are a backlog handled, but nothing was learned."""
+    watch = BacklogWatch.starting(store, MODEL, 0.0)
+    assert watch.check(store, 5.0) is None
+    gone = stage(store, BACKLOG_MIN + 5)
+    assert watch.check(store, 7.0) is None  # in flight
+    with store.atomic():
+        ingest.consume(store, gone)  # each a forget: consumed, no memory and no vector made
+    assert watch.check(store, 10.0) is None and watch.check(store, 15.0) is None
+    embed(store, learn_all(store, stage(store, BACKLOG_MIN)))  # the next backlog is said as before
+    assert watch.check(store, 20.0).startswith(f"Backlog searchable: {BACKLOG_MIN} staged items learned")
+
+
 def test_a_backlog_learned_and_embedded_between_two_checks_is_said_too(store):
     """Workers that outrun the supervisor's check (every 5 s): the whole backlog staged, learned and embedded
     between two checks is still one line, timed from the last quiet check; a few items so done are not."""

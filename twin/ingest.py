@@ -294,7 +294,8 @@ class BacklogWatch:
         """The diary line when a backlog has just become searchable, else None (read-only): "Backlog searchable:
         20,000 staged items learned, 90,412 memories given their vectors (took 14 min).", with "; 2 items could
         not be learned (see twin status)" when jobs failed for good; without a model "…learned (keyword-only recall;
-        took 14 min)."."""
+        took 14 min)."; None for a backlog that gave no vector and failed nothing (files deleted: nothing was
+        learned, nothing new is searchable)."""
         items, first = ingest_items.in_flight(store)
         unembedded = 0 if self.model_id is None else store.count_pending_embeddings(self.model_id)
         if self.started_s is None:
@@ -320,7 +321,11 @@ class BacklogWatch:
             vectors = max(0, store.embedding_count(self.model_id) - self.since_vectors)
             parts.append(f"{vectors:,} memor{'ies' if vectors != 1 else 'y'} given their vectors")
             line = f"Backlog searchable: {', '.join(parts)} (took {took})"
+            if not vectors and not failed:  # 200 files deleted: handled, and nothing new to search for
+                line = None
         self.started_s = None
         self._quiet(store, now_s)
+        if line is None:
+            return None
         return line + (f"; {failed:,} item{'s' if failed != 1 else ''} could not be learned (see twin status)."
                        if failed else ".")
