@@ -571,3 +571,18 @@ def test_search_shows_recalls_reasons_as_text_even_when_they_quote_markup(api, b
     asked.wait_for()  # the page's own searches are in the chart, named as the page's
     assert re.search(r"\bpage [1-9]", asked.inner_text()) and re.search(r"\bhttp [1-9]", asked.inner_text())
     page.context.close()
+
+
+def test_the_page_loads_without_a_console_error_and_a_bad_memory_id_is_said_as_typed(api, browser):
+    page = session(api, browser)
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.reload()
+    page.get_by_label("Search your memories").wait_for()
+    page.wait_for_load_state("networkidle")
+    assert any(u.endswith("/twin/static/icon.svg") for u in page.requests_seen)  # its own icon, not /favicon.ico
+    assert not any(u.endswith("/favicon.ico") for u in page.requests_seen)
+    assert errors == []
+    page.goto(f"{api.url}/twin#memory/abc")
+    page.get_by_text("not 'abc'").wait_for()  # what was typed, not NaN
+    page.context.close()

@@ -155,7 +155,7 @@ function chain(history) {
 }
 
 export async function memory(main, arg, reveal = false) {
-  const id = Number(arg);
+  const id = encodeURIComponent(arg);  // as typed: the API's error says what an id looks like ("abc", not NaN)
   const scope = { max_sensitivity: reveal ? "sensitive" : "private" };
   const m = await api(`/v1/memories/${id}`, { params: scope });
   const area = el("div", { class: "memory-view" });

@@ -38,7 +38,7 @@ export async function search(main) {
     }
     try {
       const found = await api("/v1/search", {
-        method: "POST",
+        method: "POST", retry: true,  // a read, though a POST: tried again until the twin answers
         body: { query: text, limit: 20, kind: kind.value || null, max_sensitivity: revealed ? "sensitive" : "private" },
       });
       if (mine !== asked) return;
