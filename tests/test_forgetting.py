@@ -429,3 +429,24 @@ def test_a_plan_reads_chat_summaries_that_hold_nothing_forgotten(store, activity
         transcript.save_summary(store, "owner", "42", "Owner said that the sister Ines lives in Braga now.", 2)
     assert plan(store, "owner", about="Ines").summaries == ["42"]
     assert plan(store, "owner", ids=[memory.id]).summaries == ["42"]
+
+
+def test_forgetting_a_file_whose_name_holds_controls_marks_that_file_forgotten(twin_env, store, tmp_path):
+    from twin.outside_text import clean_name
+    from twin.store import manifest
+
+    (tmp_path / "notes").mkdir()
+    real = tmp_path / "notes" / "new\nline \x1b[2J.md"  # a name with a line break and an escape sequence
+    real.write_text("The owner stores the canoe paddles behind the shed.\n")
+    path = str(real)
+    source = f"file:{clean_name(path)}"  # as the files connector names its memories' source
+    with store.atomic():
+        store.insert_memory("owner", "document", "new line: Owner stores the canoe paddles behind the shed.", source,
+                            0.3)
+        manifest.upsert(store, "owner", manifest.ManifestEntry(path, 60, 1, "ab" * 32, "indexed", None))
+    for asked in (source, f"file:{clean_name(str(tmp_path / 'notes'))}/*"):  # as listings show it, or a pattern
+        todo = plan(store, "owner", source=asked)
+        assert len(todo.memories) == 1 and todo.counts()["manifest_entries"] == 1, asked
+    carry_out(store, None, plan(store, "owner", source=source))
+    entry = manifest.get(store, "owner", path)
+    assert (entry.state, entry.reason) == ("skipped", FORGOTTEN_FILE_REASON)  # learned again when it changes

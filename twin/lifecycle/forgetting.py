@@ -144,7 +144,7 @@ def _source_state(store: Store, being: str, source: str, exact: bool) -> tuple[l
     """`(email thread ids, file paths)` of the connector state `source` (exact, or `…*` unless `exact`) names."""
     pattern = SourcePattern.of(source, exact)
     threads = [t for t in email_threads.thread_ids(store, being) if pattern.matches(f"email:{t}")]
-    paths = [p for p in manifest.all_paths(store, being) if pattern.matches(f"file:{p}")]
+    paths = [p for p in manifest.all_paths(store, being) if pattern.matches(f"file:{clean_name(p)}")]
     return threads, paths
 
 
@@ -154,7 +154,7 @@ def files_of(store: Store, being: str, memories: list) -> list[str]:
     so a file whose memories went is learned again when it changes, not kept "indexed" with nothing of it left.
     Read-only."""
     sources = {m.source for m in memories if m.source.startswith("file:")}
-    return [p for p in manifest.all_paths(store, being) if f"file:{p}" in sources]
+    return [p for p in manifest.all_paths(store, being) if f"file:{clean_name(p)}" in sources]
 
 
 def plan(store: Store, being: str, *, ids: list[int] | None = None, source: str | None = None,
