@@ -351,6 +351,7 @@ def _state(pid: int) -> str:
     ({"TWIN_DATA_DIR": ""}, "TWIN_DATA_DIR: must be an absolute path"),
     ({"TWIN_DATA_DIR": "relative/dir"}, "TWIN_DATA_DIR: must be an absolute path"),
     ({"TWIN_LOG_LEVEL": "loud"}, "TWIN_LOG_LEVEL: Input should be 'DEBUG', 'INFO', 'WARNING' or 'ERROR'"),
+    ({"TWIN_FILES_ROOTS": "notes/relative"}, "TWIN_FILES_ROOTS: must be absolute paths (notes/relative is not)"),
     ({"TWIN_REDIS_URL": "garbage"}, "TWIN_REDIS_URL"),
     ({"TWIN_CONFIG": "/nonexistent/twin.toml"}, "TWIN_CONFIG: /nonexistent/twin.toml does not exist"),
     ({"TWIN_RECALL_IMPORTANCE_WEIGHT": "0.6", "TWIN_RECALL_RECENCY_WEIGHT": "0.5"},

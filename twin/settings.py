@@ -307,7 +307,12 @@ class Settings(BaseSettings):
     @field_validator("files_roots")
     @classmethod
     def _expand_roots(cls, roots: list[Path]) -> list[Path]:
-        return [Path(os.path.expanduser(str(r))).resolve() for r in roots]
+        """Each root `~`-expanded and resolved; a relative one is refused (it would be read from whatever directory
+        twin was started in: the shell's at `twin up`, `/` under systemd)."""
+        expanded = [Path(os.path.expanduser(str(r))) for r in roots]
+        if relative := [str(r) for r in expanded if not r.is_absolute()]:
+            raise ValueError(f"must be absolute paths ({', '.join(relative[:3])} is not)")
+        return [r.resolve() for r in expanded]
 
     @field_validator("config_dir", "data_dir", "runtime_dir", "cache_dir")
     @classmethod
