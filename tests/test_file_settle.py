@@ -187,3 +187,14 @@ def test_the_part_a_file_gained_is_learned_whole_not_cut_at_the_files_cap(twin_e
     grew = learn_document(store, settings.being, added.text, added.source, "grow.log", added.extra["max_memories"],
                           replace=False)
     assert len(grew.created) == 60 and not grew.unread  # each of the 60 added lines: none cut after the 36th
+
+
+def test_a_file_that_gives_no_memory_says_so_once_in_the_diary(twin_env, store, activity):
+    from twin.learn.learning import learn_document
+
+    source = "file:/home/owner/notes/one \\x1b[2J line.md"  # as `file_source` writes a name with an escape
+    done = learn_document(store, twin_env.being, "x" * 5000, source, "one line", 36, activity=activity)
+    assert done.created == []
+    said = [t for t in (r[0] for r in store.conn.execute("SELECT text FROM activity")) if "gave no memory" in t]
+    assert said == ["Files: /home/owner/notes/one \\x1b[2J line.md was read and gave no memory (no sentence of it "
+                    "reads as one to keep: code, a table of numbers, one over-long line)."]  # escaped once, not twice

@@ -22,7 +22,6 @@ from twin.lifecycle.forgetting import remove_memories
 from twin.llm.provider import BudgetExhausted, ModelProvider, ProviderError, ProviderResting
 from twin.memory import Memory, content_sha256, strip_controls, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, checked_stored
-from twin.outside_text import clean_name
 from twin.profile import ProfileDelta, merge_into_profile
 from twin.store import Store, manifest, state
 from twin.store.ids import Namespaces
@@ -340,9 +339,16 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         result.profile_updated = merge_into_profile(store, being, extraction.profile, now)
         if ingest_id is not None:
             ingest.consume(store, [ingest_id])
-    if activity is not None and extraction.unread and source.startswith("file:"):
-        activity.record("indexed_file", f"Files: {clean_name(source[len('file:'):])} gave its first {max_memories} "
-                        "memories (files_max_memories); the rest of it was not read.", subject=source)
+    if activity is not None and source.startswith("file:"):  # the source is a safe line already (`file_source`)
+        if extraction.unread:
+            activity.record("indexed_file", f"Files: {source[len('file:'):]} gave its first {max_memories} memories "
+                            "(files_max_memories); the rest of it was not read.", subject=source)
+        elif not candidates and not replace:
+            pass  # a part a file gained that holds nothing to keep (a blank line): not worth a line
+        elif not candidates:
+            activity.record("indexed_file", f"Files: {source[len('file:'):]} was read and gave no memory (no "
+                            "sentence of it reads as one to keep: code, a table of numbers, one over-long line).",
+                            subject=source)
     return result
 
 
