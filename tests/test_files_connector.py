@@ -324,7 +324,8 @@ def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activi
     assert lines(activity)[-1] == (  # every file is accounted for, the quiet ones (empty, photo, prog) too
         "Files: found 12 files: 2 to learn (2 new, 0 changed, 0 unchanged), 10 skipped (2 binary, 1 empty, 1 not a"
         " text file, 1 symlink to a directory, not followed, 1 symlink to a file outside the roots, 1 too large,"
-        " 1 undecodable, 1 unreadable: broken symlink, 1 unreadable: not a regular file), 0 failed; 0 gone.")
+        " 1 undecodable, 1 unreadable: broken symlink, 1 unreadable: not a regular file), 0 failed; 0 gone;"
+        " 1 symlink to a file in the folders, read under its own path.")  # inside.md: counted, read as ok.md
     indexed = {p for p, e in manifest.paths(store, twin_env.being, root).items() if e.state == "indexed"}
     assert indexed == {str(root / "ok.md"), str(root / "NEWS")}
     assert manifest.get(store, twin_env.being, root / "big.txt").reason == "too large"

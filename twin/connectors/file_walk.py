@@ -90,6 +90,8 @@ class Listing:
     skipped: list[tuple[Path, os.stat_result | None, str]] = field(default_factory=list)
     left_out: Counter = field(default_factory=Counter)
     hidden_dirs: int = 0
+    links: int = 0
+    """Symlinks to files inside a root: not read through the link (each file is read once, under its own path)."""
 
 
 def _unreadable(exc: OSError, what: str = "unreadable") -> str:
@@ -109,7 +111,8 @@ def _link(path: Path, st: os.stat_result, listing: Listing, accept: PathFilter) 
         listing.skipped.append((path, st, "symlink to a directory, not followed"))
     elif accept.learns(path) and accept.root_of(os.path.realpath(path)) is None:
         listing.skipped.append((path, st, "symlink to a file outside the roots"))
-    # a symlink to a file inside a root is left out: that file is read once, under its own path
+    elif accept.learns(path):  # that file is read once, under its own path: counted, not read twice
+        listing.links += 1
 
 
 def walk(top: Path, accept: PathFilter) -> Listing:

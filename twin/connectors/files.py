@@ -198,6 +198,7 @@ class FilesConnector:
         listing = await asyncio.to_thread(walk, top, self.filter)
         tally.reasons.update(listing.left_out)
         tally.hidden_dirs += listing.hidden_dirs
+        tally.links += listing.links
         rows = manifest.paths(self.store, self.being, top)
         seen: set[str] = set()
         for path, st, reason in listing.skipped:

@@ -42,6 +42,8 @@ class Tally:
     reasons: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)
     hidden_dirs: int = 0
+    links: int = 0
+    """Symlinks to files inside the folders, read under their own path (`file_walk.Listing.links`)."""
     deferred: int = 0
     blocked: bool = False
 
@@ -75,6 +77,9 @@ def scan_line(tally: Tally) -> str:
         line += f"; {_files(tally.deferred)} wait for the store"
     if tally.hidden_dirs:
         line += f"; {tally.hidden_dirs:,} hidden or tool folder{'s' if tally.hidden_dirs != 1 else ''} not read"
+    if tally.links:
+        line += (f"; {tally.links:,} symlink{'s' if tally.links != 1 else ''} to a file in the folders, read under "
+                 "its own path")
     return line + "."
 
 
