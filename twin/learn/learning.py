@@ -343,9 +343,7 @@ def learn_document(store: Store, being: str, text: str, source: str, title: str 
         if extraction.unread:
             activity.record("indexed_file", f"Files: {source[len('file:'):]} gave its first {max_memories} memories "
                             "(files_max_memories); the rest of it was not read.", subject=source)
-        elif not candidates and not replace:
-            pass  # a part a file gained that holds nothing to keep (a blank line): not worth a line
-        elif not candidates:
+        elif not candidates and replace:  # (a part a file gained that holds nothing, a blank line, is no news)
             activity.record("indexed_file", f"Files: {source[len('file:'):]} was read and gave no memory (no "
                             "sentence of it reads as one to keep: code, a table of numbers, one over-long line).",
                             subject=source)

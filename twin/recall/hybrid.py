@@ -580,18 +580,19 @@ class Recall:
         sorted again; only turns of a conversation (`turns.is_conversation`: a chat, not a file's sentences) that the
         query found by itself (`TURN_FOUND`) are lifted. A chat's answer is often the turn after the one that matches
         the question ("What are you researching?" / "Adoption agencies!"): on LoCoMo's dev half R@5 0.594 -> 0.636
-        and R@10 0.678 -> 0.716, the personal dev set (notes, not turns) unchanged (bench/README.md). Scores are lifted from the scores before
-        this step (no chain of lifts). Only the results that have another of the best from their conversation within
-        `turn_gap_s` are looked up (the others can have no neighbour among them: the same lifts, ~0.6 ms less per
-        recall at 100k memories of ~20k sources). A store that cannot be read leaves `ranked` as it is. Each lift is
+        and R@10 0.678 -> 0.716, the personal dev set (notes, not turns) unchanged (bench/README.md). Scores are
+        lifted from the scores before this step (no chain of lifts). Only the results that have another of the best
+        from their conversation within `turn_gap_s` are looked up (the others can have no neighbour among them: the
+        same lifts, ~0.6 ms less per recall at 100k memories of ~20k sources). A store that cannot be read leaves `ranked` as it is. Each lift is
         told in `why` (`{id: [RankReason]}`, extended) when given."""
         cfg, pool = self.config, ranked[:TURN_POOL]
         score = {r[0]: r[1] for r in pool}
-        made = {mid: parse_time(fields[mid][4]) for mid in score if mid in fields}
+        # only turns have neighbours: a file's sentences are neither parsed for their times nor looked up
+        made = {mid: parse_time(fields[mid][4]) for mid in score
+                if mid in fields and turns.is_conversation(fields[mid][10])}
         conversations: dict[tuple, list[int]] = {}
         for mid in made:
-            if turns.is_conversation(fields[mid][10]):
-                conversations.setdefault((fields[mid][0], fields[mid][9], fields[mid][10]), []).append(mid)
+            conversations.setdefault((fields[mid][0], fields[mid][9], fields[mid][10]), []).append(mid)
         asked = set()
         for members in conversations.values():
             members.sort(key=made.__getitem__)  # a member's closest in time is just before or after it
