@@ -583,8 +583,8 @@ class Recall:
         and R@10 0.678 -> 0.716, the personal dev set (notes, not turns) unchanged (bench/README.md). Scores are
         lifted from the scores before this step (no chain of lifts). Only the results that have another of the best
         from their conversation within `turn_gap_s` are looked up (the others can have no neighbour among them: the
-        same lifts, ~0.6 ms less per recall at 100k memories of ~20k sources). A store that cannot be read leaves `ranked` as it is. Each lift is
-        told in `why` (`{id: [RankReason]}`, extended) when given."""
+        same lifts, ~0.6 ms less per recall at 100k memories of ~20k sources). A store that cannot be read leaves
+        `ranked` as it is. Each lift is told in `why` (`{id: [RankReason]}`, extended) when given."""
         cfg, pool = self.config, ranked[:TURN_POOL]
         score = {r[0]: r[1] for r in pool}
         # only turns have neighbours: a file's sentences are neither parsed for their times nor looked up
