@@ -4,14 +4,18 @@ and summed, read from /proc.
 
     .venv/bin/python bench/daemon_rss.py                   # N = 100,000 (the cache of recall_latency.py)
     .venv/bin/python bench/daemon_rss.py --n 10000 --ingest 300
+    .venv/bin/python bench/daemon_rss.py --rest-s 0         # the embedding worker never rests (as before 2026-12)
 
 The cached data dir of `recall_latency.py` (store, vectors, index; built if missing) is copied to a temp dir
 and `twin up` runs on it with the shipped defaults; the baseline is the same daemon on an empty data dir.
 Cold start: seconds from `twin up` to the supervisor's READY=1 (read on a `NOTIFY_SOCKET` of the bench's), to the
 API's first answered search (`POST /v1/search`, the recall warm), and to both workers registered. Samples: (1)
-idle, once every child is up, both workers are registered and the summed RSS has been stable for `--settle-s`;
-(2) after `--ingest` texts were pushed through the bus, embedded, and the index checkpoint that follows was
-written (N store only). VmRSS (now), VmHWM (peak) and PSS (shared pages split, so it sums honestly) per process.
+idle, once every child is up, both workers are registered and the summed RSS has been stable for `--settle-s`
+(the embedding worker still holds its model and index); (2) rested, once the embedding worker has let go of them
+(`TWIN_EMBED_REST_S`, set to `--rest-s`: 30 s here so the bench need not wait the shipped 300 s; the state is the
+same) and the RSS is stable again; (3) after `--ingest` texts were pushed through the bus, embedded, and the index
+checkpoint that follows was written (N store only), and (4) rested again after it. VmRSS (now), VmHWM (peak) and
+PSS (shared pages split, so it sums honestly) per process.
 The page cache is warm (the data dir was just copied): a start after a reboot reads the files from disk too.
 """
 
@@ -48,6 +52,8 @@ from _common import (
 from api_latency import free_port
 
 NAME = "daemon_rss"
+REST_LINE = "let go of the model and the index"
+"""What the embedding worker logs when it rests (`twin.workers.resting`)."""
 
 
 def sample(supervisor: int) -> list[dict]:
@@ -70,7 +76,7 @@ class Daemon:
     """`twin up` on a copy of a data dir (None: an empty one), with the API on a free port and a `NOTIFY_SOCKET` of
     ours; `stop()` sends SIGTERM and waits (the supervisor drains)."""
 
-    def __init__(self, workdir: Path, source_data: Path | None, label: str):
+    def __init__(self, workdir: Path, source_data: Path | None, label: str, rest_s: float):
         self.workdir = workdir
         self.data = workdir / "data"
         if source_data is None:
@@ -82,7 +88,7 @@ class Daemon:
         self.notify.bind(str(workdir / "notify.sock"))
         self.ready_at: float | None = None
         self.env = bench_env(self.data, workdir / "run", workdir / "config", None, TWIN_API_PORT=str(self.port),
-                             NOTIFY_SOCKET=str(workdir / "notify.sock"))
+                             NOTIFY_SOCKET=str(workdir / "notify.sock"), TWIN_EMBED_REST_S=str(rest_s))
         twin_bin = Path(sys.executable).with_name("twin")
         self.argv = [str(twin_bin), "up"] if twin_bin.exists() else [sys.executable, "-m", "twin.cli", "up"]
         self.log_path = OUT_DIR / f"daemon_rss-{label}-twin-up.log"
@@ -164,6 +170,20 @@ class Daemon:
                 return now - started
         raise RuntimeError(f"the daemon did not settle within {timeout_s:.0f} s; see {self.log_path}")
 
+    def rests(self) -> int:
+        """How many times the embedding worker has let go of its model and index (its log lines)."""
+        return self.log_path.read_text(errors="replace").count(REST_LINE)
+
+    def wait_rested(self, seen: int, settle_s: float, timeout_s: float) -> float:
+        """Wait for a rest after the `seen` ones, then for the RSS to settle; returns seconds."""
+        started = time.monotonic()
+        while self.rests() <= seen:
+            if self.proc.poll() is not None or time.monotonic() - started > timeout_s:
+                raise RuntimeError(f"the embedding worker did not rest within {timeout_s:.0f} s; see {self.log_path}")
+            time.sleep(1)
+        self.wait_settled(settle_s, timeout_s)
+        return time.monotonic() - started
+
     def stop(self) -> int | None:
         code = stop_process(self.proc, grace_s=60)
         self.log.close()
@@ -228,14 +248,21 @@ def run_daemon(source: Path | None, label: str, args, ingest_texts: int) -> dict
     """One `twin up` on a copy of `source` (None: empty): cold start, idle sample, optional ingest, stop."""
     fig: dict = {"label": label}
     with tempfile.TemporaryDirectory(prefix="twin-rss-") as tmp:
-        daemon = Daemon(Path(tmp), source, label).start()
+        daemon = Daemon(Path(tmp), source, label, args.rest_s).start()
         try:
             fig["cold_start"] = daemon.cold_start(args.timeout_s)
             fig["settled_after_s"] = daemon.wait_settled(args.settle_s, args.timeout_s)
             fig["idle"] = sample(daemon.proc.pid)
+            if args.rest_s > 0:
+                fig["rested_after_s"] = daemon.wait_rested(0, args.settle_s, args.timeout_s)
+                fig["rested"] = sample(daemon.proc.pid)
             if ingest_texts:
+                seen = daemon.rests()
                 fig["ingest"] = ingest(daemon, ingest_texts, args.timeout_s)
                 fig["after_ingest"] = sample(daemon.proc.pid)
+                if args.rest_s > 0:  # its rest may have written the checkpoint `ingest` waited for
+                    daemon.wait_rested(seen, args.settle_s, args.timeout_s)
+                    fig["rested_after_ingest"] = sample(daemon.proc.pid)
         finally:
             fig["exit_code"] = daemon.stop()
     return fig
@@ -246,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100_000, help="memories in the store (default 100000)")
     parser.add_argument("--ingest", type=int, default=300, help="texts pushed after the idle sample (0 = none)")
     parser.add_argument("--settle-s", type=float, default=10, help="RSS must be stable this long (default 10 s)")
+    parser.add_argument("--rest-s", type=float, default=30,
+                        help="TWIN_EMBED_REST_S for both daemons (default 30; shipped 300; 0 = never rests)")
     parser.add_argument("--timeout-s", type=float, default=600)
     args = parser.parse_args(argv)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
@@ -260,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     print_sample(empty["idle"], f"twin up on an empty store (baseline): idle, settled after {empty['settled_after_s']:.0f} s")
     print()
     print_sample(full["idle"], f"twin up with {args.n:,} memories: idle, settled after {full['settled_after_s']:.0f} s")
+    if args.rest_s > 0:
+        print()
+        print_sample(full["rested"], f"the same, rested (the embedding worker let go after {args.rest_s:.0f} s idle)")
     peak = None
     if args.ingest:
         ing = full["ingest"]
@@ -269,10 +301,16 @@ def main(argv: list[str] | None = None) -> int:
                                            f"(embedded after {ing['embedded_after_s'] or float('nan'):.0f} s, "
                                            f"checkpoint after {ing['checkpoint_after_s'] or float('nan'):.0f} s)")
     rows = [["idle: summed VmRSS MiB", total(empty["idle"], "rss_mib"), total(full["idle"], "rss_mib")],
-            ["idle: summed PSS MiB", total(empty["idle"], "pss_mib"), total(full["idle"], "pss_mib")],
-            ["peak: summed VmHWM MiB", total(empty["idle"], "hwm_mib"),
-             total(full.get("after_ingest", full["idle"]), "hwm_mib")],
-            ["ingest: largest summed VmRSS seen MiB", None, peak]]
+            ["idle: summed PSS MiB", total(empty["idle"], "pss_mib"), total(full["idle"], "pss_mib")]]
+    if args.rest_s > 0:
+        rows += [["rested: summed VmRSS MiB", total(empty["rested"], "rss_mib"), total(full["rested"], "rss_mib")],
+                 ["rested: summed PSS MiB", total(empty["rested"], "pss_mib"), total(full["rested"], "pss_mib")]]
+        if "rested_after_ingest" in full:
+            rows.append(["rested after the ingest: summed VmRSS MiB", None,
+                         total(full["rested_after_ingest"], "rss_mib")])
+    rows += [["peak: summed VmHWM MiB", total(empty["idle"], "hwm_mib"),
+              total(full.get("after_ingest", full["idle"]), "hwm_mib")],
+             ["ingest: largest summed VmRSS seen MiB", None, peak]]
     for key, words in (("ready_s", "cold start to READY=1 s"), ("first_search_s", "cold start to a search answered s"),
                        ("workers_s", "cold start to both workers registered s")):
         rows.append([words, empty["cold_start"][key], full["cold_start"][key]])

@@ -204,6 +204,10 @@ class Settings(BaseSettings):
     embed_batch_max: int = Field(96, ge=1, le=1024, description="Memories per embedding call (seed 000: 96).")
     embed_flush_delay_s: float = Field(0.6, ge=0, le=60, description="Flush delay after the first pending memory.")
     embed_reschedule_s: float = Field(0.2, ge=0, le=60, description="Pause between flushes while more remain.")
+    embed_rest_s: float = Field(300.0, ge=0, le=86400, description=(
+        "Seconds without an embedding job after which the embedding worker lets go of the model and its copy of "
+        "the index, checkpointed first, until the next job (~270 MiB at 100k memories: bench/daemon_rss.py); "
+        "0 keeps them."))
 
     # -- index (LIBRARY_NOTES §2) ----------------------------------------------------------
     index_m: int = Field(16, ge=4, le=64)

@@ -19,21 +19,20 @@ from twin.vectors.embedding_flush import EmbeddingOutage
 
 if TYPE_CHECKING:  # types only: each worker loads the libraries of what it fills (bench/daemon_rss.py)
     from twin.llm.provider import ModelProvider
-    from twin.vectors.embedder import Embedder
-    from twin.vectors.sidecar import IndexWriter
+    from twin.workers.resting import RestingVectors
 
 
 @dataclass
 class WorkerContext:
-    """Per-process clients: each worker opens its own `store`; the embedding worker also fills `embedder`,
-    `writer` and `activity`, and keeps the state of an embedding `outage` from one flush to the next; the learn
-    worker fills `provider` when a model provider is configured."""
+    """Per-process clients: each worker opens its own `store`; the embedding worker also fills `vectors` (its
+    model and index writer, let go while idle: `twin.workers.resting`; None when keyword-only) and `activity`, and
+    keeps the state of an embedding `outage` from one flush to the next; the learn worker fills `provider` when a
+    model provider is configured."""
 
     settings: Settings
     redis: Redis
     store: Store | None = None
-    embedder: Embedder | None = None
-    writer: IndexWriter | None = None
+    vectors: RestingVectors | None = None
     activity: Activity | None = None
     provider: ModelProvider | None = None
     outage: EmbeddingOutage = field(default_factory=EmbeddingOutage)

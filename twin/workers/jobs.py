@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rq import get_current_job
 
@@ -32,6 +33,9 @@ from twin.store import state
 from twin.vectors.embedding_flush import flush_pending
 from twin.workers.bus import FLUSH_FLAG, PER_JOB, SCRUB_FLAG, Bus
 from twin.workers.context import BadInput, current
+
+if TYPE_CHECKING:  # types only: the index's libraries load in the embedding worker alone
+    from twin.vectors.sidecar import IndexWriter
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +202,7 @@ def embed_flush() -> dict:
     `FLUSH_SLICE_S`; queue a continuation while memories remain (embedding worker only)."""
     ctx = current()
     settings = ctx.settings
-    if ctx.embedder is None:  # TWIN_EMBED_BACKEND=none: keyword-only, nothing to embed
+    if ctx.vectors is None:  # TWIN_EMBED_BACKEND=none: keyword-only, nothing to embed
         ctx.redis.delete(FLUSH_FLAG)
         return {"embedded": 0}
     announced = ctx.redis.get(FLUSH_FLAG)
@@ -207,40 +211,39 @@ def embed_flush() -> dict:
         if wait > 0:
             time.sleep(min(wait, settings.embed_flush_delay_s))
     ctx.redis.delete(FLUSH_FLAG)  # from here on a new memory enqueues a new flush
-    n = flush_pending(ctx.store, ctx.embedder, ctx.writer, settings.embed_batch_max, settings.embed_reschedule_s,
-                      budget_s=FLUSH_SLICE_S, outage=ctx.outage)
-    _write_edges(ctx)
-    if ctx.store.pending_embeddings(ctx.embedder.model_id, 1):
-        Bus(ctx.redis).enqueue("embed_flush")
-    if time.monotonic() - ctx.writer.last_checkpoint_s > settings.index_checkpoint_s:
-        ctx.writer.checkpoint()
+    with ctx.vectors.held() as (embedder, writer):
+        n = flush_pending(ctx.store, embedder, writer, settings.embed_batch_max, settings.embed_reschedule_s,
+                          budget_s=FLUSH_SLICE_S, outage=ctx.outage)
+        _write_edges(ctx, writer)
+        if ctx.store.pending_embeddings(embedder.model_id, 1):
+            Bus(ctx.redis).enqueue("embed_flush")
+        if time.monotonic() - writer.last_checkpoint_s > settings.index_checkpoint_s:
+            writer.checkpoint()
     return {"embedded": n}
 
 
-def _lookup(ctx) -> VectorLookup | None:
-    """Top-k over the embedding worker's own index, caught up with SQLite; None without an embedder."""
-    if ctx.writer is None:
-        return None
-    ctx.writer.catch_up()
-    return VectorLookup(ctx.store, ctx.writer.index.search, ctx.writer.index.model_id)
+def _lookup(ctx, writer: IndexWriter) -> VectorLookup:
+    """Top-k over the embedding worker's own index (`writer`'s, held), caught up with SQLite."""
+    writer.catch_up()
+    return VectorLookup(ctx.store, writer.index.search, writer.index.model_id)
 
 
-def _write_edges(ctx) -> int:
+def _write_edges(ctx, writer: IndexWriter) -> int:
     """Seed 003's `co_occurs` edges for every marked memory that has a vector by now (embedding worker only;
     markers of memories still without one stay). Returns how many markers were resolved."""
-    lookup = _lookup(ctx)
-    return write_all_pending_edges(ctx.store, lookup) if lookup is not None else 0
+    return write_all_pending_edges(ctx.store, _lookup(ctx, writer))
 
 
 def index_checkpoint() -> dict:
     """Catch up, write pending graph edges (so a marker left by a flush that died still gets its edges within
     one checkpoint period), scrub forgotten vectors and write a checkpoint if anything changed (embedding worker
-    only)."""
+    only; a resting worker opens its index for it, so a forgotten vector leaves the saved file too)."""
     ctx = current()
-    if ctx.writer is None:
+    if ctx.vectors is None:
         return {"written": False}
-    _write_edges(ctx)
-    return {"written": ctx.writer.checkpoint()}
+    with ctx.vectors.held() as (_, writer):
+        _write_edges(ctx, writer)
+        return {"written": writer.checkpoint()}
 
 
 def decay_being(being: str) -> dict:
@@ -253,10 +256,13 @@ def dream_being(being: str) -> dict:
     then merges and edge promotion over its caught-up index; merged-away vectors are scrubbed from the index by
     a checkpoint at once. Returns `{walked, merged, edgesPromoted, durationMs}`."""
     ctx = current()
-    _write_edges(ctx)
-    result = dream(ctx.store, being, _lookup(ctx))
-    if result["merged"] and ctx.writer is not None:
-        ctx.writer.checkpoint()
+    if ctx.vectors is None:
+        return dream(ctx.store, being, None)
+    with ctx.vectors.held() as (_, writer):
+        _write_edges(ctx, writer)
+        result = dream(ctx.store, being, _lookup(ctx, writer))
+        if result["merged"]:
+            writer.checkpoint()
     return result
 
 

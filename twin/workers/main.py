@@ -170,33 +170,39 @@ def run_learn(settings: Settings, redis: Redis, burst: bool) -> int:
 
 
 def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
-    """The embedding worker: load the model once, open the index, queue a flush of what is pending, serve jobs.
+    """The embedding worker: load the model, open the index, queue a flush of what is pending, serve jobs; the
+    model and the index are let go after `embed_rest_s` without a job and opened again by the next
+    (`twin.workers.resting`).
 
     Teardown (a final checkpoint) is in `finally`, so a SIGTERM (warm stop: the job in hand finishes)
     always leaves a fresh checkpoint.
     """
     from twin.wiring import open_embedder, open_index_writer  # here: the model's and the index's libraries
+    from twin.workers.resting import RestingVectors
 
     store = Store(settings.db_path).open()
     activity = Activity(store, settings.being)
-    writer = None
-    try:
+    vectors = None
+
+    def open_both():
         embedder = open_embedder(settings, store)
-        if embedder is not None:
-            writer = open_index_writer(settings, store, embedder, activity)
-            pending = store.count_pending_embeddings(embedder.model_id)
+        return embedder, open_index_writer(settings, store, embedder, activity)
+
+    try:
+        if settings.embed_backend != "none":  # "none": keyword-only, nothing to embed or index
+            vectors = RestingVectors(open_both, settings.embed_rest_s)
+            pending = store.count_pending_embeddings(vectors.open_now()[0].model_id)
             if pending:
                 log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
                 for attempt in patiently("worker embed"):
                     with attempt:
                         Bus(redis).enqueue("embed_flush")
-        install(WorkerContext(settings=settings, redis=redis, store=store, embedder=embedder, writer=writer,
-                              activity=activity))
+            vectors.start()
+        install(WorkerContext(settings=settings, redis=redis, store=store, vectors=vectors, activity=activity))
         serve(EMBED_QUEUE, "embed", redis, burst)
     finally:
-        if writer is not None:
-            writer.catch_up()
-            writer.checkpoint()
+        if vectors is not None:
+            vectors.close()
         store.close()
     return 0
 

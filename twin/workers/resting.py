@@ -1,0 +1,147 @@
+"""The embedding worker's model and index, let go while it has nothing to do (issue 18: RSS at 100k).
+
+At 100k memories the embedding worker's copy of the hnswlib index is ~171 MiB and the model session ~100 MiB plus
+the buffers of the largest batch it ran; an idle workstation daemon holds them for nothing. `RestingVectors` opens
+them for a job and, once no job has used them for `embed_rest_s` seconds, catches the index up, checkpoints it
+and drops both (then hands the freed heap back to the system, `release_heap`); the next job opens them again (the
+saved optimised model ~0.1 s, the checkpoint ~0.2 s at 100k and ~4.7 s at 1M: bench/million.py). The checkpoint
+on disk is the same one a restart loads, so resting loses nothing (DESIGN.md invariant 4: SQLite is the truth).
+
+One lock covers a whole job and the rest, so the two never overlap on the worker's store connection.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from twin.exceptions import TwinError
+
+if TYPE_CHECKING:
+    from twin.vectors.embedder import Embedder
+    from twin.vectors.sidecar import IndexWriter
+
+log = logging.getLogger("twin.worker")
+
+CHECK_EVERY_S = 5.0
+"""How often the resting thread looks at the time since the last job (so a rest starts ≤ 5 s late)."""
+
+
+def release_heap() -> bool:
+    """Ask glibc to hand free heap pages back to the system (`malloc_trim(0)`): after the model and the index are
+    dropped, their many small blocks stay in the process otherwise (measured: 184 MiB -> 76 MiB for one process
+    that had embedded 480 texts and held a 100k index). Returns False where the C library has no `malloc_trim`
+    (musl, macOS); never raises."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
+
+
+class RestingVectors:
+    """The embedding worker's `Embedder` and `IndexWriter`, opened by `open_both()` (a callable returning both,
+    opened) on first use and dropped after `rest_after_s` seconds (monotonic) without a job; 0 never rests.
+
+    Use `held()` around the whole of every embedding-queue job; `rest_if_idle()` is what the resting thread calls.
+    `close()` checkpoints what is open and stops the thread (the worker's teardown)."""
+
+    def __init__(self, open_both: Callable[[], tuple[Embedder, IndexWriter]], rest_after_s: float,
+                 clock: Callable[[], float] = time.monotonic):
+        self._open_both, self.rest_after_s, self._clock = open_both, rest_after_s, clock
+        self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
+        self._writer: IndexWriter | None = None
+        self._last_used = clock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.rests = 0
+        """How many times the model and the index were let go (for tests and the log)."""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the model and the index are held now."""
+        return self._writer is not None
+
+    def open_now(self) -> tuple[Embedder, IndexWriter]:
+        """Open both (at the worker's start: a model that cannot load or an index that must be rebuilt is known at
+        once). Raises what `open_both` raises (`EmbedderError`, `IndexCorrupt` the writer could not repair)."""
+        with self._lock:
+            return self._opened()
+
+    @contextmanager
+    def held(self) -> Iterator[tuple[Embedder, IndexWriter]]:
+        """`(embedder, writer)`, opened if resting, for the duration of one job; no rest starts meanwhile.
+        Raises what `open_both` raises."""
+        with self._lock:
+            try:
+                yield self._opened()
+            finally:
+                self._last_used = self._clock()
+
+    def _opened(self) -> tuple[Embedder, IndexWriter]:
+        if self._writer is None or self._embedder is None:
+            started = self._clock()
+            self._embedder, self._writer = self._open_both()
+            if self.rests:
+                log.info("embed: model and index opened again for new work in %.2f s", self._clock() - started)
+        return self._embedder, self._writer
+
+    def rest_if_idle(self) -> bool:
+        """Let go of the model and the index if no job used them for `rest_after_s`: catch up, checkpoint, drop,
+        release the heap. Returns True if it rested. A checkpoint that fails is logged and the index kept (the
+        next job or the next rest tries again)."""
+        if self.rest_after_s <= 0 or not self._lock.acquire(blocking=False):
+            return False  # a job holds them
+        try:
+            idle_s = self._clock() - self._last_used
+            if self._writer is None or idle_s < self.rest_after_s:
+                return False
+            try:
+                self._writer.catch_up()
+                self._writer.checkpoint()
+            except (OSError, sqlite3.Error, TwinError) as exc:  # a full disk, a busy store: keep it, try later
+                log.warning("embed: could not checkpoint the index before resting (%s); keeping it", exc)
+                self._last_used = self._clock()
+                return False
+            self._embedder = self._writer = None
+            gc.collect()
+            release_heap()
+            self.rests += 1
+            log.info("embed: idle for %.0f s: let go of the model and the index (checkpointed) until new work",
+                     idle_s)
+            return True
+        finally:
+            self._lock.release()
+
+    def start(self) -> None:
+        """Start the resting thread (a daemon thread; nothing to do when `rest_after_s` is 0)."""
+        if self.rest_after_s <= 0 or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._rest_loop, name="embed-rest", daemon=True)
+        self._thread.start()
+
+    def _rest_loop(self) -> None:
+        while not self._stop.wait(min(CHECK_EVERY_S, self.rest_after_s)):
+            try:
+                self.rest_if_idle()
+            except Exception:  # never let the thread die silently
+                log.exception("embed: the resting check failed")
+
+    def close(self) -> None:
+        """Stop the thread; catch the index up and checkpoint it if open (a warm stop leaves a fresh checkpoint)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        with self._lock:
+            if self._writer is not None:
+                self._writer.catch_up()
+                self._writer.checkpoint()
