@@ -143,6 +143,34 @@ def test_killed_embedding_worker_is_restarted_and_nothing_is_lost(daemon_env, tm
         assert stop(proc) == 0
 
 
+def test_the_supervisor_moves_due_retries_back_onto_their_queue(daemon_env, tmp_path):
+    """No scheduler process: the supervisor holds RQ's scheduler locks and moves a job whose delay has passed (a
+    retry's backoff) onto its queue, where the worker runs it; at the stop it lets go of the locks."""
+    from datetime import timedelta
+
+    from redis import Redis
+    from rq import Queue
+    from rq.job import Job
+
+    from twin.workers.bus import LEARN_QUEUE
+
+    proc = start(daemon_env, tmp_path / "daemon.log")
+    try:
+        client = Redis.from_url(f"unix://{Path(daemon_env['TWIN_RUNTIME_DIR']) / 'redis.sock'}?db=0")
+        wait_for(lambda: "twin is up" in (tmp_path / "daemon.log").read_text(), 60, "twin up")
+        assert not [a for a in _children(proc.pid).values() if "workers scheduler" in a]
+        owner = wait_for(lambda: client.get(f"rq:scheduler-lock:{LEARN_QUEUE}"), 30, "the learn queue's scheduler lock")
+        assert int(client.hget(b"rq:scheduler:" + owner, "pid")) == proc.pid  # the supervisor itself
+        job = Queue(LEARN_QUEUE, connection=client).enqueue_in(timedelta(seconds=2), "twin.workers.jobs.scrub_store")
+        assert job.get_status() == "scheduled"
+        wait_for(lambda: Job.fetch(job.id, connection=client).get_status() == "finished", 30,
+                 "the delayed job moved onto its queue and run")
+    finally:
+        assert stop(proc) == 0
+    # the private Redis stopped with it: what the lock release did is seen in the log (no traceback)
+    assert "Traceback" not in (tmp_path / "daemon.log").read_text()
+
+
 def test_sd_notify_ready_and_stopping(daemon_env, tmp_path):
     sock_path = tmp_path / "notify.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -324,7 +352,7 @@ def test_second_daemon_on_the_same_data_dir_is_refused(daemon_env, tmp_path):
 
 def test_supervisor_killed_leaves_no_orphans(daemon_env, tmp_path):
     proc = start(daemon_env, tmp_path / "daemon.log")
-    children = wait_for(lambda: (c := _children(proc.pid)) and len(c) >= 4 and c, 60, "redis and three workers")
+    children = wait_for(lambda: (c := _children(proc.pid)) and len(c) >= 4 and c, 60, "redis, two workers, the API")
     proc.kill()
     proc.wait(10)
 

@@ -252,7 +252,7 @@ class Settings(BaseSettings):
     restart_backoff_max_s: float = Field(30.0, ge=1, description="Cap of the crashed-child restart backoff.")
     stop_grace_s: float = Field(20.0, ge=1, description="How long workers may finish their job on SIGTERM.")
     workers_nice: int = Field(10, ge=0, le=19, description=(
-        "Niceness added to the learn and embedding workers and the scheduler under `twin up` (0: none), so what "
+        "Niceness added to the learn and embedding workers under `twin up` (0: none), so what "
         "the owner types (`twin status`, `twin recall`, the API) gets the CPU first during a first index (issue 18)."))
 
     @field_validator("*", mode="before")

@@ -32,6 +32,8 @@ from redis.exceptions import RedisError
 from twin import connectors
 from twin.activity import Activity
 from twin.daemon import process_states, systemd
+from twin.daemon.due_retries import EVERY_S as DUE_RETRIES_EVERY_S
+from twin.daemon.due_retries import DueRetries
 from twin.daemon.lifetime import InstanceLock, NicedChild, die_with_parent_sigkill, die_with_parent_sigterm
 from twin.daemon.redis_server import redis_argv
 from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused, RedisUnavailable
@@ -362,6 +364,31 @@ class Supervisor:
             except RedisError as exc:  # Redis answers but refuses writes: the watchdog goes on, the next beat retries
                 log.info("supervisor: heartbeat's requests not queued this time (%s)", exc)
 
+    async def _due_retries(self) -> None:
+        """Move due retries back onto their queues every second (`twin.daemon.due_retries`: RQ's scheduler steps,
+        once a process of its own). A Redis that is down or refuses writes is logged once, when it starts and when
+        it ends, and stepped again a second later; the locks are let go at the stop."""
+        retries = await asyncio.to_thread(DueRetries, self.redis)
+        failing = False
+        try:
+            while not self.stop.is_set():
+                try:
+                    await asyncio.to_thread(retries.step)
+                    if failing:
+                        log.info("supervisor: due retries are moved back onto their queues again")
+                    failing = False
+                except RedisError as exc:
+                    if not failing:
+                        log.warning("supervisor: due retries could not be moved (%s); trying every second", exc)
+                    failing = True
+                if await connectors.stopped_within(self.stop, DUE_RETRIES_EVERY_S):
+                    break
+        finally:
+            try:
+                await asyncio.to_thread(retries.stop)
+            except RedisError as exc:  # the locks expire by themselves within a minute
+                log.info("supervisor: could not let go of the retry locks (%s)", exc)
+
     async def _reflection_ticks(self, bus: Bus) -> None:
         """Seed 001's tick: one early pass `reflect_first_after_s` (20 s) after boot, then every `tick_s` (600 s),
         a reflection job per being (the job itself keeps to one model call per being per tick). A tick that
@@ -507,9 +534,8 @@ class Supervisor:
                                                  "the workers and connectors retry until it does.")
             else:
                 await asyncio.to_thread(self._bind_store)
-            for role in ("learn", "embed", "scheduler"):  # background work: niced below what the owner types
-                self._start_child(f"{role} worker" if role != "scheduler" else "scheduler",
-                                  [sys.executable, "-m", "twin.workers", role],
+            for role in ("learn", "embed"):  # background work: niced below what the owner types
+                self._start_child(f"{role} worker", [sys.executable, "-m", "twin.workers", role],
                                   on_parent_death=NicedChild(self.settings.workers_nice))
             pause = await asyncio.to_thread(LearningPause, self.settings.db_path, self.settings.being)
             bus = Bus(self.redis, RefusalRetry(self.halt, pause))  # every push waits out a refusal
@@ -524,6 +550,7 @@ class Supervisor:
             dream = self._lifecycle_ticks("dream", self.settings.dream_every_s,
                                           lambda being: bus.enqueue("dream_being", being=being))
             tasks += [asyncio.create_task(self._heartbeat(), name="heartbeat"),
+                      asyncio.create_task(self._due_retries(), name="due-retries"),
                       asyncio.create_task(self._staged_ticks(bus, backlog), name="staged-ticks"),
                       asyncio.create_task(self._reflection_ticks(bus), name="reflection-ticks"),
                       asyncio.create_task(decay, name="decay-ticks"), asyncio.create_task(dream, name="dream-ticks")]
@@ -537,8 +564,8 @@ class Supervisor:
                    f", the HTTP API on port {self.settings.api_port}" if answering != "exited" else
                    ", the HTTP API not listening")
             redis = "external" if self.settings.redis_url else "private"
-            self.activity.record("system", f"twin is up: {running} connector(s), 2 workers and the "
-                                           f"scheduler{api}, Redis {redis}, {model}; reflection every "
+            self.activity.record("system", f"twin is up: {running} connector(s), 2 workers{api}, "
+                                           f"Redis {redis}, {model}; reflection every "
                                            f"{self.settings.tick_s:.0f} s.")
             if answering == "exited":
                 child = self.children["api"]
