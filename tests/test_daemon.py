@@ -92,13 +92,6 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
         assert stop(proc) == 0
     assert not (Path(daemon_env["TWIN_RUNTIME_DIR"]) / process_states.FILE_NAME).exists()  # stopped: nothing down
 
-
-def _down_lines(runtime: Path) -> list[str]:
-    """What `twin status` says of the daemon's processes that are down (`process_states.degraded_lines`)."""
-    from twin.settings import Settings
-
-    return process_states.degraded_lines(Settings(runtime_dir=runtime))
-
     # a third start re-learns nothing unchanged
     before = len(log.read_text())  # the second run may have logged the same line: read only the third's
     proc = start(daemon_env, log)
@@ -111,6 +104,13 @@ def _down_lines(runtime: Path) -> list[str]:
     finally:
         assert stop(proc) == 0
     assert learned_lines >= 1
+
+
+def _down_lines(runtime: Path) -> list[str]:
+    """What `twin status` says of the daemon's processes that are down (`process_states.degraded_lines`)."""
+    from twin.settings import Settings
+
+    return process_states.degraded_lines(Settings(runtime_dir=runtime))
 
 
 def _children(pid: int) -> dict[int, str]:
