@@ -173,7 +173,7 @@ def test_a_first_index_under_the_daemon(daemon_env, tmp_path):
                                                        + r.get("pending_embedding", 0)) and r, 120, "the backlog")
         assert during["embedded"] < 300
         workers = {pid: args for pid, args in _children(proc.pid).items() if "twin.workers" in args}
-        assert len(workers) == 3 and all(_nice_of(pid) == min(19, _nice_of(proc.pid) + 10) for pid in workers), workers
+        assert len(workers) == 2 and all(_nice_of(pid) == min(19, _nice_of(proc.pid) + 10) for pid in workers), workers
         assert [_nice_of(p) for p, a in _children(proc.pid).items() if "twin.api" in a] == [_nice_of(proc.pid)]
 
         def lines() -> list[tuple[str, str]]:

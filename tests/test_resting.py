@@ -105,6 +105,19 @@ def test_a_forget_while_resting_leaves_the_saved_index(opened, twin_paths, store
     assert gone not in saved_labels(twin_paths, store)
 
 
+def test_a_resting_worker_answers_a_checkpoint_request_without_opening_when_nothing_changed(opened, twin_paths,
+                                                                                           store):
+    vectors, clock, calls = opened
+    assert not vectors.saved_is_whole(store)  # open: a checkpoint job does its work
+    clock.now += 61
+    assert vectors.rest_if_idle()
+    assert vectors.saved_is_whole(store) and len(calls) == 1  # the periodic request: nothing to open for
+    gone = store.conn.execute("SELECT id FROM memories WHERE content LIKE '%football%'").fetchone()[0]
+    with store.atomic():
+        store.delete_memories([gone])
+    assert not vectors.saved_is_whole(store)  # a forgotten vector: the job opens the index and scrubs it
+
+
 def test_no_rest_while_a_job_holds_them(opened):
     vectors, clock, _ = opened
     inside, leave = threading.Event(), threading.Event()

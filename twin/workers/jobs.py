@@ -239,7 +239,7 @@ def index_checkpoint() -> dict:
     one checkpoint period), scrub forgotten vectors and write a checkpoint if anything changed (embedding worker
     only; a resting worker opens its index for it, so a forgotten vector leaves the saved file too)."""
     ctx = current()
-    if ctx.vectors is None:
+    if ctx.vectors is None or ctx.vectors.saved_is_whole(ctx.store):  # resting, and the saved file is all of it
         return {"written": False}
     with ctx.vectors.held() as (_, writer):
         _write_edges(ctx, writer)

@@ -24,15 +24,18 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from twin.exceptions import TwinError
+from twin.store.edges import marked_with_vectors
 
 if TYPE_CHECKING:
+    from twin.store import Store
     from twin.vectors.embedder import Embedder
     from twin.vectors.sidecar import IndexWriter
 
 log = logging.getLogger("twin.worker")
 
 CHECK_EVERY_S = 5.0
-"""How often the resting thread looks at the time since the last job (so a rest starts ≤ 5 s late)."""
+"""How often the resting thread looks at the time since the last job (so a rest starts ≤ 5 s late; never more often
+than once a second, whatever `embed_rest_s` says)."""
 
 
 def release_heap() -> bool:
@@ -65,6 +68,7 @@ class RestingVectors:
         self._thread: threading.Thread | None = None
         self.rests = 0
         """How many times the model and the index were let go (for tests and the log)."""
+        self._saved: tuple[int, str] | None = None  # (watermark, model id) of the checkpoint written at the rest
 
     @property
     def is_open(self) -> bool:
@@ -112,6 +116,7 @@ class RestingVectors:
                 log.warning("embed: could not checkpoint the index before resting (%s); keeping it", exc)
                 self._last_used = self._clock()
                 return False
+            self._saved = (self._writer.index.watermark, self._writer.index.model_id)
             self._embedder = self._writer = None
             gc.collect()
             release_heap()
@@ -122,6 +127,18 @@ class RestingVectors:
         finally:
             self._lock.release()
 
+    def saved_is_whole(self, store: Store) -> bool:
+        """True while resting when the checkpoint written at the rest is still all a checkpoint would write: no
+        vector stored since, no forgotten vector to scrub (tombstones), no marked memory with a vector waiting for
+        its edges. The supervisor's periodic checkpoint request is then answered without opening anything (it came
+        every `index_checkpoint_s`, 300 s, and woke a resting worker each time: found by a breaker run)."""
+        with self._lock:
+            if self._writer is not None or self._saved is None:
+                return False
+            watermark, model_id = self._saved
+            return (store.max_embedding_seq() == watermark and not store.tombstones(1)
+                    and not marked_with_vectors(store, model_id, 1))
+
     def start(self) -> None:
         """Start the resting thread (a daemon thread; nothing to do when `rest_after_s` is 0)."""
         if self.rest_after_s <= 0 or self._thread is not None:
@@ -130,7 +147,7 @@ class RestingVectors:
         self._thread.start()
 
     def _rest_loop(self) -> None:
-        while not self._stop.wait(min(CHECK_EVERY_S, self.rest_after_s)):
+        while not self._stop.wait(max(1.0, min(CHECK_EVERY_S, self.rest_after_s))):  # 1e-300 must not spin
             try:
                 self.rest_if_idle()
             except Exception:  # never let the thread die silently
