@@ -150,9 +150,10 @@ def test_release_heap_is_answered():
     assert isinstance(release_heap(), bool)
 
 
-def vm_rss_mib(pid: int) -> float:
+def vm_rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """The process's `field` of /proc/PID/status (VmRSS now, VmHWM its peak) in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS")
 
@@ -173,11 +174,14 @@ def test_an_idle_worker_process_lets_go_and_learns_again(twin_env, redis, tmp_pa
         while store.conn.execute("SELECT COUNT(*) FROM memory_embeddings").fetchone()[0] < 1:
             assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
             time.sleep(0.1)
-        working = vm_rss_mib(proc.pid)
-        while "let go of the model and the index" not in log.read_text():
+        def resting() -> bool:  # its last word is a rest (it may also have rested before the text came)
+            said = log.read_text()
+            return said.rfind("let go of the model and the index") > said.rfind("opened again for new work")
+
+        while not resting():
             assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
             time.sleep(0.2)
-        rested = vm_rss_mib(proc.pid)
+        working, rested = vm_rss_mib(proc.pid, "VmHWM"), vm_rss_mib(proc.pid)  # its peak while working, now
         assert working - rested > 50, (working, rested)  # the model session alone is ~100 MiB
         push_text(store, redis, twin_env.being, "My dentist is Dr. Amara Osei in Leith.", "muse")
         run_worker("learn")
