@@ -121,3 +121,26 @@ def test_staged_items_whose_job_redis_lost_or_failed_are_accounted_for(twin_env,
     assert sorted(m.content for m in store.list_memories("owner")) == [
         "The gas meter is read in January.", "The water meter is in the cellar."]
     assert ingest.counts(store)["failed"] == 1
+
+
+def test_a_worker_stops_within_seconds_when_its_command_listener_has_already_been_unsubscribed(redis):
+    """A warm stop whose UNSUBSCRIBE the listener thread answered before it was told to stop (a race seen in 1
+    stop of 3 under load) ends in about `PUBSUB_WAIT_S`, not RQ's 60 s wait."""
+    import threading
+    import time
+
+    from twin.workers.main import PUBSUB_WAIT_S, TwinWorker
+
+    worker = TwinWorker([Queue(LEARN_QUEUE, connection=redis)], connection=redis, name="twin-learn-race")
+    worker.subscribe()
+    worker.pubsub.unsubscribe()  # the listener reads the reply and is left waiting for a subscription
+    deadline = time.monotonic() + 5
+    while worker.pubsub.subscribed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not worker.pubsub.subscribed
+    stopping = threading.Thread(target=worker.unsubscribe, daemon=True)
+    started = time.monotonic()
+    stopping.start()
+    stopping.join(10)
+    assert not stopping.is_alive(), "the listener held the stop"
+    assert time.monotonic() - started < PUBSUB_WAIT_S + 2
