@@ -94,6 +94,7 @@ def test_a_cold_memory_ranks_lower_and_a_search_that_returns_it_warms_it(store, 
     store.list_memories(BEING)
     assert store.get(mid).tier == "cold"  # neither does listing
     recall.recall(BEING, "which instrument do I play?", as_of=format_time(NOW), touch=True)
+    recall.touches.settle()  # touches are written behind the answer
     assert store.get(mid).tier == "warm" and store.get(mid).hits == 1
 
 
@@ -203,6 +204,7 @@ def facts(store, remember):
 def test_a_question_nothing_answers_returns_results_but_touches_none(store, facts, recall, question):
     _settle(recall)
     results = recall.recall(BEING, question, as_of=format_time(NOW), touch=True)
+    recall.touches.settle()
     assert len(results) >= 3  # recall never abstains: the results are noise
     assert all(hits == 0 for hits, _ in _hits(store).values())
 
@@ -216,6 +218,7 @@ def test_a_question_nothing_answers_returns_results_but_touches_none(store, fact
 def test_a_question_that_finds_its_answer_touches_the_answer_not_the_tail(store, facts, recall, question, answer):
     _settle(recall)
     results = recall.recall(BEING, question, as_of=format_time(NOW), touch=True)
+    recall.touches.settle()
     assert results[0].memory.content == answer and len(results) >= 3
     assert {c for c, (hits, _) in _hits(store).items() if hits} == {answer}
     assert store.get(results[0].memory.id).last_accessed is not None
@@ -225,6 +228,7 @@ def test_a_cold_memory_in_the_tail_stays_cold_and_a_cold_answer_is_warmed(store,
     store.conn.execute("UPDATE memories SET tier = 'cold'")
     _settle(recall)
     results = recall.recall(BEING, "who is my dentist?", as_of=format_time(NOW), touch=True)
+    recall.touches.settle()
     assert len(results) >= 3
     state = _hits(store)
     assert state[TOUCH_FACTS[1]] == (1, "warm")
@@ -235,6 +239,7 @@ def test_the_episodes_of_a_strict_window_are_used_whatever_their_words(store, fa
     remember("Owner repaired the kitchen shelf and hung two pictures.", 1, kind="episode")
     _settle(recall)
     results = recall.recall(BEING, "what did I do yesterday?", as_of=format_time(NOW), touch=True)
+    recall.touches.settle()
     assert results[0].memory.content == "Owner repaired the kitchen shelf and hung two pictures."
     assert not any(r.in_window for r in results[1:])  # the other memories stay reachable, below it
     assert results[0].in_window and results[0].vector < 0.4 and results[0].keyword < 0.5  # only the window says so
@@ -250,7 +255,7 @@ def test_keyword_only_recall_touches_what_holds_the_query_words(store, facts):
                                     touch=True)
         assert noise  # each result holds one of five words: none is used
     finally:
-        keyword_only.close()
+        keyword_only.close()  # writes its touches
     assert {c for c, (hits, _) in _hits(store).items() if hits} == {TOUCH_FACTS[1]}
 
 
@@ -266,3 +271,52 @@ def test_the_touch_bar_keeps_only_results_near_the_best_that_the_query_found():
               result(4, 0.44, vec=0.9), result(5, 0.46, in_window=True), result(6, 0.2, vec=0.5)]
     assert [r.memory.id for r in bar.used(ranked)] == [1, 2, 5]  # 4 and 6 are below 0.75 of the best
     assert bar.used([]) == [] and bar.used([result(7, 0.5, vec=0.3, kw=0.3)]) == []
+
+
+def test_a_recall_answers_while_a_writer_holds_the_lock_and_its_touch_lands_after(store, facts, recall, caplog):
+    """The touch is written behind the answer on a connection of its own: a recall asked while a worker holds
+    SQLite's write lock (a first index) answers at once instead of waiting up to the busy timeout (15 s)."""
+    import sqlite3
+    import threading
+    import time
+
+    _settle(recall)
+    writer = sqlite3.connect(store.path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process's write transaction
+    answered: list = []
+    asking = threading.Thread(target=lambda: answered.append(
+        (recall.recall(BEING, "who is my dentist?", as_of=format_time(NOW), touch=True), time.monotonic())),
+        daemon=True)
+    started = time.monotonic()
+    asking.start()
+    asking.join(10)
+    try:
+        assert answered, "the recall waited for the write lock"
+        results, at = answered[0]
+        assert results[0].memory.content == TOUCH_FACTS[1] and at - started < 3
+        assert store.get(results[0].memory.id).hits == 0  # not yet: the lock is held
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    recall.touches.settle()
+    assert store.get(results[0].memory.id).hits == 1 and "could not record" not in caplog.text
+
+
+def test_touches_handed_over_are_written_by_close_and_a_failed_write_is_one_warning(store, facts, embedder, caplog,
+                                                                                      tmp_path):
+    from twin.recall.touches import Touches
+
+    ids = [m.id for m in store.list_memories(BEING)][:3]
+    touches = Touches(store.path)
+    for _ in range(5):  # handed over faster than written: the same ids go together
+        touches.add(ids, format_time(NOW))
+    touches.close()
+    touches.close()  # twice is safe
+    assert [store.get(i).hits for i in ids] in ([1, 1, 1], [2, 2, 2], [3, 3, 3], [4, 4, 4], [5, 5, 5])
+    assert all(store.get(i).last_accessed == format_time(NOW) for i in ids)
+
+    (tmp_path / "gone").mkdir()
+    broken = Touches(tmp_path / "gone")  # a directory, not a database
+    broken.add(ids, format_time(NOW))
+    broken.close()  # logged, not raised
+    assert caplog.text.count("could not record the access of 3 memories") == 1

@@ -92,7 +92,8 @@ def weighted(base: Recall, weights: dict[str, float] | None) -> tuple[Recall, li
     ignored = sorted(set(weights) & {"graph", "entity"})
     if not changes:
         return base, ignored
-    return Recall(base.store, base.embedder, base.reader, config=replace(cfg, **changes), zone=base.zone), ignored
+    return Recall(base.store, base.embedder, base.reader, config=replace(cfg, **changes), zone=base.zone,
+                  touches=base.touches), ignored
 
 
 def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, since: str | None = None,

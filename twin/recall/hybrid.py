@@ -53,6 +53,7 @@ from twin.namespaces import DEFAULT_NAMESPACE, stored_scope
 from twin.recall import reasons
 from twin.recall.keyword_search import keyword_scores, search_keywords, term_forms
 from twin.recall.time_window import TimeWindow, event_window, find_event_anchor, find_window, strip_time_words
+from twin.recall.touches import Touches
 from twin.store import Store, turns
 from twin.text.capture_slots import slot_of as capture_slot_of
 from twin.text.query_terms import query_terms
@@ -197,14 +198,17 @@ class Recall:
     """Recall over one store. `embedder` and `reader` may be None (keyword-only recall, degraded).
 
     Read-mostly: only `touch=True` writes (`last_accessed`, `hits` and the tier of the results used:
-    `touch_bar`).
+    `touch_bar`), behind the answer (`touches`, `twin.recall.touches`; given, it is shared and not closed here:
+    a per-query `Recall` of the API's weights uses its base's).
     """
 
     def __init__(self, store: Store, embedder: Embedder | None, reader: IndexReader | None,
                  weights: Weights = RECALL_WEIGHTS, candidates: int = 50, score_floor: float = SCORE_FLOOR,
                  zone: tzinfo = UTC, touch_bar: TouchBar = TOUCH_BAR, config: RecallConfig | None = None,
-                 slot_of: Callable[[str], tuple[str, str] | None] | None = None):
+                 slot_of: Callable[[str], tuple[str, str] | None] | None = None, touches: Touches | None = None):
         self.store, self.embedder, self.reader = store, embedder, reader
+        self.touches = touches if touches is not None else Touches(store.path)
+        self._owns_touches = touches is None
         if config is None:
             config = RecallConfig.of({**vars(weights), "candidates": candidates}) if (
                 weights != RECALL_WEIGHTS or candidates != RECALL_CONFIG.candidates) else RECALL_CONFIG
@@ -226,10 +230,13 @@ class Recall:
         return self.embedder is None or self.reader is None
 
     def close(self) -> None:
-        """Stop the keyword-search thread."""
+        """Stop the keyword-search thread; close its own `touches` (which writes what was handed over; shared
+        ones are their owner's to close)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self._owns_touches:
+            self.touches.close()
 
     def _query_vector(self, query: str) -> np.ndarray | None:
         """The query's `(dim,)` float32 L2-normalised vector, or None (keyword-only, or the embedder failed)."""
@@ -457,13 +464,10 @@ class Recall:
 
     def record_use(self, results: list[Recalled]) -> None:
         """Record that `results` were used (`Store.touch`: `last_accessed` now, hits + 1, cold back to warm; seed
-        003). A store that cannot be written (disk full, busy) is logged, never raised (seed 004: fail-soft)."""
-        if not results:
-            return
-        try:
-            self.store.touch([r.memory.id for r in results], format_time(datetime.now(UTC)))
-        except sqlite3.Error as exc:
-            log.warning("recall: could not record the access (%s)", exc)
+        003), written behind the answer (`self.touches`: `touches.settle()` waits for it). A store that cannot be
+        written (disk full, busy) is logged, never raised (seed 004: fail-soft)."""
+        if results:
+            self.touches.add([r.memory.id for r in results], format_time(datetime.now(UTC)))
 
     def _quoted(self, query: str, vector: dict[int, float]) -> set[int]:
         """Ids of the memories the whole `query`, time words included, nearly quotes (cosine ≥ `VERBATIM_COSINE`
