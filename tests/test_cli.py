@@ -107,7 +107,7 @@ def test_doctor_fails_when_vectors_are_missing(twin_env):
     twin("backfill")  # the CLI alone, no daemon: vectors but no index yet, which is not a failure
     proc = twin("doctor", "--json", check=False)
     index = next(c for c in json.loads(proc.stdout)["checks"] if c["check"] == "index matches SQLite")
-    assert proc.returncode == 0 and index["ok"] and index["detail"].startswith("no index built yet")
+    assert proc.returncode == 0 and index["ok"] and index["detail"].startswith("no saved index (none built yet")
 
 
 def test_keyword_only_without_embedder(twin_env, monkeypatch):

@@ -281,8 +281,9 @@ def doctor(settings: Settings, store: Store) -> list[dict]:
 def _index_check(store: Store, recall) -> dict:
     reader = recall.reader
     if reader is not None and not reader.loaded and not reader.index.meta_path.exists():
-        return _check("index matches SQLite", True, f"no index built yet: recall searches the {reader.size} stored "
-                      "vectors exactly until the embedding worker (twin up) writes one")
+        return _check("index matches SQLite", True, f"no saved index (none built yet, or its file is gone): recall "
+                      f"searches the {reader.size} stored vectors exactly until the embedding worker (twin up) "
+                      "writes one")
     if reader is None or not reader.loaded:
         return _check("index matches SQLite", False, "no usable checkpoint (the embedding worker rebuilds it)")
     index = reader.index
