@@ -85,7 +85,7 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
             per_file = dict(store.conn.execute("SELECT source, COUNT(*) FROM memories GROUP BY source").fetchall())
             learned_lines = store.conn.execute("SELECT COUNT(*) FROM activity WHERE text LIKE 'Files:%'").fetchone()[0]
         # what the first run left staged is followed too: the restart says once when it is all searchable
-        wait_for(lambda: "Backlog searchable:" in log.read_text(), 30, "the backlog line")
+        wait_for(lambda: "Backlog searchable:" in log.read_text(), 90, "the backlog line")
         assert set(per_file) == {f"file:{p}" for p in paths}
         assert all(n >= 2 for n in per_file.values())
     finally:
