@@ -118,6 +118,23 @@ def test_a_resting_worker_answers_a_checkpoint_request_without_opening_when_noth
     assert not vectors.saved_is_whole(store)  # a forgotten vector: the job opens the index and scrubs it
 
 
+def test_housekeeping_more_often_than_the_rest_time_does_not_keep_it_awake(opened, twin_paths, store):
+    """A checkpoint every 20 s (the supervisor's request) and a dream cycle do not restart the 60 s idle time; a
+    job that embeds does."""
+    vectors, clock, _ = opened
+    for _ in range(2):
+        clock.now += 20
+        with vectors.held(use=False) as (_, writer):  # what index_checkpoint does while open
+            writer.checkpoint()
+        assert not vectors.rest_if_idle()
+    clock.now += 21
+    assert vectors.rest_if_idle()
+    with vectors.held() as _:  # a real job: awake again for the whole rest time
+        pass
+    clock.now += 59
+    assert not vectors.rest_if_idle()
+
+
 def test_no_rest_while_a_job_holds_them(opened):
     vectors, clock, _ = opened
     inside, leave = threading.Event(), threading.Event()

@@ -241,7 +241,7 @@ def index_checkpoint() -> dict:
     ctx = current()
     if ctx.vectors is None or ctx.vectors.saved_is_whole(ctx.store):  # resting, and the saved file is all of it
         return {"written": False}
-    with ctx.vectors.held() as (_, writer):
+    with ctx.vectors.held(use=False) as (_, writer):  # housekeeping: the worker still rests on time
         _write_edges(ctx, writer)
         return {"written": writer.checkpoint()}
 
@@ -258,7 +258,7 @@ def dream_being(being: str) -> dict:
     ctx = current()
     if ctx.vectors is None:
         return dream(ctx.store, being, None)
-    with ctx.vectors.held() as (_, writer):
+    with ctx.vectors.held(use=False) as (_, writer):  # housekeeping, as the checkpoint
         _write_edges(ctx, writer)
         result = dream(ctx.store, being, _lookup(ctx, writer))
         if result["merged"]:

@@ -82,14 +82,18 @@ class RestingVectors:
             return self._opened()
 
     @contextmanager
-    def held(self) -> Iterator[tuple[Embedder, IndexWriter]]:
+    def held(self, use: bool = True) -> Iterator[tuple[Embedder, IndexWriter]]:
         """`(embedder, writer)`, opened if resting, for the duration of one job; no rest starts meanwhile.
+        `use=False` is housekeeping (the periodic checkpoint, the dream cycle): it does not restart the idle time,
+        or a checkpoint every `index_checkpoint_s` kept a worker with `embed_rest_s` >= that period from ever
+        resting (found by a breaker run: 300 s / 300 s rested 34 min late, 30 s / 20 s never).
         Raises what `open_both` raises."""
         with self._lock:
             try:
                 yield self._opened()
             finally:
-                self._last_used = self._clock()
+                if use:
+                    self._last_used = self._clock()
 
     def _opened(self) -> tuple[Embedder, IndexWriter]:
         if self._writer is None or self._embedder is None:
