@@ -257,6 +257,20 @@ def test_context_keeps_to_since_as_search_does(api):
     assert error_of(api.client.post("/v1/context", json={"query": "cello", "since": "abc"}), 422)["field"] == "since"
 
 
+def test_a_time_before_the_year_1000_is_an_ordinary_bound_on_every_read(api):
+    """A year of fewer than four digits was written unpadded ("999-05-05T…"): a 500 on search, and bounds that
+    compared as text after 2026 on the lists (found by a breaker run)."""
+    post(api, "/v1/remember", {"content": "Owner repaints the garden gate every spring."})
+    for since in ("0001-01-01", "0999-05-05T00:00:00Z", "0500-01-01T00:00:00+00:00"):
+        assert len(post(api, "/v1/search", {"query": "garden gate", "since": since})["results"]) == 1, since
+        assert len(post(api, "/v1/context", {"query": "garden gate", "since": since})["results"]) == 1, since
+        assert len(api.client.get("/v1/recent", params={"since": since}).json()) == 1, since
+        assert len(api.client.get("/api/twin/memories", params={"since": since}).json()) == 1, since
+    # a shift that leaves year 1 is a clear 422, never a 500
+    refused = api.client.post("/v1/search", json={"query": "gate", "since": "0001-01-01T00:00:00+05:00"})
+    assert error_of(refused, 422)["field"] == "since"
+
+
 def test_an_id_or_cursor_beyond_sqlites_integer_is_a_clear_answer_never_a_500(api):
     kept = post(api, "/v1/remember", {"content": "Owner's canoe paddle hangs in the garage."})["id"]
     for big in (2**63, 10**30):

@@ -191,6 +191,8 @@ def test_recall_as_of_replays_a_moment(twin_env, tmp_path):
     berlin = next(h for h in late if "Berlin" in h["content"])
     assert berlin["recency"] > 0.95  # a day old at the as-of time: recency is measured from then, not today
     assert twin("recall", "x", "--as-of", "last tuesday", check=False).returncode == 2
+    assert json.loads(twin("recall", "where does the owner live?", "--as-of", "0999-05-05", "--json").stdout) == []
+    assert len(json.loads(twin("recent", "--since", "0999-05-05", "--json").stdout)) == 2  # a year < 1000 is padded
 
 
 def test_status_flags_a_world_readable_env_file(twin_env, tmp_path):

@@ -63,7 +63,7 @@ the words of every interface that asks (the CLI's flag, the API's and MCP's argu
 
 def utc_now() -> str:
     """The current time as UTC ISO-8601 with seconds and a `Z` suffix, e.g. `2026-11-30T08:12:03Z`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.now(UTC))
 
 
 def parse_time(value: str) -> datetime:
@@ -78,8 +78,11 @@ def parse_time(value: str) -> datetime:
 
 
 def format_time(moment: datetime) -> str:
-    """An aware datetime as UTC ISO-8601 `YYYY-MM-DDTHH:MM:SSZ`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """An aware datetime as UTC ISO-8601 `YYYY-MM-DDTHH:MM:SSZ`, the year always four digits (`0999-05-05T…`:
+    glibc's `%Y` writes `999`, which `parse_time` cannot read and which sorts after `2026` where times are compared
+    as text, as the store's are). Raises `OverflowError` when the UTC shift leaves year 1."""
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
 
 
 def normalise_content(content: str) -> str:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from twin.exceptions import InvalidInput
 from twin.limits import LIMIT_MAX, checked_limit
-from twin.memory import parse_time
 
 
 def whole(value: str) -> int:
@@ -94,11 +93,11 @@ def folder(value: str) -> Path:
 
 def time_point(value: str) -> str:
     """An ISO-8601 time that `twin.memory.parse_time` reads and `format_time` can write (no year 0 after the UTC
-    shift); returned as given."""
-    from twin.memory import format_time
+    shift); returned as UTC `YYYY-MM-DDTHH:MM:SSZ`, the form the store compares (`twin.operations.reads.check_time`,
+    the one check every interface uses)."""
+    from twin.operations.reads import check_time
 
     try:
-        format_time(parse_time(value))
-    except (ValueError, OverflowError) as exc:
+        return check_time(value, "time")
+    except InvalidInput as exc:
         raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
-    return value
