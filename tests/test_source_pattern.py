@@ -50,6 +50,26 @@ def test_forgetting_the_source_of_one_memory_takes_that_source_alone(keyword_api
             assert kept.status_code == 200, (source, kept.text)
 
 
+def test_a_forget_that_matches_nothing_says_so_and_prefix_reaches_every_source_that_starts_so(keyword_api):
+    """`file:/dir/*` over the API answered ok with 0 removed while the CLI matched every file under it (found by a
+    breaker run): nothing matched is a 404 with the hint, and `prefix` reads it as the CLI does."""
+    ids = _fill(keyword_api)
+    for call in (lambda: keyword_api.client.get("/v1/forget-source", params={"source": "impo*"}),
+                 lambda: keyword_api.client.post("/v1/forget-source", json={"source": "impo*"})):
+        missed = call()
+        assert missed.status_code == 404 and missed.json()["error"]["field"] == "source", missed.text
+        assert "prefix" in missed.json()["error"]["message"]
+    assert all(keyword_api.client.get(f"/v1/memories/{i}").status_code == 200 for v in ids.values() for i in v)
+    counted = keyword_api.client.get("/v1/forget-source", params={"source": "import-", "prefix": True})
+    assert counted.json()["counts"]["memories"] == len(ids["import-books"])
+    done = keyword_api.client.post("/v1/forget-source", json={"source": "import-*", "prefix": True})
+    assert done.status_code == 200 and done.json()["removed"]["memories"] == len(ids["import-books"]), done.text
+    assert all(keyword_api.client.get(f"/v1/memories/{i}").status_code == 404 for i in ids["import-books"])
+    assert keyword_api.client.get(f"/v1/memories/{ids['import_trees'][0]}").status_code == 200
+    again = keyword_api.client.post("/v1/forget-source", json={"source": "import-", "prefix": True})
+    assert again.status_code == 404 and "nothing is stored" in again.json()["error"]["message"]
+
+
 def test_the_cli_pattern_still_reaches_every_source_that_starts_so(keyword_api):
     _fill(keyword_api)
     done = twin_cli("forget", "--source", "import*", "--dry-run", "--json")

@@ -38,11 +38,16 @@ page = APIRouter(include_in_schema=False)
 page_routes = APIRouter(prefix="/v1", tags=["page"])
 
 
+PREFIX_HELP = "every source that starts with `source` (a trailing * optional)"
+
+
 class ForgetSourceBody(StrictBody):
     """`POST /v1/forget-source`: the source to forget whole (`file:/path`, `email:<thread>`, `telegram:<chat>`,
-    `browser`; exactly that source: a trailing `*` is part of its name here), in `namespace`."""
+    `browser`; exactly that source: a trailing `*` is part of its name here; with `prefix`, every source that starts
+    with it, as `twin forget --source 'file:/folder/*'`), in `namespace`."""
 
     source: str = Field(min_length=1, max_length=1000)
+    prefix: bool = Field(False, description=PREFIX_HELP)
     namespace: str = namespace_field()
 
 
@@ -105,15 +110,18 @@ async def browse(request: Request, limit: Limit = 50, kind: Kind | None = None,
 
 @page_routes.get("/forget-source", response_model=dict)
 async def forget_source_plan(request: Request, source: Annotated[str, Query(min_length=1, max_length=1000)],
-                             namespace: Annotated[str, Query(description=NAMESPACE_HELP)] = "default"):
-    """What forgetting the whole `source` would remove, per table (the dry run; nothing changes)."""
-    return await lanes(request).read.run(page_ops.forget_source_plan, source, namespace)
+                             namespace: Annotated[str, Query(description=NAMESPACE_HELP)] = "default",
+                             prefix: Annotated[bool, Query(description=PREFIX_HELP)] = False):
+    """What forgetting the whole `source` would remove, per table (the dry run; nothing changes). 404 when nothing
+    would be."""
+    return await lanes(request).read.run(page_ops.forget_source_plan, source, namespace, prefix)
 
 
 @page_routes.post("/forget-source", response_model=ForgetOut)
 async def forget_source(request: Request, body: ForgetSourceBody):
-    """Forget every memory of a source, with every copy of it (`twin forget --source`). No undo."""
-    return await lanes(request).write.run(page_ops.forget_source, body.source, body.namespace)
+    """Forget every memory of a source, with every copy of it (`twin forget --source`). No undo. 404 when nothing
+    is stored from it (a `*` at the end is part of the name unless `prefix`)."""
+    return await lanes(request).write.run(page_ops.forget_source, body.source, body.namespace, body.prefix)
 
 
 @page_routes.put("/profile", response_model=dict)

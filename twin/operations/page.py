@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 
-from twin.exceptions import InvalidInput
+from twin.exceptions import InvalidInput, NotFound
 from twin.limits import checked_limit
 from twin.memory import SENSITIVE, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, scope
@@ -118,33 +118,44 @@ def browse_memories(ctx: Context, limit: int = 50, kind: str | None = None, sour
     return [MemoryOut.of(m, SENSITIVE in levels) for m in rows]
 
 
-def _source_plan(ctx: Context, source: str, namespace: str):
+def _source_plan(ctx: Context, source: str, namespace: str, prefix: bool):
     from twin.lifecycle.forgetting import plan
 
     if not isinstance(source, str) or not source.strip() or len(source) > 1000:
         raise InvalidInput("source must name a source (file:/path, email:<thread>, telegram:<chat>, browser)",
                            field="source")
-    # exact: the page forgets the source of one memory, and a stored source may end in `*` (a file `draft*`, a
-    # source an API client chose), which the CLI's pattern would read as "every source that starts so"
-    return plan(ctx.store, ctx.being, source=source.strip(), namespaces=scope(namespace), exact=True)
+    source = source.strip()
+    # exact unless `prefix`: the page forgets the source of one memory, and a stored source may end in `*` (a file
+    # `draft*`, a source an API client chose), which the CLI's pattern would read as "every source that starts so"
+    todo = (plan(ctx.store, ctx.being, source=source if source.endswith("*") else source + "*",
+                 namespaces=scope(namespace)) if prefix
+            else plan(ctx.store, ctx.being, source=source, namespaces=scope(namespace), exact=True))
+    if not any(todo.counts().values()):  # a forget that removes nothing says so (found by a breaker run)
+        hint = ("" if prefix else f"; this is exactly that source (a trailing * is part of its name here): send "
+                f"prefix true for every source that starts with {source.rstrip('*')!r}")
+        raise NotFound(f"nothing is stored from the source {source!r}{hint}", field="source")
+    return todo
 
 
-def forget_source_plan(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> dict:
+def forget_source_plan(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE, prefix: bool = False) -> dict:
     """The dry run of forgetting every memory of exactly `source` (`twin.lifecycle.forgetting.plan(exact=True)`: a
-    trailing `*` is part of the name here, not the CLI's pattern) in `namespace`: `{source, counts}` per table,
-    nothing changed."""
+    trailing `*` is part of the name here), or with `prefix` of every source that starts with it (`twin forget
+    --source 'file:/folder/*'`), in `namespace`: `{source, counts}` per table, nothing changed. Raises `NotFound`
+    (field `source`) when nothing would be removed, with the hint about `prefix`."""
     require_owner("the page")
-    return {"source": source, "counts": _source_plan(ctx, source, namespace).counts()}
+    return {"source": source, "counts": _source_plan(ctx, source, namespace, prefix).counts()}
 
 
-def forget_source(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE) -> ForgetOut:
-    """Forget every memory of `source` in `namespace` with every copy of it (`twin forget --source`: the plan,
-    then `carry_out`; the daemon told to scrub its index). `id` is 0 (no one memory); `removed` per table."""
+def forget_source(ctx: Context, source: str, namespace: str = DEFAULT_NAMESPACE, prefix: bool = False) -> ForgetOut:
+    """Forget every memory of `source` (or with `prefix` of every source that starts with it) in `namespace` with
+    every copy of it (`twin forget --source`: the plan, then `carry_out`; the daemon told to scrub its index). `id`
+    is 0 (no one memory); `removed` per table. Raises `NotFound` (field `source`) when nothing matched: a forget
+    that removed nothing is not answered `ok`."""
     require_owner("the page")
     from twin.lifecycle.forgetting import carry_out
     from twin.operations.writes import after_forget
 
-    done = carry_out(ctx.store, ctx.activity, _source_plan(ctx, source, namespace))
+    done = carry_out(ctx.store, ctx.activity, _source_plan(ctx, source, namespace, prefix))
     after_forget(ctx, done)
     return ForgetOut(ok=True, id=0, removed=done.counts())
 
