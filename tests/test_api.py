@@ -223,6 +223,25 @@ def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
     assert error_of(api.client.post("/v1/search", json={"query": "x", "limit": -1}), 422)["field"] == "limit"
 
 
+def test_the_next_page_holds_when_the_last_memory_shown_was_forgotten(api):
+    with Store(api.settings.db_path) as store, store.atomic():
+        for n in range(12):
+            store.insert_memory("owner", "fact", f"Owner filed receipt number {n}.", "test", 0.5,
+                                created_at=f"2026-02-01T00:00:{n:02d}Z")
+    first = api.client.get("/v1/memories", params={"limit": 5}).json()
+    last = first[-1]
+    api.client.delete(f"/v1/memories/{last['id']}").raise_for_status()
+    missed = api.client.get("/v1/memories", params={"limit": 5, "after": last["id"]})
+    assert error_of(missed, 404)["field"] == "after" and "after_created_at" in missed.json()["error"]["message"]
+    rest = api.client.get("/v1/memories", params={"limit": 200, "after": last["id"],
+                                                 "after_created_at": last["created_at"]}).json()
+    assert [m["content"] for m in rest] == [f"Owner filed receipt number {n}." for n in range(6, -1, -1)]
+    assert error_of(api.client.get("/v1/memories", params={"after_created_at": last["created_at"]}), 422)[
+        "field"] == "after_created_at"
+    assert error_of(api.client.get("/v1/memories", params={"after": 1, "after_created_at": "soon"}), 422)[
+        "field"] == "after_created_at"
+
+
 def test_a_value_of_the_wrong_json_type_is_refused_naming_its_field(api):
     post(api, "/v1/remember", {"content": "Owner keeps the spare bike key in the blue jar."})
     for body, field in (({"query": "bike key", "limit": True}, "limit"), ({"query": "bike key", "limit": "3"}, "limit"),

@@ -376,6 +376,13 @@ def test_memories_paging_reaches_the_oldest_and_skips_none(api, browser):
     page.goto(f"{api.url}/twin#memories")
     page.locator("ol[aria-label=Memories] li").first.wait_for()
     more = page.get_by_role("button", name="Show older")
+    # the last memory shown is forgotten before "Show older": the next page still starts right after it (the page
+    # sends its created_at with its id; a breaker run saw a 404 for a cursor whose row was gone)
+    gone = int(page.locator("ol[aria-label=Memories] li").last.get_attribute("data-id"))
+    api.client.delete(f"/v1/memories/{gone}").raise_for_status()
+    shown_before = [int(i) for i in page.locator("ol[aria-label=Memories] li").evaluate_all(
+        "items => items.map(li => li.dataset.id)")]
+    expected = shown_before + [i for i in expected if i not in shown_before and i != gone]
     while more.is_visible():
         shown = page.locator("ol[aria-label=Memories] li").count()
         more.click()

@@ -99,13 +99,15 @@ async def browse(request: Request, limit: Limit = 50, kind: Kind | None = None,
                  after: Annotated[int | None, Query(ge=1, le=INTEGER_MAX, description="The last id of the page before")]
                  = None,
                  max_sensitivity: MaxSensitivity = "private", namespace: Namespace = "default",
-                 include_namespaces: IncludeNamespaces = None):
-    """Every memory newest first with the page's filters; `after` (the last id shown) for the next page, which
-    never skips an older one (seed 000: no pagination trick)."""
+                 include_namespaces: IncludeNamespaces = None,
+                 after_created_at: Annotated[str | None, Query(max_length=64, description=(
+                     "The created_at of the last memory shown: the next page holds even if it was forgotten"))] = None):
+    """Every memory newest first with the page's filters; `after` (the last id shown) and `after_created_at` (its
+    created_at) for the next page, which never skips an older one (seed 000: no pagination trick)."""
     return await lanes(request).read.run(
         page_ops.browse_memories, limit=limit, kind=kind, source_type=source_type, tier=tier,
         include_superseded=include_superseded, since=since, until=until, after=after, max_sensitivity=max_sensitivity,
-        namespace=namespace, include_namespaces=include_namespaces)
+        namespace=namespace, include_namespaces=include_namespaces, after_created_at=after_created_at)
 
 
 @page_routes.get("/forget-source", response_model=dict)

@@ -92,12 +92,16 @@ def end_page_sessions(ctx: Context) -> int:
 def browse_memories(ctx: Context, limit: int = 50, kind: str | None = None, source_type: str | None = None,
                     tier: str | None = None, include_superseded: bool = False, since: str | None = None,
                     until: str | None = None, after: int | None = None, max_sensitivity: str | None = None,
-                    namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None) -> list[MemoryOut]:
+                    namespace: str = DEFAULT_NAMESPACE, include_namespaces: list[str] | None = None,
+                    after_created_at: str | None = None) -> list[MemoryOut]:
     """Seed 000's "read all of it" with every filter of the page: newest first, at most `limit` (1-200), of
     one `kind`, `source_type` (`file`, `email`, `browser`, …), `tier` (warm/cold), made in `since`..`until`
     (ISO-8601), superseded ones too with `include_superseded`; `after` the id of the last memory of the page before
-    (the next page starts right after it, by `(created_at, id)`: nothing older is ever skipped). Levels above
-    `max_sensitivity` left out in the query. Raises `InvalidInput` naming the field, `NotFound` for `after`."""
+    (the next page starts right after it, by `(created_at, id)`: nothing older is ever skipped), with
+    `after_created_at` its `created_at` (UTC ISO-8601): the cursor then holds without the row, so a page continues
+    after its last memory was forgotten (found by a breaker run: a 404). Levels above `max_sensitivity` left out
+    in the query. Raises `InvalidInput` naming the field, `NotFound` for an `after` that is gone when
+    `after_created_at` is not given."""
     require_owner("the page")
     names = scope(namespace, include_namespaces)
     limit, kind = checked_limit(limit), check_kind(kind)
@@ -109,8 +113,17 @@ def browse_memories(ctx: Context, limit: int = 50, kind: str | None = None, sour
                            field="source_type")
     levels = sensitivity_levels(max_sensitivity)
     key = None
-    if after is not None:
-        last = own_memory(ctx, after, names)
+    if after_created_at is not None and after is None:
+        raise InvalidInput("after_created_at goes with after (the id of the last memory shown)",
+                           field="after_created_at")
+    if after is not None and after_created_at is not None:
+        key = (check_time(after_created_at, "after_created_at"), after)
+    elif after is not None:
+        try:
+            last = own_memory(ctx, after, names)
+        except NotFound:
+            raise NotFound(f"no memory #{after} (forgotten?): send after_created_at, the created_at of the last "
+                           "memory shown, to continue after it", field="after") from None
         key = (last.created_at, last.id)
     rows = ctx.store.list_memories(ctx.being, kind=kind, limit=limit, since=since, before=until,
                                    include_superseded=include_superseded, levels=levels, namespaces=names, tier=tier,

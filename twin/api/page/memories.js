@@ -38,10 +38,12 @@ export async function memories(main) {
 
   async function load(fresh) {
     try {
-      const page = await api("/v1/memories", { params: { ...params(), after: fresh ? null : last } });
+      const page = await api("/v1/memories", {
+        params: { ...params(), after: fresh ? null : last?.id, after_created_at: fresh ? null : last?.created_at },
+      });
       if (fresh) clear(list);
       for (const m of page) list.append(el("li", { class: "memory", "data-id": m.id }, memoryLink(m), memoryMeta(m)));
-      last = page.length ? page[page.length - 1].id : last;
+      last = page.length ? page[page.length - 1] : last; // its id and created_at: the cursor holds if it is forgotten
       more.hidden = page.length < PAGE;
       say(`${list.children.length} memories shown${page.length < PAGE ? ", the oldest included" : ""}`);
     } catch (error) {
