@@ -110,6 +110,17 @@ def test_doctor_fails_when_vectors_are_missing(twin_env):
     assert proc.returncode == 0 and index["ok"] and index["detail"].startswith("no saved index (none built yet")
 
 
+def test_doctor_counts_the_vectors_stored_since_the_checkpoint(twin_env):
+    twin("learn", "The garden shed's padlock hangs by the apple trees.", "--force")
+    drain()  # the embedding worker writes a checkpoint
+    twin("learn", "The compost bin is emptied every second Saturday.", "--force")
+    twin("backfill")  # a vector the checkpoint does not hold yet
+    index = next(c for c in json.loads(twin("doctor", "--json").stdout)["checks"]
+                 if c["check"] == "index matches SQLite")
+    assert index["ok"] and index["detail"].startswith("1 vectors in the checkpoint; 0 missing"), index
+    assert "1 stored since it" in index["detail"], index
+
+
 def test_keyword_only_without_embedder(twin_env, monkeypatch):
     monkeypatch.setenv("TWIN_EMBED_BACKEND", "none")
     twin("learn", "I keep the spare house key under the blue flower pot.")

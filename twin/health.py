@@ -293,6 +293,8 @@ def _index_check(store: Store, recall) -> dict:
     pending_scrub = {r[1] for r in store.tombstones()}
     ghosts = labels - every - pending_scrub
     missing = stored - labels
+    newer = len(every - stored)  # stored after the checkpoint: recall searches them exactly (the reader's tail)
     ok = not ghosts and not missing
     return _check("index matches SQLite", ok, f"{len(labels)} vectors in the checkpoint; {len(missing)} missing, "
-                                              f"{len(ghosts)} not in SQLite, {len(pending_scrub)} awaiting scrub")
+                                              f"{len(ghosts)} not in SQLite, {len(pending_scrub)} awaiting scrub; "
+                                              f"{newer} stored since it (searched exactly until the next checkpoint)")
