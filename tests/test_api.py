@@ -310,6 +310,11 @@ def test_learn_answers_say_what_was_not_read_and_why_nothing_was_kept(api):
     short = post(api, "/v1/learn", {"text": "ok"})
     assert short["created"] == [] and short["rejected"] == [{"content": None, "reason": "filler: ok"}]
     assert short["note"] is None
+    # seed 001's list answer says it in headers (an empty list for a megabyte of text had no reason)
+    legacy = api.client.post("/api/twin/learn", json={"text": "x" * 1_000_000})
+    assert legacy.json() == [] and legacy.headers["Twin-Not-Stored"] == "1" and "Twin-Note" not in legacy.headers
+    legacy = api.client.post("/api/twin/learn", json={"text": long.replace("Owner", "The owner")})
+    assert "the rest of it was not read" in legacy.headers["Twin-Note"], legacy.headers
 
 
 def test_a_profile_edit_of_the_wrong_shape_is_refused_and_changes_nothing(api):
@@ -341,8 +346,12 @@ def test_a_body_that_is_missing_not_json_or_not_an_object_is_an_error_naming_bod
 
 def test_a_blank_query_is_the_callers_error_not_an_empty_answer(api):
     for path in ("/v1/search", "/v1/context"):
-        for blank in ("", "   \t "):
+        for blank in ("", "   \t ", "\u202e\u0000\ufeff", "\u200b\u200d \u2066"):  # invisible alone is blank
             assert error_of(api.client.post(path, json={"query": blank}), 422)["field"] == "query", (path, blank)
+    for blank in ("\u202e\u0000\ufeff", "\ufeff"):
+        refused = api.client.post("/v1/remember", json={"content": blank})
+        assert error_of(refused, 422)["field"] == "content", blank
+        assert error_of(api.client.post("/v1/learn", json={"text": blank}), 422)["field"] == "text", blank
     assert api.client.get("/api/twin/memories", params={"q": ""}).status_code == 200  # no q: the listing
 
 

@@ -260,3 +260,12 @@ def test_the_profile_cleans_with_the_rule_of_memory_content(store):
     assert load_profile(store, "owner").facts == hostile.facts
     edited = Profile(goals=["Run \x1b[5mthe\x1b[0m marathon\x1bP$q\"p\x1b\\."])  # a hand edit: the same rule
     assert edited.goals == ["Run the marathon."]
+
+
+def test_has_text_is_false_for_what_only_looks_empty_and_true_for_any_character_to_read():
+    from twin.outside_text import has_text
+
+    for blank in ("", "  \t\n", "\u202e\u0000\ufeff", "\u200b\u200c\u200d", "\u2066\u2069\u00a0\u3000", "\ud800"):
+        assert not has_text(blank), repr(blank)
+    for text in ("a", "🎂", "東京", " ? ", "\u202e7", "👨‍👩‍👧", "٣"):
+        assert has_text(text), repr(text)

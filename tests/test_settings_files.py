@@ -61,3 +61,10 @@ def test_the_config_dir_setting_moves_the_toml_and_env_files_too(dirs, monkeypat
     settings = load_settings()
     assert settings.log_level == "DEBUG" and settings.being == "second"
     assert settings.api_token_path.parent == config
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_number_that_is_not_finite_is_said_so_not_as_a_range(dirs, monkeypatch, value):
+    monkeypatch.setenv("TWIN_EMBED_REST_S", value)
+    with pytest.raises(SettingsError, match=r"TWIN_EMBED_REST_S: Input should be a finite number"):
+        load_settings()

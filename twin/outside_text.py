@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """Unicode's bidirectional formatting characters (UAX #9): marks, embeddings, overrides and isolates."""
@@ -71,6 +72,13 @@ def strip_controls(text: str) -> str:
     `\\n` dropped. Pure."""
     text = _LINE_BREAK.sub("\n", _ESCAPE_SEQUENCE.sub("", text))
     return UNSAFE.sub(lambda m: m[0] if m[0] in "\t\n" else "", text)
+
+
+def has_text(text: str) -> bool:
+    """True when `text` holds something to read: a character that is not whitespace, a control, a format character
+    (bidi controls, U+FEFF, zero-width spaces and joiners alone) or a lone surrogate. `"\u202e\x00\ufeff"` is as
+    blank as `"   "` (a breaker run saw the one searched and the other refused). Pure."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Cn") for ch in text)
 
 
 def json_text(value: object) -> str:

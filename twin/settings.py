@@ -108,7 +108,8 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, extra="ignore", env_file_encoding="utf-8", validate_default=True
+        env_prefix=ENV_PREFIX, extra="ignore", env_file_encoding="utf-8", validate_default=True,
+        allow_inf_nan=False,  # "nan" is not a number of seconds: said so, not as a range (a breaker run)
     )
 
     # -- identity and paths --------------------------------------------------------------

@@ -58,6 +58,7 @@ from twin.operations.shapes import (
     SearchOut,
     SourceBoundOut,
 )
+from twin.outside_text import has_text
 from twin.store.signals import Signal
 
 
@@ -146,7 +147,7 @@ async def memories(request: Request, q: str | None = Query(None, max_length=1 <<
     most `limit` (1-200). Sensitive memories only with `max_sensitivity=sensitive`. In `namespace` and
     `include_namespaces` (seed 003)."""
     scoped = {"namespace": namespace, "include_namespaces": include_namespaces, "project": project_of(request, project)}
-    if q is not None and q.strip():
+    if q is not None and has_text(q):  # a blank `q` (spaces, invisible characters alone) is no query: the listing
         found = await timed_search(request, ops.search, q, limit=limit, kind=kind, max_sensitivity=max_sensitivity,
                                               **scoped)
         return found.results
@@ -178,11 +179,16 @@ async def delete_memory(request: Request, memory_id: MemoryId, namespace: Namesp
 
 
 @legacy.post("/learn", response_model=list[MemoryOut])
-async def learn(request: Request, body: LearnBody):
+async def learn(request: Request, body: LearnBody, response: Response):
     """Seed 001: learn from `text` (the one `learn()` every source uses); answers the memories it created,
-    reinforced or updated."""
+    reinforced or updated. Seed 001's list has no room for what was not stored, so headers say it:
+    `Twin-Not-Stored` (how many sentences were not, always set; `POST /v1/learn` answers each reason) and
+    `Twin-Note` when part of the text was not read (`LearnOut.note`): an empty list is never unexplained."""
     done = await lanes(request).write.run(ops.learn, body.text, body.source, force=body.force,
                                           namespace=body.namespace, project=project_of(request, body.project))
+    response.headers["Twin-Not-Stored"] = str(len(done.rejected))
+    if done.note:
+        response.headers["Twin-Note"] = done.note
     return done.created + done.reinforced + done.updated
 
 

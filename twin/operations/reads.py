@@ -33,6 +33,7 @@ from twin.operations.shapes import (
     NeighborsOut,
     SearchOut,
 )
+from twin.outside_text import has_text
 from twin.recall.hybrid import LIMIT_MAX, Recall
 from twin.store.ids import INTEGER_MAX
 from twin.store.signals import Signal, list_signals, still_theirs
@@ -109,7 +110,7 @@ def search(ctx: Context, query: str, limit: int = 10, kind: str | None = None, s
     checks to answer) goes to `ctx.search_times` with the interface that asked (`ASKING`); a failed one is not.
     A blank `query` is `InvalidInput` (field `query`): a caller's bug, not a search that found nothing."""
     started = time.perf_counter()
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str) or not has_text(query):
         raise InvalidInput("query must hold some words", field="query")
     names = reach(ctx.store, namespace, include_namespaces, project).reads
     limit, kind, since = checked_limit(limit), check_kind(kind), check_time(since, "since")

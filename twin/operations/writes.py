@@ -26,7 +26,7 @@ from twin.operations.context import Context
 from twin.operations.reads import own_memory
 from twin.operations.scopes import reach, require_owner
 from twin.operations.shapes import CaptureOut, DreamOut, ForgetOut, LearnOut, MemoryOut, ReflectOut
-from twin.outside_text import clean_name
+from twin.outside_text import clean_name, has_text
 from twin.text.capture_rules import unworthy
 from twin.text.extractor import MAX_PER_CALL, Candidate
 
@@ -45,7 +45,7 @@ def clean_content(content: str, field: str = "content") -> str:
     """`content` as memory text: terminal controls dropped (`strip_controls`, the learn path's rule), trimmed,
     1..`MAX_CONTENT_CHARS` characters (the import's bound). Raises `InvalidInput` naming `field`."""
     text = strip_controls(content).strip() if isinstance(content, str) else ""
-    if not text:
+    if not has_text(text):
         raise InvalidInput(f"{field} must hold some text", field=field)
     if len(text) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters", field=field)
@@ -294,7 +294,7 @@ def learn(ctx: Context, text: str, source: str | None = None, force: bool = Fals
           namespace: str = DEFAULT_NAMESPACE, project: str | None = None) -> LearnOut:
     """Seed 001's `POST /learn`: `learn_text` into `namespace` (or the project in reach), shaped (`learn_out`)."""
     namespace = checked(namespace)
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not has_text(text):
         raise InvalidInput("text must hold some text", field="text")
     into = reach(ctx.store, namespace, project=project).project
     done = learn_out(ctx, learn_text(ctx, text, source, force, namespace=namespace, project=project))
@@ -306,7 +306,7 @@ def session_recap(ctx: Context, summary: str, source: str | None = "session",
     """Seed 003's `memory_session_recap`: a session's summary through `learn()`, whose extractor keeps only what
     is memorable about the owner (durable facts, preferences, decisions; questions and chatter are skipped, each
     with its reason in `rejected`), into `namespace`."""
-    if not isinstance(summary, str) or not summary.strip():
+    if not isinstance(summary, str) or not has_text(summary):
         raise InvalidInput("summary must hold some text", field="summary")
     return learn(ctx, summary, source or "session", namespace=namespace, project=project)
 
