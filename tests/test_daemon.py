@@ -4,6 +4,7 @@ the files connector; SIGTERM under load, kill -9 of the embedding worker, sd_not
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -77,6 +78,8 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
     assert stop(proc) == 0, log.read_text()  # SIGTERM while files are still being learned and embedded
     text = log.read_text()
     assert "twin stopped cleanly." in text and "Traceback" not in text
+    for name in ("learn", "embed", "redis"):  # a warm stop's seconds are never silent in the journal
+        assert re.search(rf"supervisor: {name}( worker)? stopped in \d+\.\d s", text), (name, text[-3000:])
 
     proc = start(daemon_env, log)
     try:

@@ -216,6 +216,7 @@ class Supervisor:
         if proc is None or proc.returncode is not None:
             return False
         proc.send_signal(signal.SIGTERM)
+        started = time.monotonic()
         exited = asyncio.ensure_future(proc.wait())
         if not await self._done_unless_forced([exited], grace_s) and self.force.is_set():
             await asyncio.wait([exited], timeout=FORCED_WAIT_S)
@@ -226,6 +227,7 @@ class Supervisor:
             proc.kill()
             await proc.wait()
             return True
+        log.info("supervisor: %s stopped in %.1f s", child.name, time.monotonic() - started)
         return False
 
     async def _done_unless_forced(self, tasks: list[asyncio.Future], timeout_s: float) -> bool:
@@ -430,8 +432,8 @@ class Supervisor:
         """Queue what connectors staged but Redis refused (down, a full disk, `MISCONF`), every `STAGED_EVERY_S`,
         and every `LOST_JOB_AFTER_S` give back the items of jobs Redis lost; a job that failed for good leaves its
         items `failed` with one diary line. Then say once in the diary when a backlog is searchable
-        (`backlog`, made before the connectors started). SQLite says what waits (invariant 1); runs on its own connection in a
-        thread, so a slow Redis never blocks the loop."""
+        (`backlog`, made before the connectors started). SQLite says what waits (invariant 1); runs on its own
+        connection in a thread, so a slow Redis never blocks the loop."""
         store = await asyncio.to_thread(Store(self.settings.db_path).open)
         last_lost_check = time.monotonic()
         try:
@@ -539,7 +541,8 @@ class Supervisor:
                                   on_parent_death=NicedChild(self.settings.workers_nice))
             pause = await asyncio.to_thread(LearningPause, self.settings.db_path, self.settings.being)
             bus = Bus(self.redis, RefusalRetry(self.halt, pause))  # every push waits out a refusal
-            backlog = BacklogWatch.starting(self.store, model_id_of(self.settings), time.monotonic())  # before anything is staged
+            # made before anything is staged
+            backlog = BacklogWatch.starting(self.store, model_id_of(self.settings), time.monotonic())
             for connector in connectors.enabled(self.settings):
                 connector.run_prepare(self.settings, self.store)
                 tasks.append(asyncio.create_task(self._keep_connector(connector, bus),
@@ -605,7 +608,8 @@ class Supervisor:
         finally:
             path = ready.getsockname()
             ready.close()
-            Path(path).unlink(missing_ok=True)  # a restarted API's READY then finds no one and is dropped (`systemd.notify`)
+            # a restarted API's READY then finds no one and is dropped (`systemd.notify`)
+            Path(path).unlink(missing_ok=True)
 
     def on_signal(self) -> None:
         """SIGTERM/SIGINT: the first asks for a warm stop (the stop event), a second one while stopping forces it
@@ -626,8 +630,13 @@ class Supervisor:
         grace_s = self.settings.stop_grace_s
         await self._drain(tasks, grace_s)
         workers = [c for name, c in self.children.items() if name != "redis"]
+        if workers:  # a warm stop can take seconds: the journal says what it waits for (a breaker saw 9 s of silence)
+            log.info("supervisor: connectors stopped; stopping %s (each finishes its job in hand, at most %.0f s)",
+                     ", ".join(c.name for c in workers), grace_s)
         killed = await asyncio.gather(*(self._stop_child(c, grace_s) for c in workers))
         forced = [c.name for c, was_killed in zip(workers, killed, strict=True) if was_killed]
+        if "redis" in self.children:
+            log.info("supervisor: stopping redis (it saves its data first)")
         if "redis" in self.children and await self._stop_child(self.children["redis"], grace_s):
             forced.append("redis")
         for child in self.children.values():
