@@ -175,6 +175,15 @@ def vm_rss_mib(pid: int, field: str = "VmRSS") -> float:
     raise AssertionError("no VmRSS")
 
 
+def status_of(settings, redis) -> dict:
+    """`twin.health.status`'s report, as `twin status` makes it."""
+    from twin.health import status
+    from twin.workers.bus import Bus
+
+    with Store(settings.db_path) as store:
+        return status(settings, store, Bus(redis))
+
+
 def test_an_idle_worker_process_lets_go_and_learns_again(twin_env, redis, tmp_path):
     """A real `python -m twin.workers embed` with `TWIN_EMBED_REST_S=2`: it embeds, rests (its RSS falls by at least
     the model's size), and a text learned afterwards is embedded and indexed all the same."""
@@ -200,11 +209,14 @@ def test_an_idle_worker_process_lets_go_and_learns_again(twin_env, redis, tmp_pa
             time.sleep(0.2)
         working, rested = vm_rss_mib(proc.pid, "VmHWM"), vm_rss_mib(proc.pid)  # its peak while working, now
         assert working - rested > 50, (working, rested)  # the model session alone is ~100 MiB
+        said = status_of(twin_env, redis)
+        assert said.get("embedding_worker", {}).get("state") == "resting", said  # twin status says it rests
         push_text(store, redis, twin_env.being, "My dentist is Dr. Amara Osei in Leith.", "muse")
         run_worker("learn")
         while store.conn.execute("SELECT COUNT(*) FROM memory_embeddings").fetchone()[0] < 2:
             assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
             time.sleep(0.1)
+        assert "embedding_worker" not in status_of(twin_env, redis)  # open again for the new text
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()
         assert "opened again for new work" in log.read_text()

@@ -47,7 +47,8 @@ def index_state(settings: Settings) -> dict:
 def status(settings: Settings, store: Store, bus, redis_error: BaseException | None = None,
            answer_s: float = 2.0) -> dict:
     """Counts (per namespace too, `by_namespace`, once there is another than `default`), embedding backlog, how Redis
-    is reached (`redis_state`), queue depths, index state, whether learning is paused (`learning`: `{paused, at,
+    is reached (`redis_state`), queue depths, whether the embedding worker rests (`embedding_worker`: `{state,
+    since, note}`, only while it rests: `twin.workers.resting`), index state, whether learning is paused (`learning`: `{paused, at,
     reason}`, a Redis that refuses writes; `twin.workers.refusal.LearningPause`), each registered connector's state
     (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
@@ -76,6 +77,10 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(redis_line(settings, redis_error, answer_s))
     else:
         report["queues"] = bus.depths()
+        if settings.embed_backend != "none" and (since := bus.resting_since()):
+            report["embedding_worker"] = {"state": "resting", "since": since,
+                                          "note": f"model and index let go after {settings.embed_rest_s:g} s "
+                                                  "without work; the next text opens them again (about a second)"}
     from twin import ingest
 
     report["staged"] = ingest.counts(store)

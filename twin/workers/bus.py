@@ -42,6 +42,11 @@ SCRUB_FLAG_TTL_S = 900
 STORE_KEY = "twin:store-id"
 """The id of the store whose staged items the queued jobs carry (`store_identity`; set by `Bus.bind_store`): a job
 holds item ids, never text, so only a worker on that store can run it."""
+EMBED_RESTING_KEY = "twin:embed:resting"
+"""Set (to the UTC ISO-8601 time it rested) while the embedding worker has let go of its model and index
+(`twin.workers.resting`); gone while they are open. `twin status` says so; a worker that dies leaves it at most
+`EMBED_RESTING_TTL_S` (its restart clears it at once)."""
+EMBED_RESTING_TTL_S = 7 * 86400
 LEARN_RETRY = Retry(max=3, interval=[10, 60, 300])
 """Transient failures retry with backoff (LIBRARY_NOTES §1); bad input is set aside at once (twin.workers.main)."""
 TEXTS_FLAG = "twin:learn:texts-waiting:"
@@ -249,6 +254,19 @@ class Bus:
             return False
         self.enqueue("embed_flush")
         return True
+
+    def mark_resting(self, since: str | None) -> None:
+        """Say that the embedding worker rests since `since` (UTC ISO-8601), or with None that it holds its model
+        and index again (`EMBED_RESTING_KEY`). Never waits for a refusing Redis (it only costs status a line)."""
+        if since is None:
+            self.redis.delete(EMBED_RESTING_KEY)
+        else:
+            self.redis.set(EMBED_RESTING_KEY, since, ex=EMBED_RESTING_TTL_S)
+
+    def resting_since(self) -> str | None:
+        """When the embedding worker let go of its model and index (UTC ISO-8601), None while they are open."""
+        value = self.redis.get(EMBED_RESTING_KEY)
+        return value.decode() if isinstance(value, bytes) else value
 
     def request_checkpoint(self) -> None:
         """Ask the index writer to scrub forgotten vectors and checkpoint now (after a forget): the job goes to

@@ -5,6 +5,7 @@ retries with backoff)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -13,7 +14,7 @@ import sys
 import time
 
 from redis import Redis
-from redis.exceptions import AuthenticationError, NoPermissionError
+from redis.exceptions import AuthenticationError, NoPermissionError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import Queue, SimpleWorker
@@ -26,6 +27,7 @@ from twin.activity import Activity
 from twin.exceptions import ForeignStore, RedisRefused, SettingsError, TwinError
 from twin.llm.provider import provider_for
 from twin.logs import configure_logging
+from twin.memory import utc_now
 from twin.outside_text import escape_controls
 from twin.redis_client import check_access, open_redis, refusal, untrusted_certificate
 from twin.settings import Settings, load_settings
@@ -211,7 +213,11 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
 
     try:
         if settings.embed_backend != "none":  # "none": keyword-only, nothing to embed or index
-            vectors = RestingVectors(open_both, settings.embed_rest_s)
+            bus = Bus(redis)
+            with contextlib.suppress(RedisError):  # a worker that starts holds them (a killed one left the mark)
+                bus.mark_resting(None)
+            vectors = RestingVectors(open_both, settings.embed_rest_s,
+                                     on_rest=lambda resting: bus.mark_resting(utc_now() if resting else None))
             pending = store.count_pending_embeddings(vectors.open_now()[0].model_id)
             if pending:
                 log.info("embed: %d memories wait for a vector since the last run; flushing", pending)
@@ -224,6 +230,8 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
     finally:
         if vectors is not None:
             vectors.close()
+            with contextlib.suppress(RedisError):
+                Bus(redis).mark_resting(None)  # stopped, not resting
         store.close()
     return 0
 

@@ -58,8 +58,9 @@ class RestingVectors:
     `close()` checkpoints what is open and stops the thread (the worker's teardown)."""
 
     def __init__(self, open_both: Callable[[], tuple[Embedder, IndexWriter]], rest_after_s: float,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, on_rest: Callable[[bool], None] | None = None):
         self._open_both, self.rest_after_s, self._clock = open_both, rest_after_s, clock
+        self._on_rest = on_rest  # told True at a rest, False when opened again (twin status says it rests)
         self._lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._writer: IndexWriter | None = None
@@ -101,7 +102,16 @@ class RestingVectors:
             self._embedder, self._writer = self._open_both()
             if self.rests:
                 log.info("embed: model and index opened again for new work in %.2f s", self._clock() - started)
+                self._tell(False)
         return self._embedder, self._writer
+
+    def _tell(self, resting: bool) -> None:
+        if self._on_rest is None:
+            return
+        try:
+            self._on_rest(resting)
+        except Exception as exc:  # noqa: BLE001 - a Redis that cannot take the mark costs status a line, no more
+            log.debug("embed: could not mark the rest (%s)", exc)
 
     def rest_if_idle(self) -> bool:
         """Let go of the model and the index if no job used them for `rest_after_s`: catch up, checkpoint, drop,
@@ -125,6 +135,7 @@ class RestingVectors:
             gc.collect()
             release_heap()
             self.rests += 1
+            self._tell(True)
             log.info("embed: idle for %.0f s: let go of the model and the index (checkpointed) until new work",
                      idle_s)
             return True
