@@ -482,6 +482,16 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # owner's projects have, and take a name the owner would want (twin.operations.scopes.project_for resolves a
     # name among the caller's own projects and those shared with them)
     ("0024_project_names_per_owner", PROJECT_NAMES_PER_OWNER),
+    # a transcript's turn is embedded with the turn before it (twin.store.turns.turns_before): when that turn is
+    # forgotten or rewritten, the next turn's vector holds its old text, so it is dropped (its tombstone scrubs the
+    # index) and the embedding worker embeds the turn again (DESIGN.md invariant 5: forgetting reaches every copy)
+    ("0025_turn_context", tuple(
+        f"""CREATE TRIGGER memories_turn_context_{event} AFTER {clause} ON memories
+        WHEN old.source LIKE 'chat:%' OR old.source LIKE 'telegram:%' BEGIN
+            DELETE FROM memory_embeddings WHERE memory_id = (SELECT n.id FROM memories n WHERE n.being_id =
+                old.being_id AND n.source = old.source AND n.namespace = old.namespace AND (n.created_at, n.id) >
+                (old.created_at, old.id) ORDER BY n.created_at, n.id LIMIT 1);
+        END""" for event, clause in (("forgotten", "DELETE"), ("rewritten", "UPDATE OF content")))),
 )
 
 REBUILDS = frozenset({"0024_project_names_per_owner"})

@@ -25,6 +25,7 @@ from twin.exceptions import TwinError
 from twin.llm.provider import BudgetExhausted
 from twin.store import Store
 from twin.vectors.embedder import Embedder
+from twin.vectors.embedding_flush import embedding_texts
 
 CHECKPOINT_EVERY = 200
 """Memories embedded per batch and saved per transaction (seed 004: "checkpoints every 200")."""
@@ -118,7 +119,7 @@ def backfill(store: Store, embedder: Embedder, batch: int = CHECKPOINT_EVERY,
                            "daemon still running another embed_backend? Restart it with the new setting, then run "
                            "`twin backfill` again")
         try:
-            vectors = embedder.embed([content for _, content in rows])
+            vectors = embedder.embed(embedding_texts(store, rows))
         except TwinError as exc:
             when = ("after midnight UTC (or raise TWIN_LLM_DAILY_CALLS)" if isinstance(exc, BudgetExhausted)
                     else "once the provider answers")

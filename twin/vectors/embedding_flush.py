@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from twin.exceptions import TwinError
 from twin.store import Store
+from twin.store.turns import turns_before
 
 if TYPE_CHECKING:  # types only: the learn worker and the scheduler import this module, the embedding worker
     from twin.vectors.embedder import Embedder  # alone loads the index and the model (bench/daemon_rss.py)
@@ -48,6 +49,15 @@ class EmbeddingOutage:
             self.error = None
 
 
+def embedding_texts(store: Store, rows: list[tuple[int, str]]) -> list[str]:
+    """What is embedded for each `(memory id, content)` of `rows`: the content, or for a transcript's turn the turn
+    before it on the line above (`twin.store.turns.turns_before`). Every path that embeds memories uses it (the
+    flush, `twin backfill`); a forget or rewrite of a turn drops the next turn's vector (the triggers of migration
+    0025), so no vector keeps forgotten text."""
+    before = turns_before(store, [mid for mid, _ in rows])
+    return [f"{before[mid]}\n{content}" if mid in before else content for mid, content in rows]
+
+
 def flush_pending(store: Store, embedder: Embedder, writer: IndexWriter, batch_max: int, pause_s: float,
                   budget_s: float = float("inf"), failure_pause_s: float = EMBED_FAILURE_PAUSE_S,
                   outage: EmbeddingOutage | None = None) -> int:
@@ -68,7 +78,7 @@ def flush_pending(store: Store, embedder: Embedder, writer: IndexWriter, batch_m
         started = time.monotonic()
         ids = [mid for mid, _ in batch]
         try:
-            vectors = embedder.embed([content for _, content in batch])
+            vectors = embedder.embed(embedding_texts(store, batch))
         except TwinError as exc:
             outage.failed(store, embedder, exc, failure_pause_s)
             time.sleep(max(0.0, min(failure_pause_s, deadline - time.monotonic())))
