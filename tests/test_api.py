@@ -204,11 +204,16 @@ def test_bodies_over_one_mebibyte_are_refused(api):
     assert len(fits) == 1
 
 
-def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
+def numbered(api, count: int, text: str, day: str) -> None:
+    """`count` memories `text.format(n)`, one a second from midnight UTC of `day` (n = 0 the oldest)."""
     with Store(api.settings.db_path) as store, store.atomic():
-        for n in range(230):
-            store.insert_memory("owner", "fact", f"Owner noted item number {n} today.", "test", 0.5,
-                                created_at=f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z")
+        for n in range(count):
+            store.insert_memory("owner", "fact", text.format(n), "test", 0.5,
+                                created_at=f"{day}T00:{n // 60:02d}:{n % 60:02d}Z")
+
+
+def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
+    numbered(api, 230, "Owner noted item number {} today.", "2026-01-01")
     listed = api.client.get("/api/twin/memories", params={"limit": 200}).json()
     assert len(listed) == 200 and listed[0]["content"] == "Owner noted item number 229 today."
     assert error_of(api.client.get("/api/twin/memories", params={"limit": 10**30}), 422)["field"] == "limit"
@@ -224,10 +229,7 @@ def test_limit_is_at_most_200_and_nothing_older_is_hidden(api):
 
 
 def test_the_next_page_holds_when_the_last_memory_shown_was_forgotten(api):
-    with Store(api.settings.db_path) as store, store.atomic():
-        for n in range(12):
-            store.insert_memory("owner", "fact", f"Owner filed receipt number {n}.", "test", 0.5,
-                                created_at=f"2026-02-01T00:00:{n:02d}Z")
+    numbered(api, 12, "Owner filed receipt number {}.", "2026-02-01")
     first = api.client.get("/v1/memories", params={"limit": 5}).json()
     last = first[-1]
     api.client.delete(f"/v1/memories/{last['id']}").raise_for_status()
