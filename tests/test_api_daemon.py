@@ -16,9 +16,13 @@ from twin.api.token import read_token
 
 
 def test_twin_up_serves_the_api_with_its_token(daemon_env, tmp_path):
+    """… run from a folder that holds a checkout named `twin` (cloned into ~/twin, run from ~): the children do not
+    import that folder as the package (a breaker saw the API die of an ImportError, said as a port in use)."""
     url = f"http://127.0.0.1:{daemon_env['TWIN_API_PORT']}"
     token_path = Path(daemon_env["TWIN_CONFIG_DIR"]) / "api-token"
-    proc = start(daemon_env, tmp_path / "daemon.log")
+    home = tmp_path / "home"
+    (home / "twin" / "twin" / "api").mkdir(parents=True)  # a checkout's shape: no __init__.py at its top
+    proc = start(daemon_env, tmp_path / "daemon.log", cwd=home)
     try:
         token = wait_for(lambda: read_token(token_path), 90, "the API's token")
         assert token_path.stat().st_mode & 0o777 == 0o600

@@ -36,9 +36,10 @@ def write_docs(folder: Path, n: int) -> list[Path]:
     return paths
 
 
-def start(env: dict, log: Path) -> subprocess.Popen:
+def start(env: dict, log: Path, cwd: Path = ROOT) -> subprocess.Popen:
+    """`twin up` as the console script runs it (`-P`: the working directory is not on `sys.path`), in `cwd`."""
     with open(log, "ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "twin", "up"], cwd=ROOT, env=env, stdout=out,
+        return subprocess.Popen([sys.executable, "-P", "-m", "twin", "up"], cwd=cwd, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
 
 

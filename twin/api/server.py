@@ -13,6 +13,7 @@ import socket
 
 import uvicorn
 
+from twin.api import CANNOT_LISTEN
 from twin.api.app import create_app
 from twin.api.lanes import DaemonBus, Lanes
 from twin.api.token import ensure_token
@@ -71,15 +72,15 @@ def server_for(settings: Settings, lanes: Lanes | None = None, warm: bool = True
 def serve(settings: Settings, lanes: Lanes) -> int:
     """Make the token if there is none (`twin.api.token.ensure_token`), bind, serve until SIGTERM/SIGINT, over
     `lanes` (`python -m twin.api` starts them before importing this module, so the recall loads meanwhile; stopped
-    here when the port cannot be bound). Returns 0 after a clean stop, 1 when the port cannot be bound (said in
-    the log)."""
+    here when the port cannot be bound). Returns 0 after a clean stop, `CANNOT_LISTEN` when the port cannot be
+    bound (said in the log)."""
     ensure_token(settings.api_token_path)
     try:
         sockets = listening_sockets(settings)
     except OSError as exc:
         log.error("api: cannot listen on %s: %s", where(settings), exc.strerror or exc)
         lanes.stop()
-        return 1
+        return CANNOT_LISTEN
     log.info("api: listening on %s", where(settings))
     asyncio.run(serve_and_tell(server_for(settings, lanes), lanes, sockets))
     return 0

@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 
 from twin import connectors
 from twin.activity import Activity
+from twin.api import CANNOT_LISTEN
 from twin.daemon import process_states, systemd
 from twin.daemon.due_retries import EVERY_S as DUE_RETRIES_EVERY_S
 from twin.daemon.due_retries import DueRetries
@@ -50,6 +51,11 @@ from twin.workers.bus import Bus
 from twin.workers.refusal import LearningPause, RefusalRetry
 
 log = logging.getLogger("twin.supervisor")
+
+CHILD_PYTHON = (sys.executable, "-P", "-m")
+"""How a child is started: `-P` keeps the working directory off `sys.path`, so a folder named `twin` where `twin up`
+runs (the checkout, cloned into ~/twin and run from ~) cannot shadow the package (a breaker saw the API die of
+`cannot import name '__version__' from 'twin' (unknown location)`, said as a port in use)."""
 
 SETTINGS_EXIT_CODE = 2
 """A child that exits with this code found a setting to fix (an invalid one, or Redis refused its login): it is not
@@ -188,10 +194,10 @@ class Supervisor:
         child.status = ChildStatus.STOPPED
 
     def _exit_said(self, child: Child, code: int | None) -> str:
-        """How a diary line says `child`'s exit `code`: the API's 1 is a port it cannot listen on (`python -m
-        twin.api`), said with the address."""
-        if child.name == "api" and code == 1:
-            return (f"code 1: it cannot listen on {self.settings.api_host}:{self.settings.api_port}; another "
+        """How a diary line says `child`'s exit `code`: the API's `CANNOT_LISTEN` is a port it cannot listen on
+        (`python -m twin.api`), said with the address; any other code is only said (the journal has the why)."""
+        if child.name == "api" and code == CANNOT_LISTEN:
+            return (f"code {code}: it cannot listen on {self.settings.api_host}:{self.settings.api_port}; another "
                     "program may hold the port")
         return f"code {code}"
 
@@ -512,7 +518,7 @@ class Supervisor:
             # first use), so it loads while Redis starts; READY waits for it (issue 18: cold start to READY)
             if self.settings.api_enabled:  # its own process: its own model and index reader (invariant 4)
                 ready = self._ready_socket()
-                self._start_child("api", [sys.executable, "-m", "twin.api"],
+                self._start_child("api", [*CHILD_PYTHON, "twin.api"],
                                   env={"NOTIFY_SOCKET": ready.getsockname()})
                 if not self.settings.api_is_loopback:
                     self.activity.record("degraded", f"The HTTP API listens on {self.settings.api_host}:"
@@ -537,7 +543,7 @@ class Supervisor:
             else:
                 await asyncio.to_thread(self._bind_store)
             for role in ("learn", "embed"):  # background work: niced below what the owner types
-                self._start_child(f"{role} worker", [sys.executable, "-m", "twin.workers", role],
+                self._start_child(f"{role} worker", [*CHILD_PYTHON, "twin.workers", role],
                                   on_parent_death=NicedChild(self.settings.workers_nice))
             pause = await asyncio.to_thread(LearningPause, self.settings.db_path, self.settings.being)
             bus = Bus(self.redis, RefusalRetry(self.halt, pause))  # every push waits out a refusal
