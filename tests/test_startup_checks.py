@@ -119,7 +119,19 @@ def test_status_says_what_is_known_when_redis_is_frozen_or_gone(twin_env, tmp_pa
         deadline = time.monotonic() + 10
         while not sock.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+        from twin.health import status
+        from twin.redis_client import open_redis
+        from twin.store import Store
+        from twin.workers.bus import Bus
+
+        settings = twin_env.model_copy(update={"redis_url": f"unix://{sock}?db=0"})
+        client = open_redis(settings, connect_timeout_s=1, answer_timeout_s=1)
+        client.ping()  # a bus that answered (the API keeps one), then Redis freezes: said, never raised (a 500)
         server.send_signal(signal.SIGSTOP)
+        with Store(twin_env.db_path) as store:
+            report = status(settings, store, Bus(client))
+        assert "queues" not in report and any("does not answer" in line for line in report["degraded"]), report
+        client.close()
         env = dict(os.environ, TWIN_REDIS_URL=f"unix://{sock}?db=0")
 
         def degraded() -> list[str]:

@@ -48,12 +48,14 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
            answer_s: float = 2.0) -> dict:
     """Counts (per namespace too, `by_namespace`, once there is another than `default`), embedding backlog, how Redis
     is reached (`redis_state`), queue depths, whether the embedding worker rests (`embedding_worker`: `{state,
-    since, note}`, only while it rests: `twin.workers.resting`), index state, whether learning is paused (`learning`: `{paused, at,
-    reason}`, a Redis that refuses writes; `twin.workers.refusal.LearningPause`), each registered connector's state
+    since, note}`, only while it rests: `twin.workers.resting`), index state, whether learning is paused
+    (`learning`: `{paused, at, reason}`, a Redis that refuses writes; `twin.workers.refusal.LearningPause`), each
+    registered connector's state
     (`connector_states`), seed 003's lifecycle (tiers, edges, last decay and dream) and degraded modes (read-only).
 
     `bus` is a `twin.workers.bus.Bus` or None when Redis is not reachable; then `redis_error` (what the ping raised)
-    and `answer_s` (how long it waited, seconds) say why (`redis_line`).
+    and `answer_s` (how long it waited, seconds) say why (`redis_line`). A bus whose Redis stops answering while
+    the report is made is said the same way (a `GET /v1/status` was a 500 with Redis frozen: a breaker run).
     """
     census = store.census(settings.being)  # every count below from one pass over a narrow index (issue 18)
     counts = store.counts(settings.being, census)
@@ -73,14 +75,20 @@ def status(settings: Settings, store: Store, bus, redis_error: BaseException | N
         degraded.append(f"index {report['index']['state']}: recall searches stored vectors exactly until the "
                         "embedding worker rebuilds it")
     report["redis"] = redis_state(settings)
+    if bus is not None:
+        from redis.exceptions import RedisError
+
+        try:
+            report["queues"] = bus.depths()
+            if settings.embed_backend != "none" and (since := bus.resting_since()):
+                report["embedding_worker"] = {"state": "resting", "since": since,
+                                              "note": f"model and index let go after {settings.embed_rest_s:g} s "
+                                                      "without work; the next text opens them again (about a second)"}
+        except RedisError as exc:  # it answered a moment ago and not now (frozen, restarting): said, not raised
+            report.pop("queues", None)
+            bus, redis_error = None, exc
     if bus is None:
         degraded.append(redis_line(settings, redis_error, answer_s))
-    else:
-        report["queues"] = bus.depths()
-        if settings.embed_backend != "none" and (since := bus.resting_since()):
-            report["embedding_worker"] = {"state": "resting", "since": since,
-                                          "note": f"model and index let go after {settings.embed_rest_s:g} s "
-                                                  "without work; the next text opens them again (about a second)"}
     from twin import ingest
 
     report["staged"] = ingest.counts(store)
