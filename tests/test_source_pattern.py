@@ -77,3 +77,6 @@ def test_the_cli_pattern_still_reaches_every_source_that_starts_so(keyword_api):
     plan = json.loads(done.stdout)
     assert sorted(m["source"] for m in plan["memories"]) == ["import*", "import-books", "import-books",
                                                                "import_trees"]
+    alone = twin_cli("forget", "--source", "import\\*", "--dry-run", "--json")  # a name that ends in * itself
+    assert alone.returncode == 0, alone.stderr
+    assert [m["source"] for m in json.loads(alone.stdout)["memories"]] == ["import*"]

@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once, through the running "
                    "daemon when it answers; --source, --about, --dry-run and --all-namespaces open the store here)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
-                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*')")
+                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*'), with \\* for a name "
+                   "that ends in * itself ('file:/home/me/plan\\*')")
     p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "
                    "a name's parts count alone too ('Ana', 'Dr. Souza' for 'Ana Souza'), listed apart")
     p.add_argument("--whole", action="store_true", help="with --about: only what names it whole")

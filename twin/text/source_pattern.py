@@ -22,8 +22,11 @@ class SourcePattern:
 
     @classmethod
     def of(cls, source: str, exact: bool = False) -> SourcePattern:
-        """`source` read as the CLI writes it (a trailing `*`: every source that starts with what comes before it),
-        or, with `exact`, as that one source, `*` and all."""
+        """`source` read as the CLI writes it (a trailing `*`: every source that starts with what comes before it;
+        a trailing `\\*`: a source whose name ends in `*` itself, `file:/notes/plan\\*` for the file `plan*`
+        alone), or, with `exact`, as that one source, `*` and all."""
+        if not exact and source.endswith("\\*"):
+            return cls(source[:-2] + "*", False)
         if not exact and source.endswith("*"):
             return cls(source[:-1], True)
         return cls(source, False)
