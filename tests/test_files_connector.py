@@ -456,6 +456,69 @@ def test_permission_denied_file_and_directory():
                          " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
 
 
+def test_a_learned_file_or_folder_that_cannot_be_read_now_keeps_its_memories():
+    """A chmod 000 of a learned file or of a folder of learned files forgot their memories, with no line saying so
+    (a breaker run): now nothing is forgotten, the diary says why the file cannot be learned and that its memories
+    are kept, and the rows stay as learned. Two scans as `nobody` over one data dir (Redis away: the hand-overs
+    wait in SQLite, which is what is read here)."""
+    base = Path(tempfile.mkdtemp(prefix="twin-keep-")).resolve()
+    folder, data = base / "folder", base / "data"
+    try:
+        os.chmod(base, 0o755)
+        (folder / "sub").mkdir(parents=True, mode=0o755)
+        os.chmod(folder, 0o755)
+        (folder / "note.md").write_text("The spare bike key is in the blue tin on the shelf.")
+        (folder / "sub" / "inner.md").write_text("The boiler was serviced by Kessler Heating in March.")
+        data.mkdir()
+        nobody = pwd.getpwnam("nobody")
+        if os.geteuid() == 0:
+            os.chown(data, nobody.pw_uid, nobody.pw_gid)
+        _scan_as(nobody.pw_uid, nobody.pw_gid, folder, data)
+        with (folder / "note.md").open("a") as out:  # changed, then locked: it must be read, and cannot be
+            out.write("The tin also holds the garage remote.\n")
+        os.chmod(folder / "note.md", 0)
+        os.chmod(folder / "sub", 0)
+        texts = _scan_as(nobody.pw_uid, nobody.pw_gid, folder, data)
+        with Store(data / "twin.db") as db:
+            modes = [row[0] for row in db.conn.execute("SELECT mode FROM ingest_items ORDER BY id")]
+            states = {row[0]: row[1] for row in db.conn.execute("SELECT path, state FROM files_manifest")}
+        assert modes == ["document", "document"], modes  # no forget was staged
+        assert states[str(folder / "note.md")] == states[str(folder / "sub" / "inner.md")] == "indexed", states
+        assert (f"Files: cannot learn {folder / 'note.md'} now (unreadable: permission denied); the memories it gave"
+                " are kept until it can be read again or is gone.") in texts, texts
+    finally:
+        for parent, dirs, files in os.walk(base):
+            for name in dirs + files:
+                os.chmod(os.path.join(parent, name), 0o755)
+        shutil.rmtree(base)
+
+
+def test_a_learned_file_grown_too_large_keeps_its_memories_and_the_same_bytes_are_not_learned_again(
+        twin_env, store, activity, redis, root):
+    log = root / "notes.txt"
+    text = "The allotment plot number is 14 on the east side.\n"
+    log.write_text(text)
+    asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    learned = manifest.get(store, twin_env.being, log)
+    log.write_text(text + "x" * 2000)
+    tally = asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert (tally.gone, tally.skipped) == (0, 1)
+    assert lines(activity)[-2] == (f"Files: cannot learn {log} now (too large); the memories it gave are kept until"
+                                   " it can be read again or is gone.")
+    kept = manifest.get(store, twin_env.being, log)
+    assert (kept.state, kept.sha256, kept.reason) == ("indexed", learned.sha256, "too large")
+    with log.open("a") as out:
+        out.write("y" * 100)  # still too large: not said again
+    count = len(lines(activity))
+    asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert not any("cannot learn" in t for t in lines(activity)[count:])
+    log.write_text(text)  # the same bytes as learned: nothing to learn again, the reason cleared
+    tally = asyncio.run(make(twin_env, store, redis, activity, root, files_max_bytes=1000).scan_once())
+    assert tally.unchanged == 1 and manifest.get(store, twin_env.being, log).reason is None
+    staged = ingest.fetch(store, [i for job in Queue(LEARN_QUEUE, connection=redis).jobs for i in job.kwargs["ids"]])
+    assert [s.item.mode for s in staged] == ["document"]  # learned once, never forgotten
+
+
 # -- live ----------------------------------------------------------------------------------------------------------
 def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, root):
     being = twin_env.being

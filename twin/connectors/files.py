@@ -19,7 +19,8 @@ A file is identified by (path, size, mtime_ns, sha256): at start-up a file whose
 its row is not read again; same bytes under a new mtime only update the row. Every file found is accounted
 for (`twin.connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
 (binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
-restart does not report it again; files left out by their name (a suffix the connector does not know, a hidden
+restart does not report it again; a learned file that cannot be read now keeps its memories and its `indexed` row
+(`KEPT_WHEN`, `FilesConnector._keep`), and so do the files of a folder that cannot be listed now; files left out by their name (a suffix the connector does not know, a hidden
 name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
 scan's line. When what the scan handed over is learned and embedded, the daemon says so in one line
 (`twin.ingest.BacklogWatch`: one rule for every backlog).
@@ -97,9 +98,15 @@ def fallback_title(path: Path, root: Path) -> str:
     return rel[:-3] if rel.lower().endswith(".gz") else rel
 
 
+KEPT_WHEN = ("unreadable", "too large", "corrupt gzip", "undecodable")
+"""Skip reasons (their starts) that say the bytes cannot be read now, not that the text is gone: a learned file
+skipped for one keeps its memories (`FilesConnector._keep`)."""
+
+
 def _unchanged(entry: ManifestEntry, st: os.stat_result) -> bool:
-    """Same size and mtime as the row: not read again. Unreadable files are retried (a chmod keeps the mtime)."""
-    retry = entry.state == "skipped" and (entry.reason or "").startswith("unreadable")
+    """Same size and mtime as the row: not read again. Unreadable files are retried (a chmod keeps the mtime), a
+    learned one that could not be read since (`FilesConnector._keep`) too."""
+    retry = (entry.reason or "").startswith("unreadable")
     return not retry and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
 
 
@@ -201,6 +208,9 @@ class FilesConnector:
         tally.links += listing.links
         rows = manifest.paths(self.store, self.being, top)
         seen: set[str] = set()
+        # a folder that cannot be listed now (chmod 000, an I/O error): the files under it are not gone, they
+        # keep their memories and rows until it can be listed again (a breaker run saw them forgotten)
+        closed = tuple(f"{path}{os.sep}" for path, _, reason in listing.skipped if reason.startswith("unreadable"))
         for path, st, reason in listing.skipped:
             seen.add(str(path))
             if not self._utf8_name(path, tally):
@@ -235,7 +245,7 @@ class FilesConnector:
                 continue
             await self._handle(path, root, entry, found, tally)
         for key, entry in rows.items():
-            if key not in seen:
+            if key not in seen and not (closed and key.startswith(closed)):
                 await self._handle(Path(key), root, entry, None, tally)
 
     def _utf8_name(self, path: Path, tally: Tally) -> bool:
@@ -300,23 +310,44 @@ class FilesConnector:
 
     async def _skip(self, path: Path, root: Path, entry: ManifestEntry | None, found: Seen, reason: str,
                     tally: Tally) -> None:
-        """Record a file skipped for what it holds: its row `skipped` with `reason` (its memories forgotten first if
-        it had some) and one diary line, written once until the reason changes (a growing file that stays too
-        large does not repeat it). A file the owner forgot stays quiet until it can be learned again."""
+        """Record a file skipped for what it holds: its row `skipped` with `reason` and one diary line, written once
+        until the reason changes. A learned file whose bytes cannot be read now (`KEPT_WHEN`) keeps its memories
+        (`_keep`); one whose text is gone (now binary, now a link) has them forgotten, and its line says so. A file
+        the owner forgot stays quiet until it can be learned again."""
         tally.count_skip(reason)
-        forget = entry is not None and entry.state == "indexed"  # a skipped row never keeps memories
+        learned = entry is not None and entry.state == "indexed"
+        if learned and reason.startswith(KEPT_WHEN):
+            self._keep(path, entry, reason, tally)
+            return
         forgotten = entry is not None and entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped",
                             FORGOTTEN_FILE_REASON if forgotten else reason)
-        if forget and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"),
-                                                row):
-            return
+        if learned and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path),
+                                                                           mode="forget"), row):
+            return  # a skipped row never keeps memories: its text is gone (now binary, now a link)
         if not (forgotten or (entry is not None and entry.state == "skipped" and entry.reason == reason)):
-            self.activity.record("indexed_file", f"Files: skipped {clean_name(str(path))} ({reason}).",
+            gone = "; the memories it gave are forgotten" if learned else ""
+            self.activity.record("indexed_file", f"Files: skipped {clean_name(str(path))} ({reason}){gone}.",
                                  subject=file_source(path))
             tally.skipped += 1
-        if not forget:
+        if not learned:
             manifest.upsert(self.store, self.being, row)
+
+    def _keep(self, path: Path, entry: ManifestEntry, reason: str, tally: Tally) -> None:
+        """A learned file that cannot be learned now (unreadable, grown too large, no longer text) keeps its memories:
+        the bytes they came from may well still be there (a chmod, a log past `files_max_bytes`, an editor's
+        half-written save), and only a file that is gone or emptied is forgotten (a breaker run saw a chmod 000
+        forget a file's memories, a sensitive one among them, with no line saying so). Its row stays `indexed`
+        with the old size, mtime and hash and `reason` beside them, so the same bytes readable again are not
+        learned again (ids, hits and edges kept) and changed ones are learned as a change. One diary line per
+        reason."""
+        manifest.upsert(self.store, self.being, ManifestEntry(entry.path, entry.size, entry.mtime_ns, entry.sha256,
+                                                              "indexed", reason))
+        if entry.reason != reason:
+            self.activity.record("indexed_file", f"Files: cannot learn {clean_name(str(path))} now ({reason}); the "
+                                                 "memories it gave are kept until it can be read again or is gone.",
+                                 subject=file_source(path))
+            tally.skipped += 1
 
     async def _gone(self, path: Path, root: Path, entry: ManifestEntry, tally: Tally) -> None:
         if entry.state == "indexed":
