@@ -189,6 +189,34 @@ def test_the_part_a_file_gained_is_learned_whole_not_cut_at_the_files_cap(twin_e
     assert len(grew.created) == 60 and not grew.unread  # each of the 60 added lines: none cut after the 36th
 
 
+def test_an_append_larger_than_one_items_cap_is_learned_whole_in_parts(twin_env, store, activity, redis,
+                                                                        tmp_path):
+    """25,000 lines appended to a log were learned up to the item's 1,000 memories and the rest never (a breaker
+    run): the part a file gained goes in parts of at most `APPENDED_PART_BYTES`, every line in exactly one, and the
+    learn worker learns every line."""
+    from twin.connectors.files import APPENDED_MAX_MEMORIES, APPENDED_PART_BYTES, appended_parts
+
+    root = tmp_path / "watched"
+    root.mkdir()
+    log = root / "grow.log"
+    log.write_text("".join(line(i) for i in range(5)))
+    conn = FilesConnector(twin_env.model_copy(update={"files_roots": [root]}), store, Bus(redis), activity)
+    asyncio.run(conn.scan_once())
+    run_worker_process("learn")
+    n = APPENDED_MAX_MEMORIES + 700
+    with log.open("a") as out:
+        out.write("".join(line(i) for i in range(5, 5 + n)))
+    asyncio.run(conn.scan_once())
+    parts = [s.item for s in staged_items(redis, store)]
+    assert len(parts) > 1 and all(p.extra["appended"] is True for p in parts)
+    assert all(len(p.text.encode()) <= APPENDED_PART_BYTES for p in parts)
+    joined = "".join(p.text for p in parts)
+    assert [i for i in range(5 + n) if f"On day {i} the owner" in joined] == list(range(5, 5 + n))
+    run_worker_process("learn")
+    assert len(store.ids_by_source(twin_env.being, file_source(log))) == 5 + n  # every line, the last included
+    assert appended_parts("a\n" + "b" * 40000 + "\nc\n") == ["a\n", "b" * 40000 + "\n", "c\n"]
+
+
 def test_a_file_that_gives_no_memory_says_so_once_in_the_diary(twin_env, store, activity):
     from twin.learn.learning import learn_document
 

@@ -20,10 +20,10 @@ its row is not read again; same bytes under a new mtime only update the row. Eve
 for (`twin.connectors.files_tally`): to learn, skipped with its reason, or failed. A file skipped for what it holds
 (binary, too large, unreadable, a symlink out of the roots) leaves one activity line and a `skipped` row, so a
 restart does not report it again; a learned file that cannot be read now keeps its memories and its `indexed` row
-(`KEPT_WHEN`, `FilesConnector._keep`), and so do the files of a folder that cannot be listed now; files left out by their name (a suffix the connector does not know, a hidden
-name, a `files_ignore` glob such as LICENSE* or Makefile) and empty files are only counted, by reason, in the
-scan's line. When what the scan handed over is learned and embedded, the daemon says so in one line
-(`twin.ingest.BacklogWatch`: one rule for every backlog).
+(`KEPT_WHEN`, `FilesConnector._keep`), and so do the files of a folder that cannot be listed now; files left out
+by their name (a suffix the connector does not know, a hidden name, a `files_ignore` glob such as LICENSE* or
+Makefile) and empty files are only counted, by reason, in the scan's line. When what the scan handed over is learned
+and embedded, the daemon says so in one line (`twin.ingest.BacklogWatch`: one rule for every backlog).
 """
 
 from __future__ import annotations
@@ -78,6 +78,31 @@ APPENDED_MAX_MEMORIES = 1000
 """The memories the part a file gained by growing gives at most (a log the owner appends to): every added line is
 learned, not the first `files_max_memories` of it (that cap, a bound on a document's first read, cut each settle's
 added lines after the 36th, for good: the next read starts where the file ended). The same bound as the setting's."""
+
+
+APPENDED_PART_BYTES = 32 * 1024
+"""What a file gained by growing is handed over in parts of at most this many bytes of UTF-8, cut at line ends: each
+part is one `document` item under `APPENDED_MAX_MEMORIES`, so an append of 25,000 log lines is learned whole (one
+item of it stopped at its first 1,000 memories and the rest was never read: a breaker run). 1,000 memories of 32
+bytes or more fit in one part."""
+
+
+def appended_parts(text: str) -> list[str]:
+    """`text` cut at line ends into parts of at most `APPENDED_PART_BYTES` UTF-8 bytes each (a longer line is a part
+    of its own), in order, none blank. Pure."""
+    parts: list[str] = []
+    lines: list[str] = []
+    size = 0
+    for line in text.splitlines(keepends=True):
+        n = len(line.encode("utf-8", "surrogatepass"))
+        if lines and size + n > APPENDED_PART_BYTES:
+            parts.append("".join(lines))
+            lines, size = [], 0
+        lines.append(line)
+        size += n
+    if lines:
+        parts.append("".join(lines))
+    return [p for p in parts if p.strip()]
 
 
 def document_item(settings: Settings, path: Path, doc: Document, appended: bool = False) -> Ingest:
@@ -300,8 +325,10 @@ class FilesConnector:
             return
         grew = entry is not None and entry.state == "indexed" and found.prefix_sha256 == entry.sha256 != ""
         appended = grew and isinstance(found.appended, Document)  # only grew: its new part alone, its memories kept
-        item = document_item(self.settings, path, found.appended if appended else doc, appended)
-        if not await self._hand_over(path, root, tally, item, row):
+        items = ([document_item(self.settings, path, Document(part, found.appended.title), True)
+                  for part in appended_parts(found.appended.text)] if appended
+                 else [document_item(self.settings, path, doc)])
+        if not await self._hand_over(path, root, tally, items, row):
             return
         if entry is not None and entry.state == "indexed":
             tally.changed += 1
@@ -322,8 +349,8 @@ class FilesConnector:
         forgotten = entry is not None and entry.state == "skipped" and entry.reason == FORGOTTEN_FILE_REASON
         row = ManifestEntry(str(path), found.size, found.mtime_ns, found.sha256, "skipped",
                             FORGOTTEN_FILE_REASON if forgotten else reason)
-        if learned and not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path),
-                                                                           mode="forget"), row):
+        if learned and not await self._hand_over(path, root, tally, [Ingest(self.being, file_source(path),
+                                                                            mode="forget")], row):
             return  # a skipped row never keeps memories: its text is gone (now binary, now a link)
         if not (forgotten or (entry is not None and entry.state == "skipped" and entry.reason == reason)):
             gone = "; the memories it gave are forgotten" if learned else ""
@@ -351,22 +378,24 @@ class FilesConnector:
 
     async def _gone(self, path: Path, root: Path, entry: ManifestEntry, tally: Tally) -> None:
         if entry.state == "indexed":
-            if not await self._hand_over(path, root, tally, Ingest(self.being, file_source(path), mode="forget"), None):
+            if not await self._hand_over(path, root, tally, [Ingest(self.being, file_source(path), mode="forget")],
+                                         None):
                 return
             tally.gone += 1
         else:
             manifest.delete(self.store, self.being, path)
 
-    async def _hand_over(self, path: Path, root: Path, tally: Tally, item: Ingest, row: ManifestEntry | None) -> bool:
-        """Stage `item` for the learn worker and save the file's manifest `row` (None: delete it) in one
-        transaction (invariant 3: the cursor moves with what it hands over), then queue the job in a thread.
-        When the store refuses the write (a full disk, a long lock) the file waits for a retry with backoff and
-        False is returned; when Redis refuses the job the item simply waits in SQLite (the supervisor queues it
-        once Redis takes writes again), so True."""
+    async def _hand_over(self, path: Path, root: Path, tally: Tally, items: list[Ingest],
+                         row: ManifestEntry | None) -> bool:
+        """Stage `items` (one file's, of one mode) for the learn worker and save the file's manifest `row` (None:
+        delete it) in one transaction (invariant 3: the cursor moves with what it hands over), then queue the job in
+        a thread. When the store refuses the write (a full disk, a long lock) the file waits for a retry with
+        backoff and False is returned; when Redis refuses the job the item simply waits in SQLite (the supervisor
+        queues it once Redis takes writes again), so True."""
         if not tally.blocked:
             try:
                 with self.store.atomic():
-                    ids = ingest.stage(self.store, [item])
+                    ids = ingest.stage(self.store, items)
                     if row is not None:
                         manifest.upsert(self.store, self.being, row)
                     else:
@@ -380,7 +409,7 @@ class FilesConnector:
                 if self.unwritable:
                     self.unwritable = False
                     log.info("files: the store takes writes again; handing over what waited")
-                await self._queue(ids, item.mode)
+                await self._queue(ids, items[0].mode)
                 return True
         self._retry[path] = root
         self._retry_wanted.set()
