@@ -7,6 +7,7 @@ import asyncio
 import gzip
 import json
 import os
+import re
 import pwd
 import shutil
 import sqlite3
@@ -549,6 +550,55 @@ def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, 
     assert "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed." in texts
     assert texts[-1] == "Files: 0 new, 0 changed, 1 gone, 0 skipped, 0 failed."
     assert learn_jobs(redis) == 3  # old.md, fresh.md, forget old.md
+
+
+def inotify_inodes() -> set[int]:
+    """The inode of every path this process's inotify instances watch (/proc/self/fdinfo: `inotify wd:… ino:<hex>`)."""
+    found = set()
+    for info in Path("/proc/self/fdinfo").iterdir():
+        try:
+            text = info.read_text()
+        except OSError:
+            continue
+        found |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", text, re.M)}
+    return found
+
+
+def test_a_symlink_to_a_big_folder_is_not_watched_and_every_real_folder_is(twin_env, store, activity, redis, root,
+                                                                           tmp_path):
+    """A link to `/` in a watched folder put inotify watches on the whole system (watchfiles' recursive watch follows
+    symlinks) and used up the budget before the folder's own subfolders: their changes were never seen (a breaker
+    run). Each real folder is watched on its own now, the link's target never; a folder made later is watched too."""
+    outside = tmp_path / "outside"
+    for name in ("a", "b", "c"):
+        (outside / name).mkdir(parents=True)
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "link").symlink_to(outside)
+    conn = FilesConnector(twin_env.model_copy(update={"files_roots": [root]}), store, Bus(redis), activity)
+    seen = {}
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(conn.run(stop))
+        await wait_for(lambda: any(t.startswith("Files: found") for t in lines(activity)))
+        seen["watched"] = inotify_inodes()
+        deep = root / "sub" / "deeper" / "boiler.md"
+        deep.write_text("The boiler was serviced by Kessler Heating in March.")
+        await wait_for(lambda: manifest.get(store, twin_env.being, deep) is not None)
+        made = root / "sub" / "made-later" / "bees.md"  # a folder that appears, and a file in it at once
+        made.parent.mkdir()
+        made.write_text("The owner keeps two bee hives behind the shed.")
+        await wait_for(lambda: manifest.get(store, twin_env.being, made) is not None)
+        later = root / "sub" / "made-later" / "honey.md"  # … whose later changes are seen too
+        later.write_text("The owner sold twelve jars of honey at the market.")
+        await wait_for(lambda: manifest.get(store, twin_env.being, later) is not None)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(scenario())
+    ours = {os.stat(p).st_ino for p in (root, root / "sub", root / "sub" / "deeper")}
+    theirs = {os.stat(p).st_ino for p in (outside, outside / "a", outside / "b", outside / "c")}
+    assert ours <= seen["watched"] and not theirs & seen["watched"], (ours, theirs, seen["watched"])
 
 
 def test_redis_down_loses_nothing_the_file_waits_in_sqlite(twin_env, store, activity, tmp_path, root):

@@ -7,6 +7,12 @@ and once raised the same watcher raises it again on every later call, losing the
 a new one and rescans the roots once the new one is up, so nothing changed meanwhile is missed. The rescan finds
 the file that broke it and the connector skips it with one diary line (`FilesConnector._utf8_name`).
 
+Each folder is watched on its own (`recursive=False` over `real_dirs`): watchfiles' recursive watch follows
+symlinks, so one link to `/` in a watched folder put inotify watches on the whole system and used up the budget
+before the folder's own subfolders (a breaker run: their changes were never seen). A folder that appears (made,
+moved in) gets a new watcher over every folder, and is then synced as a batch of its own, so a file written into it
+before its watch existed is not missed.
+
 Restarts are paced: at once after a quiet spell, otherwise at most one per `RESTART_MIN_S`, and never more than
 `RESCAN_SHARE` of the time spent rescanning (a file with a bad name written every second must not keep the
 machine busy). Other watcher errors (a root gone, an I/O error) back off from 1 s to 60 s with one `degraded`
@@ -18,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
+import stat
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -56,6 +64,31 @@ def is_undecodable_path(exc: BaseException) -> bool:
     return isinstance(exc, RuntimeError) and "decode path" in str(exc)
 
 
+def real_dirs(roots: list[Path], enters: Callable[[str], bool]) -> list[Path]:
+    """Every folder under `roots` (the roots first) reached without following a symlink and that `enters` (the
+    connector's filter: no hidden or tool folder) lets through: what is watched. A folder that cannot be listed is
+    watched itself, not entered. Blocking: one `scandir` per folder."""
+    out: list[Path] = []
+    pending = list(reversed(roots))
+    while pending:
+        folder = pending.pop()
+        out.append(folder)
+        try:
+            with os.scandir(folder) as entries:
+                found = [Path(e.path) for e in entries if _is_real_dir(e) and enters(e.path)]
+        except OSError:
+            continue
+        pending.extend(sorted(found, reverse=True))
+    return out
+
+
+def _is_real_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def watcher_error(exc: BaseException) -> BaseException | None:
     """The watcher's own error inside `exc` (an `OSError` or a `RuntimeError`, unwrapped from the exception groups
     `awatch`'s task group wraps it in), or None when `exc` is anything else (a bug: it must propagate)."""
@@ -72,13 +105,15 @@ class WatchLoop:
 
     `on_changes(changes)` handles one batch; `rescan()` brings every root in line with the disk (without the scan's
     full diary line) and runs after every restart, once the new watcher is up. `watch_filter` is watchfiles'
-    filter hook; `poll_delay_ms` the polling interval once the inotify watch limit is reached."""
+    filter hook; `enters(path)` says which folders are watched (`real_dirs`); `poll_delay_ms` the polling interval
+    once the inotify watch limit is reached."""
 
     def __init__(self, roots: list[Path], watch_filter: Callable[[watchfiles.Change, str], bool], poll_delay_ms: int,
                  on_changes: Callable[[Changes], Awaitable[None]], rescan: Callable[[], Awaitable[object]],
-                 activity: Activity):
+                 activity: Activity, enters: Callable[[str], bool] = lambda path: True):
         self.roots = roots
         self.watch_filter = watch_filter
+        self.enters = enters
         self.poll_delay_ms = poll_delay_ms
         self.on_changes = on_changes
         self.rescan = rescan
@@ -93,8 +128,9 @@ class WatchLoop:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until `stop` is set. The first watcher is set up before this coroutine's first real await, so a
-        scan started right after it misses nothing (`FilesConnector.run`). Raises only on a bug."""
-        rescan = False
+        scan started right after it misses nothing (`FilesConnector.run`); a new folder starts a new watcher at once.
+        Raises only on a bug."""
+        rescan: bool | set[str] = False  # after a failed watcher every root; after a new folder that folder
         while not stop.is_set():
             roots = [r for r in self.roots if r.is_dir()]  # no await before awatch: see the docstring
             if not roots:
@@ -102,14 +138,16 @@ class WatchLoop:
                 await stop.wait()
                 return
             try:
-                await self._follow(roots, stop, rescan)
-                return
+                new = await self._follow(roots, stop, rescan)
+                if not new:
+                    return
+                rescan, delay_s = new, 0.0
             except Exception as exc:  # sorted by watcher_error; anything else is re-raised
                 problem = watcher_error(exc)
                 if problem is None:
                     raise
                 delay_s = self._after(problem)
-            rescan = True
+                rescan = True
             if await stopped_within(stop, delay_s):
                 return
             self._last_restart = time.monotonic()
@@ -121,6 +159,9 @@ class WatchLoop:
             log.warning("files: OS file watch limit reached; polling every %d ms instead", self.poll_delay_ms)
             self.polling = True
             return 0.0
+        if isinstance(problem, FileNotFoundError) or getattr(problem, "errno", None) == errno.ENOENT:
+            log.info("files: a watched folder went away while the watcher started (%s); watching again", problem)
+            return max(0.0, self._last_restart + RESTART_MIN_S - time.monotonic())
         if is_undecodable_path(problem):
             spacing_s = max(RESTART_MIN_S, self._last_rescan_s / RESCAN_SHARE)
             delay_s = max(0.0, self._last_restart + spacing_s - time.monotonic())
@@ -142,32 +183,39 @@ class WatchLoop:
             self._broken = False
             self.activity.record("recovered", "Files: live watching works again.")
 
-    async def _follow(self, roots: list[Path], stop: asyncio.Event, rescan: bool) -> None:
-        """One watcher: create it, rescan when asked (after its watches exist), then hand on every batch until it
-        stops (returns) or fails (raises its error)."""
+    async def _follow(self, roots: list[Path], stop: asyncio.Event, rescan: bool | set[str]) -> set[str] | None:
+        """One watcher over every folder (`real_dirs`): create it, rescan when asked (after its watches exist: every
+        root for True, those folders as one batch for a set), then hand on every batch until it stops (None), a
+        batch brings a new folder (the new folders: the caller starts a new watcher) or it fails (raises)."""
         own_stop = asyncio.Event()  # awatch sets its stop event when cancelled: only this watcher's, never `stop`
         mirror = asyncio.create_task(_mirror(stop, own_stop))
-        batches = watchfiles.awatch(*roots, watch_filter=self.watch_filter, stop_event=own_stop,
-                                    debounce=WATCH_DEBOUNCE_MS,
+        folders = real_dirs(roots, self.enters)
+        watched = {str(f) for f in folders}
+        batches = watchfiles.awatch(*folders, watch_filter=self.watch_filter, stop_event=own_stop,
+                                    debounce=WATCH_DEBOUNCE_MS, recursive=False,
                                     force_polling=self.polling or None, poll_delay_ms=self.poll_delay_ms,
                                     ignore_permission_denied=True)
         pending = asyncio.ensure_future(anext(batches))
         try:
             await asyncio.sleep(0)  # awatch creates its watches before its first await
-            if rescan:
+            if rescan is True:
                 started = time.monotonic()
                 await self.rescan()
                 self._last_rescan_s = time.monotonic() - started
+            elif rescan:
+                await self._hand_on({(watchfiles.Change.added, path) for path in rescan})
             while True:
                 try:
                     changes = await pending
                 except StopAsyncIteration:
-                    return
+                    return None
                 self._working_again()
-                try:
-                    await self.on_changes(changes)
-                except Exception:  # loop boundary (STYLE.md 9): the next batch or rescan catches up
-                    log.exception("files: a batch of %d change(s) failed; going on", len(changes))
+                await self._hand_on(changes)
+                new = {path for change, path in changes if change != watchfiles.Change.deleted
+                       and path not in watched and _is_real_dir_path(path) and self.enters(path)}
+                if new:
+                    log.info("files: %d new folder(s); watching them too", len(new))
+                    return new
                 pending = asyncio.ensure_future(anext(batches))
         finally:
             mirror.cancel()
@@ -176,6 +224,20 @@ class WatchLoop:
                 pending.cancel()
             await asyncio.gather(pending, mirror, return_exceptions=True)
             await batches.aclose()
+
+
+    async def _hand_on(self, changes: Changes) -> None:
+        try:
+            await self.on_changes(changes)
+        except Exception:  # loop boundary (STYLE.md 9): the next batch or rescan catches up
+            log.exception("files: a batch of %d change(s) failed; going on", len(changes))
+
+
+def _is_real_dir_path(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 async def _mirror(source: asyncio.Event, target: asyncio.Event) -> None:

@@ -188,7 +188,7 @@ class FilesConnector:
         """
         self._stop = stop
         self.watcher = WatchLoop(self.roots, self.filter, self.settings.files_poll_delay_ms, self._on_changes,
-                                 lambda: self.scan_once(quiet=True), self.activity)
+                                 lambda: self.scan_once(quiet=True), self.activity, enters=self.filter.accepts)
         watch = asyncio.create_task(self.watcher.run(stop), name="files-watch")
         retry = settle = None
         try:
