@@ -50,14 +50,17 @@ class Records(Protocol):
 
 
 def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespaces = None) -> int:
-    """Write every memory of `being` (all statuses) in `namespaces` (None: every namespace), oldest first, one JSON
-    object per line with its `namespace` (`json_text`: UTF-8, terminal controls and lone surrogates as `\\uXXXX`
+    """Write every memory of `being` (all statuses) in `namespaces` (None: every namespace) in the order they were
+    stored (by id: an import into a fresh data dir gives each its own id only while they rise, and an export in
+    `created_at` order put a memory imported with an old date before older ids, so 13,095 of 13,097 came back under
+    new ids: a breaker run), one JSON object per line with its `namespace` (`json_text`: UTF-8, terminal controls and lone surrogates as `\\uXXXX`
     escapes, so the file is safe on a terminal and always encodable). Returns the count."""
     edges: dict[int, list[list]] = {}
     for src, dst, kind, strength in edges_of_being(store, being):
         edges.setdefault(src, []).append([dst, kind, strength])
     n = 0
-    for memory in reversed(store.list_memories(being, limit=10**12, include_superseded=True, namespaces=namespaces)):
+    for memory in sorted(store.list_memories(being, limit=10**12, include_superseded=True, namespaces=namespaces),
+                         key=lambda m: m.id):
         out.write(json_text({**memory.to_dict(), "edges": edges.get(memory.id, [])}) + "\n")
         n += 1
     return n
