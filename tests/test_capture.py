@@ -333,3 +333,16 @@ def test_selective_terms_drops_the_common_ones_keeps_small_stores_whole_and_the_
     assert selective_terms(["owner", "lives"], counts, 1000, 0.01, 10) == ["lives"]  # every one common: the rarest
     assert selective_terms(["owner"], {"owner": 900}, 1000, 0.5, 2000) == ["owner"]  # a small store keeps it
     assert selective_terms(["nowhere"], counts, 1000, 0.5, 200) == []
+
+
+def test_text_in_decomposed_form_is_learned_composed_and_says_the_same_as_the_composed_text(store, activity):
+    """"I\u0301 live in Mu\u0308nchen" became "Owneŕ live in München": the accent of a decomposed letter stuck to the
+    word before it (a breaker run). A text is read composed (NFC), and a decomposed repeat is the same memory."""
+    composed = "I live in München and I love crème brûlée."
+    decomposed = "I live in Mu\u0308nchen and I love cre\u0300me bru\u0302le\u0301e."
+    first = learn(store, activity, "owner", decomposed, "muse")
+    [memory] = [store.get(i) for i in first.created]
+    assert memory.content == "Owner lives in München and loves crème brûlée.", memory.content
+    assert "\u0308" not in memory.content and "\u0301" not in memory.content
+    again = learn(store, activity, "owner", composed, "muse")
+    assert again.created == [] and again.reinforced == first.created

@@ -9,6 +9,7 @@ memories are simply rows without a vector until the embedding worker flushes the
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -118,10 +119,15 @@ def extract_for_learning(store: Store, activity: Activity | None, being: str, te
     sentence or block holding each is learned locally by the offline extractor as a `sensitive` candidate with
     its value (`extract(..., only_secrets=True)`, first in the list), while the model reads the text with
     `[redacted]` in their place and its memories holding that placeholder are dropped (the same fact, once).
+    Both read the text in Unicode's composed form (NFC: a letter and its combining accent as one character).
 
     Each memory of the model that breaks seed 000's contract and cannot be rewritten is dropped with one `model`
     line naming the source type and the reason ("Model memory from telegram not kept: in the second person
     ('du', German)."), never the text."""
+    # composed form first (NFC): "I\u0301 live in Mu\u0308nchen" read its "I" as a word with an accent and became
+    # "Owneŕ live in München" (a breaker run); every extractor, rule and memory sees one form of a letter
+    text = unicodedata.normalize("NFC", text)
+    offline_text = unicodedata.normalize("NFC", offline_text) if offline_text is not None else None
     if provider is not None:
         local = (extract(text, document_title=document_title, limit=limit, only_secrets=True, speaker=speaker)
                  if contains_secret(text) else [])
