@@ -203,6 +203,7 @@ ABLATIONS = {
     "slots off": {"slots": False},
     "event anchors off": {"event_anchors": False},
     "turn neighbours off": {"turn_share": 0.0},
+    "successors inherit off": {"inherit": False},
     "importance off": {"importance": 0.0},
     "recency off": {"recency": 0.0},
     "newer-first on": {"newer_first": True},

@@ -42,7 +42,9 @@ class RecallConfig:
     newer_first, first_person, event_anchors: the rules of the same names (twin.recall.hybrid). turn_share,
     turn_gap_s: a result's score gains `turn_share` × the score of the best of its two neighbours in the same
     conversation (the memory of the same source just before or after it, at most `turn_gap_s` seconds apart) when
-    that neighbour is a result too: a question's answer is often the next turn (`Recall._with_turns`)."""
+    that neighbour is a result too: a question's answer is often the next turn (`Recall._with_turns`). inherit: the
+    current memory that superseded a candidate, when no candidate itself, takes that candidate's keyword and
+    vector scores (`Recall._inherited`)."""
 
     keyword: float = RECALL_WEIGHTS.keyword
     importance: float = RECALL_WEIGHTS.importance
@@ -63,6 +65,7 @@ class RecallConfig:
     event_anchors: bool = True
     turn_share: float = 0.15
     turn_gap_s: float = 600.0
+    inherit: bool = True
 
     @property
     def weights(self) -> Weights:

@@ -126,6 +126,15 @@ class MemoryStates:
                 out.setdefault(by, []).append((mid, why))
         return out
 
+    def successors(self, memory_ids: Iterable[int]) -> list[tuple[int, int]]:
+        """`(id, superseded_by)` of each of `memory_ids` that was superseded (by a memory that still exists: its
+        successor's deletion revives it, `memories_forget_revives`). One read by primary key per chunk; read-only."""
+        out: list[tuple[int, int]] = []
+        for chunk, marks in id_chunks(memory_ids):
+            out += self.conn.execute(f"SELECT id, superseded_by FROM memories WHERE id IN ({marks})"
+                                     " AND status = 'superseded' AND superseded_by IS NOT NULL", chunk).fetchall()
+        return out
+
     def superseded_by_of(self, memory_id: int) -> list[int]:
         """Ids of the memories `memory_id` superseded (their `superseded_by` is it), oldest first (read-only)."""
         return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE superseded_by = ? ORDER BY id",
