@@ -100,7 +100,7 @@ def test_sigterm_under_load_loses_nothing_and_restart_relearns_nothing(daemon_en
     before = len(log.read_text())  # the second run may have logged the same line: read only the third's
     proc = start(daemon_env, log)
     try:
-        wait_for(lambda: "to learn (0 new, 0 changed, " in log.read_text()[before:].split("twin is up")[-1], 60,
+        wait_for(lambda: "0 to learn (0 new, 0 changed), " in log.read_text()[before:].split("twin is up")[-1], 60,
                  "the rescan line")
         time.sleep(2)
         with Store(db) as store:

@@ -51,7 +51,7 @@ def test_a_folder_of_every_kind_is_accounted_for():
     folder, expected, texts = scan_as_nobody("twin-accounting-", fill_and_lock)
     learned = sum(v == "learn" for v in expected.values())
     assert learned == 4 and len(expected) == 13
-    assert texts[-1] == ("Files: found 13 files: 4 to learn (4 new, 0 changed, 0 unchanged), 8 skipped (2 ignored"
+    assert texts[-1] == ("Files: found 13 files: 4 to learn (4 new, 0 changed), 0 already learned, 8 skipped (2 ignored"
                          " name, 2 not a text file, 1 binary, 1 empty, 1 hidden name, 1 too large), 1 failed"
                          " (1 unreadable: permission denied); 0 gone; 1 hidden or tool folder not read.")
     # a line of its own only for what the owner may want to fix: the binary .txt, the huge file, the locked one
@@ -76,7 +76,7 @@ def test_the_lines_count_every_outcome():
                    "unreadable: broken symlink"):
         tally.count_skip(reason)
     assert is_failure("unreadable directory: permission denied") and not is_failure("unreadable: symlink loop")
-    assert scan_line(tally) == ("Files: found 15 files: 10 to learn (2 new, 1 changed, 7 unchanged), 4 skipped"
+    assert scan_line(tally) == ("Files: found 15 files: 3 to learn (2 new, 1 changed), 7 already learned, 4 skipped"
                                 " (2 not a text file, 1 empty, 1 unreadable: broken symlink), 1 failed (1 unreadable:"
                                 " permission denied); 1 gone; 2 hidden or tool folders not read.")
     assert batch_line(Tally(new=1)) == "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed."

@@ -211,7 +211,7 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (3, 0, 0, 0)
-    assert lines(activity)[-1] == ("Files: found 3 files: 3 to learn (3 new, 0 changed, 0 unchanged), 0 skipped,"
+    assert lines(activity)[-1] == ("Files: found 3 files: 3 to learn (3 new, 0 changed), 0 already learned, 0 skipped,"
                                    " 0 failed; 0 gone.")
     drain()
     for path in (notes, readme, page):
@@ -226,7 +226,7 @@ def test_new_changed_gone_end_to_end(twin_env, store, activity, redis, root):
     page.unlink()  # gone: its memories are forgotten
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())
     assert (tally.new, tally.changed, tally.gone) == (0, 1, 1)
-    assert lines(activity)[-1] == ("Files: found 2 files: 2 to learn (0 new, 1 changed, 1 unchanged), 0 skipped,"
+    assert lines(activity)[-1] == ("Files: found 2 files: 1 to learn (0 new, 1 changed), 1 already learned, 0 skipped,"
                                    " 0 failed; 1 gone.")
     drain()
     assert not fts_hits(store, "kayaks") and fts_hits(store, "canoe")
@@ -248,7 +248,7 @@ def test_restart_relearns_nothing_unchanged(twin_env, store, activity, redis, ro
     assert (tally.new, tally.changed, tally.skipped) == (0, 0, 0)
     assert learn_jobs(redis) == 5
     assert manifest.paths(store, twin_env.being, root) == before
-    assert lines(activity)[-1] == ("Files: found 5 files: 5 to learn (0 new, 0 changed, 5 unchanged), 0 skipped,"
+    assert lines(activity)[-1] == ("Files: found 5 files: 0 to learn (0 new, 0 changed), 5 already learned, 0 skipped,"
                                    " 0 failed; 0 gone.")
 
     touched = root / "n0.md"  # new mtime, same bytes: only the row moves
@@ -291,7 +291,7 @@ def test_emptied_or_now_binary_file_forgets_its_memories(twin_env, store, activi
                                                                   ("forget", f"file:{emptied}")]
     assert manifest.get(store, twin_env.being, emptied) is None
     assert manifest.get(store, twin_env.being, binary).state == "skipped"
-    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 2 skipped"
+    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed), 0 already learned, 2 skipped"
                                    " (1 binary, 1 empty), 0 failed; 1 gone.")
 
 
@@ -323,7 +323,7 @@ def test_bad_files_are_skipped_once_and_the_rest_indexed(twin_env, store, activi
     assert sorted(skips) == sorted(f"Files: skipped {root / name} ({why})." for name, why in expected.items())
     assert (tally.new, tally.skipped) == (2, len(expected))
     assert lines(activity)[-1] == (  # every file is accounted for, the quiet ones (empty, photo, prog) too
-        "Files: found 12 files: 2 to learn (2 new, 0 changed, 0 unchanged), 10 skipped (2 binary, 1 empty, 1 not a"
+        "Files: found 12 files: 2 to learn (2 new, 0 changed), 0 already learned, 10 skipped (2 binary, 1 empty, 1 not a"
         " text file, 1 symlink to a directory, not followed, 1 symlink to a file outside the roots, 1 too large,"
         " 1 undecodable, 1 unreadable: broken symlink, 1 unreadable: not a regular file), 0 failed; 0 gone;"
         " 1 symlink to a file in the folders, read under its own path.")  # inside.md: counted, read as ok.md
@@ -354,7 +354,7 @@ def test_files_ignore_leaves_licence_and_changelog_out(twin_env, store, activity
     tally = asyncio.run(make(twin_env, store, redis, activity, root).scan_once())  # the default globs
     assert (tally.new, tally.skipped) == (1, 0) and learn_jobs(redis) == 1
     assert set(manifest.paths(store, being, root)) == {str(readme)}  # no row, no activity line for the others
-    assert lines(activity) == ["Files: found 3 files: 1 to learn (1 new, 0 changed, 0 unchanged), 2 skipped"
+    assert lines(activity) == ["Files: found 3 files: 1 to learn (1 new, 0 changed), 0 already learned, 2 skipped"
                                " (2 ignored name), 0 failed; 0 gone."]
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=[]).scan_once())
@@ -374,7 +374,7 @@ def test_file_matching_a_new_ignore_glob_is_forgotten(twin_env, store, activity,
 
     tally = asyncio.run(make(twin_env, store, redis, activity, root, files_ignore=["notes*"]).scan_once())
     assert (tally.new, tally.changed, tally.gone, tally.skipped) == (0, 0, 1, 0)
-    assert lines(activity)[-1] == ("Files: found 2 files: 1 to learn (0 new, 0 changed, 1 unchanged), 1 skipped"
+    assert lines(activity)[-1] == ("Files: found 2 files: 0 to learn (0 new, 0 changed), 1 already learned, 1 skipped"
                                    " (1 ignored name), 0 failed; 1 gone.")
     assert manifest.get(store, being, notes) is None and manifest.get(store, being, keep).state == "indexed"
     drain()
@@ -453,7 +453,7 @@ def test_permission_denied_file_and_directory():
     root, _, texts = scan_as_nobody("twin-perm-", _lock_two)
     assert sorted(texts[:2]) == [f"Files: skipped {root / 'locked'} (unreadable directory: permission denied).",
                                  f"Files: skipped {root / 'secret.txt'} (unreadable: permission denied)."]
-    assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed, 0 unchanged), 0 skipped, 2 failed"
+    assert texts[2:] == ["Files: found 2 files: 0 to learn (0 new, 0 changed), 0 already learned, 0 skipped, 2 failed"
                          " (1 unreadable directory: permission denied, 1 unreadable: permission denied); 0 gone."]
 
 
@@ -545,7 +545,7 @@ def test_live_watch_pushes_new_and_gone_files(twin_env, store, activity, redis, 
     asyncio.run(scenario())
     texts = lines(activity)
     assert f"Files: root {root.parent / 'no-such-root'} is missing; left as it was." in texts
-    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed, 0 unchanged), 1 skipped (1 symlink to a directory,"
+    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed), 0 already learned, 1 skipped (1 symlink to a directory,"
             " not followed), 0 failed; 0 gone.") in texts
     assert "Files: 1 new, 0 changed, 0 gone, 0 skipped, 0 failed." in texts
     assert texts[-1] == "Files: 0 new, 0 changed, 1 gone, 0 skipped, 0 failed."
@@ -680,7 +680,7 @@ def test_file_name_that_is_not_utf8_is_skipped_and_watching_goes_on(twin_env, st
     asyncio.run(scenario())
     texts = lines(activity)
     assert f"Files: skipped {root}/latin1-\\xe9.txt (file name is not valid UTF-8)." in texts
-    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed, 0 unchanged), 1 skipped (1 file name is not valid"
+    assert ("Files: found 2 files: 1 to learn (1 new, 0 changed), 0 already learned, 1 skipped (1 file name is not valid"
             " UTF-8), 0 failed; 0 gone.") in texts
     drain()
     assert memories(store, being, root / "good.md") and memories(store, being, root / "later.md")

@@ -206,7 +206,7 @@ class FilesConnector:
     async def scan_once(self, quiet: bool = False) -> Tally:
         """Compare every root with the manifest: push new and changed files, forget gone ones, record skips,
         then write the line that accounts for every file found (`files_tally.scan_line`: "Files: found 9 files:
-        2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (…), 1 failed (…); 0 gone."). A missing root gets
+        2 to learn (2 new, 0 changed), 0 already learned, 6 skipped (…), 1 failed (…); 0 gone."). A missing root gets
         one activity line and its rows are kept (an unmounted disk is not a deletion). `quiet` (the rescan after
         a watcher restart) writes only a batch line, and only when a file was handed over, gone or newly skipped."""
         tally = Tally()

@@ -3,7 +3,7 @@ or failed (issue "Sources summarise what matters"). When what a pass handed over
 (`twin.ingest.BacklogWatch`, the one rule for every backlog).
 
 - `Tally` counts one pass (the start-up scan, a live batch, a retry); `scan_line()` and `batch_line()` are its
-  diary lines: "Files: found 9 files: 2 to learn (2 new, 0 changed, 0 unchanged), 6 skipped (3 not a text
+  diary lines: "Files: found 9 files: 2 to learn (2 new, 0 changed), 0 already learned, 6 skipped (3 not a text
   file, 2 empty, 1 binary), 1 failed (1 unreadable: permission denied); 0 gone."
 
 Skipped and failed: a file the connector will not read by its kind (a name it does not know, a hidden name, a
@@ -67,10 +67,11 @@ def _files(n: int) -> str:
 
 def scan_line(tally: Tally) -> str:
     """The start-up scan's diary line: every file found, by outcome (see the module docstring)."""
-    learn = tally.new + tally.changed + tally.unchanged
+    learn = tally.new + tally.changed
     skipped, failed = sum(tally.reasons.values()), sum(tally.failures.values())
-    line = (f"Files: found {_files(learn + skipped + failed + tally.deferred)}: {learn:,} to learn ({tally.new:,} new,"
-            f" {tally.changed:,} changed, {tally.unchanged:,} unchanged), {skipped:,} skipped"
+    found = learn + tally.unchanged + skipped + failed + tally.deferred
+    line = (f"Files: found {_files(found)}: {learn:,} to learn ({tally.new:,} new, {tally.changed:,} changed),"
+            f" {tally.unchanged:,} already learned, {skipped:,} skipped"
             + (f" ({_reasons(tally.reasons)})" if skipped else "") + f", {failed:,} failed"
             + (f" ({_reasons(tally.failures)})" if failed else "") + f"; {tally.gone:,} gone")
     if tally.deferred:
