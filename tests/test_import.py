@@ -42,6 +42,7 @@ def hostile_lines() -> tuple[list[bytes], dict[int, str], dict[str, dict]]:
         (json.dumps({"content": 7}).encode(), "content"), (json.dumps({"content": ["a"]}).encode(), "content"),
         (json.dumps({"content": ""}).encode(), "content"), (json.dumps({"content": "   "}).encode(), "content"),
         (json.dumps({"content": "\x1b[2J\x00\u202e"}).encode(), "control characters"),
+        (json.dumps({"content": "\u202e\u200b\ufeff"}).encode(), "invisible"),
         (bad(kind="feeling"), "kind"), (bad(kind=3), "kind"), (bad(kind=["fact"]), "kind"),
         (bad(sensitivity="secret"), "sensitivity"), (bad(status="deleted"), "status"), (bad(tier="hot"), "tier"),
         (bad(importance="0.5"), "importance"), (bad(importance=True), "importance"),
@@ -227,3 +228,21 @@ def test_an_export_imported_into_a_fresh_store_keeps_every_id_whatever_the_memor
         report = import_memories(fresh, None, "owner", out.getvalue().splitlines())
         assert report["renumbered"] == 0 and report["created"] == 5, report
         assert sorted(m.id for m in fresh.list_memories("owner", limit=50)) == [i for i in made if i != made[2]]
+
+
+def test_a_supersession_cycle_or_a_self_reference_in_an_import_leaves_one_memory_current(tmp_path):
+    """Two lines superseded by each other imported as they said, and both were hidden from recall for good (a
+    breaker run): the line that would close the cycle is imported active, with a problem line saying why."""
+    lines = [json.dumps({"id": 503, "content": "Owner keeps the cycle pump in the shed.", "status": "superseded",
+                         "superseded_by": 504}),
+             json.dumps({"id": 504, "content": "Owner keeps the cycle pump in the van.", "status": "superseded",
+                         "superseded_by": 503}),
+             json.dumps({"id": 505, "content": "Owner keeps the tyre levers in the hall.", "status": "superseded",
+                         "superseded_by": 505})]
+    with Store(tmp_path / "t.db") as store:
+        report = import_memories(store, None, "owner", lines)
+        active = [m.content for m in store.list_memories("owner", limit=50)]
+        assert active == ["Owner keeps the tyre levers in the hall.", "Owner keeps the cycle pump in the van."]
+        assert store.get(503).superseded_by == 504
+        assert any("line 2: superseded by 503, which is superseded by it in turn" in p for p in report["problems"])
+        assert any("line 3: superseded by itself" in p for p in report["problems"]), report["problems"]

@@ -40,7 +40,7 @@ from typing import BinaryIO
 
 from twin.memory import KINDS, SENSITIVITIES, STATUSES, Memory, format_time, parse_time, utc_now
 from twin.namespaces import DEFAULT_NAMESPACE, NamespaceError, checked, split_stored
-from twin.outside_text import escape_controls, strip_controls
+from twin.outside_text import escape_controls, has_text, strip_controls
 from twin.text.sensitivity import infer_sensitivity
 
 MAX_LINE_BYTES = 1 << 20
@@ -142,8 +142,8 @@ def checked_row(raw: dict, namespace: str = DEFAULT_NAMESPACE, stored: Callable[
     if not isinstance(content, str) or not content.strip():
         raise BadLine("content must be a non-empty string")
     content = strip_controls(content).strip()
-    if not content:
-        raise BadLine("content holds only control characters")
+    if not has_text(content):  # invisible characters alone (U+200B, U+FEFF) are refused as every interface does
+        raise BadLine("content holds only control characters or invisible ones")
     if len(content) > MAX_CONTENT_CHARS:
         raise BadLine(f"content is longer than {MAX_CONTENT_CHARS} characters")
     sensitivity = _choice(raw, "sensitivity", SENSITIVITIES,

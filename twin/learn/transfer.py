@@ -53,8 +53,9 @@ def export_memories(store: Store, being: str, out: TextIO, namespaces: Namespace
     """Write every memory of `being` (all statuses) in `namespaces` (None: every namespace) in the order they were
     stored (by id: an import into a fresh data dir gives each its own id only while they rise, and an export in
     `created_at` order put a memory imported with an old date before older ids, so 13,095 of 13,097 came back under
-    new ids: a breaker run), one JSON object per line with its `namespace` (`json_text`: UTF-8, terminal controls and lone surrogates as `\\uXXXX`
-    escapes, so the file is safe on a terminal and always encodable). Returns the count."""
+    new ids: a breaker run), one JSON object per line with its `namespace` (`json_text`: UTF-8, terminal controls
+    and lone surrogates as `\\uXXXX` escapes, so the file is safe on a terminal and always encodable). Returns the
+    count."""
     edges: dict[int, list[list]] = {}
     for src, dst, kind, strength in edges_of_being(store, being):
         edges.setdefault(src, []).append([dst, kind, strength])
@@ -126,10 +127,12 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             target = old_to_new.get(old_target) if _is_id(old_target) else None
             if target is not None and len({f.namespace for f in store.ranking_fields([mid, target]).values()}) > 1:
                 target = None  # a supersession never crosses namespaces (seed 003)
-            if target is None or target == mid:
+            if target is None or target == mid or _leads_back(store, target, mid):
                 store.revive(mid)  # inserted superseded, with no successor yet
-                report["problems"].append(f"line {number}: superseded by {shown(old_target)}, which is not in the "
-                                          "import; imported as active")
+                why = ("itself" if target == mid else
+                       f"{shown(old_target)}, which is superseded by it in turn (a cycle hides both)" if target
+                       else f"{shown(old_target)}, which is not in the import")
+                report["problems"].append(f"line {number}: superseded by {why}; imported as active")
                 continue
             why = " ".join(strip_controls(reason).split())[:300] if isinstance(reason, str) else None
             store.supersede(mid, target, why or None)
@@ -162,6 +165,19 @@ def _import_row(store: Store, being: str, raw: dict, namespace: str,
         raise BadLine(f"refused by the store ({exc})") from exc
     store.add_edge_markers([mid], row["created_at"])
     return mid, True, line_notes(raw, row, being)
+
+
+def _leads_back(store: Store, start: int, mid: int) -> bool:
+    """True when following `superseded_by` from `start` reaches `mid` (superseding `mid` by `start` would close a
+    cycle, and every memory of a cycle is hidden from recall for good: a breaker run imported one)."""
+    seen: set[int] = set()
+    current: int | None = start
+    while current is not None and current not in seen:
+        if current == mid:
+            return True
+        seen.add(current)
+        current = dict(store.successors([current])).get(current)
+    return False
 
 
 def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> None:
