@@ -118,6 +118,25 @@ def test_a_resting_worker_answers_a_checkpoint_request_without_opening_when_noth
     assert not vectors.saved_is_whole(store)  # a forgotten vector: the job opens the index and scrubs it
 
 
+@pytest.mark.parametrize("damage", ["truncated", "deleted"])
+def test_a_saved_index_damaged_while_resting_is_not_whole_and_the_job_rebuilds_it(opened, twin_paths, store, damage):
+    """A truncated or deleted index file stayed so while the worker rested (the periodic request was answered
+    "whole" from memory): the request now opens the index, which rebuilds it from SQLite (a breaker run)."""
+    vectors, clock, calls = opened
+    clock.now += 61
+    assert vectors.rest_if_idle() and vectors.saved_is_whole(store)
+    path = twin_paths.index_path
+    if damage == "truncated":
+        path.write_bytes(b"")
+    else:
+        path.unlink()
+    assert not vectors.saved_is_whole(store)
+    with vectors.held(use=False) as (_, writer):  # what index_checkpoint does then
+        writer.checkpoint()
+    ids = {row[0] for row in store.conn.execute("SELECT id FROM memories")}
+    assert len(calls) == 2 and saved_labels(twin_paths, store) == ids
+
+
 def test_housekeeping_more_often_than_the_rest_time_does_not_keep_it_awake(opened, twin_paths, store):
     """A checkpoint every 20 s (the supervisor's request) and a dream cycle do not restart the 60 s idle time; a
     job that embeds does."""

@@ -15,16 +15,19 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import json
 import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from twin.exceptions import TwinError
 from twin.store.edges import marked_with_vectors
+from twin.vectors.index import meta_path_of
 
 if TYPE_CHECKING:
     from twin.store import Store
@@ -47,6 +50,16 @@ def release_heap() -> bool:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return bool(libc.malloc_trim(0))
     except (OSError, AttributeError):
+        return False
+
+
+def _still_there(path: Path) -> bool:
+    """True when the saved index file `path` and its metadata are there and the file has the size the metadata
+    wrote (cheap: no checksum; `twin doctor` and a load check that)."""
+    try:
+        meta = json.loads(meta_path_of(path).read_text())
+        return path.stat().st_size == meta.get("size")
+    except (OSError, ValueError, AttributeError):
         return False
 
 
@@ -130,7 +143,7 @@ class RestingVectors:
                 log.warning("embed: could not checkpoint the index before resting (%s); keeping it", exc)
                 self._last_used = self._clock()
                 return False
-            self._saved = (self._writer.index.watermark, self._writer.index.model_id)
+            self._saved = (self._writer.index.watermark, self._writer.index.model_id, self._writer.index.path)
             self._embedder = self._writer = None
             gc.collect()
             release_heap()
@@ -146,12 +159,14 @@ class RestingVectors:
         """True while resting when the checkpoint written at the rest is still all a checkpoint would write: no
         vector stored since, no forgotten vector to scrub (tombstones), no marked memory with a vector waiting for
         its edges. The supervisor's periodic checkpoint request is then answered without opening anything (it came
-        every `index_checkpoint_s`, 300 s, and woke a resting worker each time: found by a breaker run)."""
+        every `index_checkpoint_s`, 300 s, and woke a resting worker each time: found by a breaker run). A saved
+        file that is gone or truncated since (its size against its metadata's) is not whole: the job opens the
+        index, which rebuilds it (a resting daemon stayed degraded until new work came: a breaker run)."""
         with self._lock:
             if self._writer is not None or self._saved is None:
                 return False
-            watermark, model_id = self._saved
-            return (store.max_embedding_seq() == watermark and not store.tombstones(1)
+            watermark, model_id, path = self._saved
+            return (_still_there(path) and store.max_embedding_seq() == watermark and not store.tombstones(1)
                     and not marked_with_vectors(store, model_id, 1))
 
     def start(self) -> None:
