@@ -146,6 +146,13 @@ def test_export_import_is_lossless_and_deduplicates(twin_env, tmp_path):
                               text=True, timeout=60, check=False)
     assert done.returncode == 0 and "made the export file on stdout private" in done.stderr, done.stderr
     assert oct(piped.stat().st_mode & 0o777) == "0o600" and piped.read_text() == dump.read_text()
+    victim = tmp_path / "victim.txt"  # -o through a symbolic link: refused, its target untouched (a breaker run)
+    victim.write_text("not an export\n")
+    os.chmod(victim, 0o644)
+    (tmp_path / "link.jsonl").symlink_to(victim)
+    refused = twin("export", "-o", str(tmp_path / "link.jsonl"), check=False)
+    assert refused.returncode == 2 and "symbolic link" in refused.stderr, refused.stderr
+    assert victim.read_text() == "not an export\n" and oct(victim.stat().st_mode & 0o777) == "0o644"
     exported = [json.loads(line) for line in dump.read_text().splitlines()]
 
     fresh = tmp_path / "fresh"

@@ -9,7 +9,17 @@ import sqlite3
 import sys
 
 from twin import __version__
-from twin.cli.arguments import folder, limit, memory_id, namespace_name, port, positive, share, time_point
+from twin.cli.arguments import (
+    folder,
+    limit,
+    memory_id,
+    namespace_name,
+    port,
+    positive,
+    private_output,
+    share,
+    time_point,
+)
 from twin.cli.output import show
 from twin.exceptions import SettingsError, TwinError
 from twin.memory import KINDS
@@ -120,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ids", type=memory_id, nargs="*", help="memory ids (forgotten at once, through the running "
                    "daemon when it answers; --source, --about, --dry-run and --all-namespaces open the store here)")
     p.add_argument("--source", help="every memory of this source: file:/path, email:<thread>, telegram:<chat>, "
-                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*'), with \\* for a name "
-                   "that ends in * itself ('file:/home/me/plan\\*')")
+                   "browser; end it with * for every source that starts so ('file:/home/me/notes/*'), with \\* "
+                   "for a name that ends in * itself ('file:/home/me/plan\\*')")
     p.add_argument("--about", help="every memory that mentions this person or thing, and the chat rows that do; "
                    "a name's parts count alone too ('Ana', 'Dr. Souza' for 'Ana Souza'), listed apart")
     p.add_argument("--whole", action="store_true", help="with --about: only what names it whole")
@@ -139,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("backfill", "run", "embed every memory that lacks a vector of the current model (resumable)")
     p.add_argument("--batch", type=positive, default=200, help="memories per embedding call and checkpoint")
     p = add("export", "transfer", "write the whole twin as JSON lines: people, projects, every memory")
-    p.add_argument("--output", "-o", type=argparse.FileType("w", encoding="utf-8"), default="-",
+    p.add_argument("--output", "-o", type=private_output, default="-",
                    help="file to write (created 0600); default stdout")
     p.add_argument("--namespace", type=namespace_name, help="only this namespace (default: every one)")
     p = add("profile", "transfer", "show the profile, or edit it by hand", json_help=JSON_HELP)

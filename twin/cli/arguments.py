@@ -101,3 +101,26 @@ def time_point(value: str) -> str:
         return check_time(value, "time")
     except InvalidInput as exc:
         raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
+
+
+def private_output(value: str):
+    """`-o FILE` of a command that writes memories (`twin export`): `-` is stdout; a file is opened for writing
+    with mode 0600 (an existing one made 0600: it holds every memory, secrets too) and never through a symbolic link
+    (`O_NOFOLLOW`: a link put in the file's place would have the export overwrite its target and make it 0600; a
+    breaker run). Raises `argparse.ArgumentTypeError` with the reason."""
+    import errno
+    import os
+    import sys
+
+    if value == "-":
+        return sys.stdout
+    try:
+        fd = os.open(value, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise argparse.ArgumentTypeError(f"{value!r} is a symbolic link: not followed (write to the file "
+                                             "itself)") from exc
+        raise argparse.ArgumentTypeError(f"cannot write {value!r}: {exc.strerror or exc}") from exc
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+

@@ -24,10 +24,8 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     from twin.operations.transfer import export_twin
 
     with args.output as out:
-        if out is not sys.stdout:
-            os.chmod(out.name, 0o600)  # an existing file keeps its mode on open: memories are private
-        else:
-            _private_stdout()
+        if out is sys.stdout:
+            _private_stdout()  # a file of -o is made 0600 when opened (`twin.cli.arguments.private_output`)
         ctx = Context.open(settings)
         try:
             n = export_twin(ctx, out, args.namespace)
