@@ -346,3 +346,18 @@ def test_text_in_decomposed_form_is_learned_composed_and_says_the_same_as_the_co
     assert "\u0308" not in memory.content and "\u0301" not in memory.content
     again = learn(store, activity, "owner", composed, "muse")
     assert again.created == [] and again.reinforced == first.created
+
+
+def test_a_new_value_said_in_a_later_clause_replaces_the_old_one(store, activity):
+    """"I switched gyms; my gym is now Fitness Hut." stated the gym after a semicolon, which no slot read, so the old
+    gym stayed current and ranked first (a breaker run); and a value kept its "now"."""
+    from twin.text.capture_slots import read_slot
+
+    old = learn(store, activity, "owner", "My gym is Solinca Colombo.", "muse").created[0]
+    new = learn(store, activity, "owner", "I switched gyms; my gym is now Fitness Hut.", "muse")
+    assert new.superseded and store.get(old).status == "superseded"
+    assert store.get(old).superseded_by == new.created[0]
+    assert store.get(old).supersede_reason == "same gym, new value: Fitness Hut replaces Solinca Colombo"
+    slot = read_slot("Owner changed dentists; their dentist is now Dr. Ferreira.")
+    assert (slot.attribute, slot.value) == ("dentist", "Dr. Ferreira")
+    assert read_slot("Owner met Ana; her dentist is Dr. Okafor.") is None  # another's clause: not Owner's slot

@@ -234,8 +234,32 @@ def _fold(text: str) -> str:
 
 def read_slots(sentence: str, classes: bool = True) -> list[Slot]:
     """`_read_slots`, kept per sentence (`capture_rules.PARSED_CACHE`: capture reads the same older memories capture
-    after capture)."""
-    return list(_read_slots(sentence, classes))
+    after capture), of the sentence and of each later clause of Owner's after a semicolon (`_later_clauses`:
+    "Owner changed dentists; their dentist is now Dr. Ferreira." states the dentist, which went unseen and ranked
+    the old one first: a breaker run)."""
+    slots = list(_read_slots(sentence, classes))
+    for clause in _later_clauses(sentence):
+        slots += [slot for slot in _read_slots(clause, classes) if slot not in slots]
+    return slots
+
+
+_CLAUSE_OWNER = re.compile(r"^(?:their|owner's) (?=\w)", re.IGNORECASE)
+"""A later clause about Owner: "their …" (how the extractor writes the owner's "my" after the first mention) or
+"Owner's …"; "his"/"her" name someone else ("Owner met Ana; her dentist is …")."""
+
+
+def _later_clauses(sentence: str) -> list[str]:
+    """The clauses after the first of a sentence about Owner joined by "; ", each as a sentence of its own ("their
+    gym is now Fitness Hut." -> "Owner's gym is now Fitness Hut."); a clause about someone else is left out."""
+    if "; " not in sentence or not sentence.lower().startswith("owner"):
+        return []
+    out = []
+    for clause in sentence.split("; ")[1:]:
+        if _CLAUSE_OWNER.match(clause):
+            out.append("Owner's " + clause[_CLAUSE_OWNER.match(clause).end():])
+        elif clause.lower().startswith("owner"):
+            out.append("Owner" + clause[5:])
+    return out
 
 
 @lru_cache(maxsize=PARSED_CACHE)
@@ -298,6 +322,7 @@ def _value(text: str) -> str:
     """The value at the start of `text`: cut at the first qualifier, an article dropped."""
     value = _VALUE_END.split(" " + text.strip() + " ", maxsplit=1)[0].strip()
     value = re.sub(r"\s+(?:um)?gezogen$", "", value)
+    value = re.sub(r"^(?:now|currently|still|nun|jetzt) (?=\S)", "", value)  # "is now Fitness Hut": the value
     return _ARTICLE.sub("", value, count=1) if len(value.split()) > 1 else value
 
 
