@@ -152,10 +152,11 @@ def test_twin_import_prints_every_problem_and_imports_the_rest(tmp_path):
                           capture_output=True, timeout=120, env=env, check=False)
     out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
     assert proc.returncode == 1 and "Traceback" not in err, err  # lines were skipped: exit 1, the rest imported
-    assert out == f"imported {len(expected)} new, 0 already known, skipped {len(problems)} (1 imported with a note)\n"
+    assert out == f"imported {len(expected)} new, 0 already known, skipped {len(problems)} (2 imported with a note)\n"
     printed = [line for line in err.splitlines() if not line.endswith("(imported)")]
     noted = [line for line in err.splitlines() if line.endswith("(imported)")]
-    assert len(noted) == 1 and "field 'unknown_field', 'x' is not one of an export line: left out" in noted[0]
+    assert len(noted) == 2 and "field 'unknown_field', 'x' is not one of an export line: left out" in noted[0]
+    assert "id True is not a memory id" in noted[1], noted  # good line 18's id
     assert sorted(int(line.split(":")[0].strip().removeprefix("line ")) for line in printed) == sorted(problems)
     assert MARK not in err and not UNSAFE.search(err.replace("\n", ""))
     _check_landed(tmp_path / "data" / "twin.db", expected)
@@ -246,3 +247,18 @@ def test_a_supersession_cycle_or_a_self_reference_in_an_import_leaves_one_memory
         assert store.get(503).superseded_by == 504
         assert any("line 2: superseded by 503, which is superseded by it in turn" in p for p in report["problems"])
         assert any("line 3: superseded by itself" in p for p in report["problems"]), report["problems"]
+
+
+def test_what_an_import_leaves_out_of_a_line_is_said(tmp_path):
+    """Malformed edges were dropped and ids that are no ids renumbered without a word (a breaker run)."""
+    lines = [json.dumps({"id": 500, "content": "Owner keeps the ladder in the barn.",
+                         "edges": [[501, "co_occurs", 0.5], [99999, "co_occurs", 0.5], [501, "bogus", 2.5]]}),
+             json.dumps({"id": 501, "content": "Owner keeps the rake in the barn."}),
+             json.dumps({"id": -3, "content": "Owner keeps the hoe in the barn."}),
+             json.dumps({"id": True, "content": "Owner keeps the shears in the barn."})]
+    with Store(tmp_path / "t.db") as store:
+        report = import_memories(store, None, "owner", lines)
+        assert report["created"] == 4 and store.get(500) is not None
+        assert "2 exported graph edge(s) not restored" in " ".join(report["notes"]), report["notes"]
+        assert any(n.startswith("line 3: id -3 is not a memory id") for n in report["notes"]), report["notes"]
+        assert any(n.startswith("line 4: id True is not a memory id") for n in report["notes"]), report["notes"]

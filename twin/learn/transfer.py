@@ -28,7 +28,7 @@ from twin.namespaces import DEFAULT_NAMESPACE, checked
 from twin.outside_text import json_text, strip_controls
 from twin.store import Store
 from twin.store.edges import edges_of_being, insert_edges
-from twin.store.ids import Namespaces
+from twin.store.ids import INTEGER_MAX, Namespaces
 
 
 class Records(Protocol):
@@ -123,6 +123,9 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
             if _is_id(raw.get("id")):
                 old_to_new[raw["id"]] = mid
                 renumbered += created and mid != raw["id"]
+            elif created and "id" in raw:
+                report["notes"].append(f"line {number}: id {shown(raw['id'])} is not a memory id; imported as "
+                                       f"#{mid}")
         for mid, old_target, reason, number in superseded:
             target = old_to_new.get(old_target) if _is_id(old_target) else None
             if target is not None and len({f.namespace for f in store.ranking_fields([mid, target]).values()}) > 1:
@@ -136,7 +139,9 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
                 continue
             why = " ".join(strip_controls(reason).split())[:300] if isinstance(reason, str) else None
             store.supersede(mid, target, why or None)
-        _restore_edges(store, edges, old_to_new)
+        if left := _restore_edges(store, edges, old_to_new):
+            report["notes"].append(f"{left} exported graph edge(s) not restored (malformed, or to a memory not in "
+                                   "the import); the embedding worker links the memories again")
     report["renumbered"] = renumbered
     if activity is not None:
         also = f" and {records.summary()}" if records is not None else ""
@@ -146,7 +151,8 @@ def import_memories(store: Store, activity: Activity | None, being: str, lines: 
 
 
 def _is_id(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """A memory id as an export writes one: a whole number 1..2^63-1 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= INTEGER_MAX
 
 
 def _import_row(store: Store, being: str, raw: dict, namespace: str,
@@ -180,17 +186,23 @@ def _leads_back(store: Store, start: int, mid: int) -> bool:
     return False
 
 
-def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> None:
+def _restore_edges(store: Store, edges: list[tuple[int, object]], old_to_new: dict[int, int]) -> int:
     """Insert the exported edges `(new src id, [[old dst id, kind, strength], ...])` whose other end was imported
-    too; malformed items are ignored (they only lose an edge the embedding worker will find again)."""
-    rows = []
+    too. Returns how many were not restored: malformed (a kind or a strength out of range, not a list of three), to
+    a memory not in the import, or to itself; they only lose an edge the embedding worker finds again, and the
+    import says how many (a breaker run saw them dropped without a word)."""
+    rows, left = [], 0
     for src, items in edges:
         for item in items:
             if not (isinstance(item, list) and len(item) == 3 and _is_id(item[0]) and item[0] in old_to_new
                     and item[1] in ("co_occurs", "co_inferred") and isinstance(item[2], (int, float))
                     and not isinstance(item[2], bool)):
+                left += 1
                 continue
             dst = old_to_new[item[0]]
             if dst != src and 0 <= float(item[2]) <= 1:
                 rows.append((src, dst, item[1], float(item[2]), utc_now()))
+            else:
+                left += 1
     insert_edges(store, rows)
+    return left
