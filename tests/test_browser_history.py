@@ -564,10 +564,11 @@ def test_what_leaves_the_reader_is_site_hashed_path_and_redacted_title(twin_env,
 
     home = Path(os.environ["HOME"])
     secret = "hunter2-" + "x" * 8
+    recent = datetime.now(UTC) - timedelta(hours=1)  # inside the first read's `browser_first_days` whatever the date
     make_chromium_profile(home, visits=[
-        page("https://docs.rs/tokio/latest/session/ABCDEF0123456789/", 0),
-        ("https://docs.rs/tokio/", f"My Wi-Fi password is {secret} - notes", T0, LINK, 0)])
-    make_chromium_profile(home, "brave", visits=[page("https://docs.rs/x", 0)])
+        ("https://docs.rs/tokio/latest/session/ABCDEF0123456789/", "A page", recent, LINK, False),
+        ("https://docs.rs/tokio/", f"My Wi-Fi password is {secret} - notes", recent, LINK, 0)])
+    make_chromium_profile(home, "brave", visits=[("https://docs.rs/x", "A page", recent, LINK, False)])
     (home / ".config" / "BraveSoftware" / "Brave-Browser" / "Default" / "History").write_bytes(b"garbage" * 100)
     read = read_new_visits(twin_env, store)
     assert read.profiles == 1 and len(read.problems) == 1 and "brave" in read.problems[0]

@@ -56,10 +56,14 @@ def test_a_growing_file_is_reported_once_per_reason(twin_env, store, activity, r
     log_file.write_text("The rotor was balanced on the second of March.\n")  # learnable again
     scan(twin_env, store, redis, activity, root)
     assert manifest.get(store, twin_env.being, log_file).state == "indexed"
-    grow(log_file, 3)  # too large again: the reason changed (from learned), so it is said again, once
+    grow(log_file, 3)  # too large again, now learned: its memories are kept, and that is said once
     scan(twin_env, store, redis, activity, root)
     scan(twin_env, store, redis, activity, root)
-    assert [t for t in texts(activity) if t.startswith("Files: skipped")] == skipped * 2
+    assert [t for t in texts(activity) if t.startswith("Files: skipped")] == skipped
+    assert [t for t in texts(activity) if t.startswith("Files: cannot learn")] == [
+        f"Files: cannot learn {log_file} now (too large); the memories it gave are kept until it can be read again"
+        " or is gone."]
+    assert manifest.get(store, twin_env.being, log_file).state == "indexed"
 
 
 def test_forgetting_a_source_rewrites_every_diary_line_that_names_it(twin_env, store, activity, redis, root):

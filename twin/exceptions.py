@@ -104,3 +104,10 @@ def invalid_input_of(errors: list[dict], located: bool = True) -> InvalidInput:
     message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
     message = message.split(_PYDANTIC_LINK)[0].strip()
     return InvalidInput(f"{field}: {message}" if field else message, field=field)
+
+
+CANNOT_LISTEN = 3
+"""`python -m twin.api`'s exit code when its address cannot be bound (1 is any crash, an import error among them):
+the supervisor's diary line names the port only for this one. Here, below both, as the daemon may not import the
+API (ARCHITECTURE.md's layers)."""
+

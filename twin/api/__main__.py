@@ -9,7 +9,7 @@ from twin.settings import load_settings
 
 
 def main() -> int:
-    """Serve the API of the configured twin. Exit 2 on an invalid setting, 3 (`twin.api.CANNOT_LISTEN`) when the
+    """Serve the API of the configured twin. Exit 2 on an invalid setting, 3 (`twin.exceptions.CANNOT_LISTEN`) when the
     port is taken, 1 when the store cannot be opened. The lanes start first, so the recall (the model, the index
     and its check) loads in the read lane while the server's own modules (FastAPI, the routes, the page) are
     imported: ~0.2-0.3 s of the cold start to READY (bench/daemon_rss.py)."""

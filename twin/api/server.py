@@ -13,11 +13,11 @@ import socket
 
 import uvicorn
 
-from twin.api import CANNOT_LISTEN
 from twin.api.app import create_app
 from twin.api.lanes import DaemonBus, Lanes
 from twin.api.token import ensure_token
 from twin.daemon import systemd
+from twin.exceptions import CANNOT_LISTEN
 from twin.settings import Settings
 from twin.store import secure_dir
 

@@ -31,13 +31,12 @@ from redis.exceptions import RedisError
 
 from twin import connectors
 from twin.activity import Activity
-from twin.api import CANNOT_LISTEN
 from twin.daemon import process_states, systemd
 from twin.daemon.due_retries import EVERY_S as DUE_RETRIES_EVERY_S
 from twin.daemon.due_retries import DueRetries
 from twin.daemon.lifetime import InstanceLock, NicedChild, die_with_parent_sigkill, die_with_parent_sigterm
 from twin.daemon.redis_server import redis_argv
-from twin.exceptions import ConnectorAuthFailed, ConnectorTransient, RedisRefused, RedisUnavailable
+from twin.exceptions import CANNOT_LISTEN, ConnectorAuthFailed, ConnectorTransient, RedisRefused, RedisUnavailable
 from twin.ingest import BacklogWatch
 from twin.lifecycle.cycle import CURSOR as LIFECYCLE_CURSOR
 from twin.memory import format_time, parse_time
