@@ -110,4 +110,3 @@ CANNOT_LISTEN = 3
 """`python -m twin.api`'s exit code when its address cannot be bound (1 is any crash, an import error among them):
 the supervisor's diary line names the port only for this one. Here, below both, as the daemon may not import the
 API (ARCHITECTURE.md's layers)."""
-

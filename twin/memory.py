@@ -85,6 +85,16 @@ def format_time(moment: datetime) -> str:
     return f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
 
 
+def normal_time(value: str) -> str:
+    """`value` (ISO-8601, `parse_time`'s forms) as the store writes and compares times, UTC `YYYY-MM-DDTHH:MM:SSZ`
+    (`format_time`): the one reading of a time an interface is given (the API's `since`/`until`, the CLI's
+    `--since`/`--as-of`). Raises `ValueError` for text that is not ISO-8601 or a moment before year 1 in UTC."""
+    try:
+        return format_time(parse_time(value))
+    except (OverflowError, AttributeError) as exc:
+        raise ValueError(f"not a time twin can store: {value!r}") from exc
+
+
 def normalise_content(content: str) -> str:
     """The identity form of a memory's content: Unicode NFKC, case-folded, whitespace collapsed and trimmed.
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import sys
 from pathlib import Path
 
 from twin.exceptions import InvalidInput
 from twin.limits import LIMIT_MAX, checked_limit
+from twin.memory import normal_time
 
 
 def whole(value: str) -> int:
@@ -92,14 +96,11 @@ def folder(value: str) -> Path:
 
 
 def time_point(value: str) -> str:
-    """An ISO-8601 time that `twin.memory.parse_time` reads and `format_time` can write (no year 0 after the UTC
-    shift); returned as UTC `YYYY-MM-DDTHH:MM:SSZ`, the form the store compares (`twin.operations.reads.check_time`,
-    the one check every interface uses)."""
-    from twin.operations.reads import check_time
-
+    """An ISO-8601 time, returned as UTC `YYYY-MM-DDTHH:MM:SSZ`, the form the store compares
+    (`twin.memory.normal_time`, the reading the API's times get too)."""
     try:
-        return check_time(value, "time")
-    except InvalidInput as exc:
+        return normal_time(value)
+    except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value!r}") from exc
 
 
@@ -108,10 +109,6 @@ def private_output(value: str):
     with mode 0600 (an existing one made 0600: it holds every memory, secrets too) and never through a symbolic link
     (`O_NOFOLLOW`: a link put in the file's place would have the export overwrite its target and make it 0600; a
     breaker run). Raises `argparse.ArgumentTypeError` with the reason."""
-    import errno
-    import os
-    import sys
-
     if value == "-":
         return sys.stdout
     try:
@@ -123,4 +120,3 @@ def private_output(value: str):
         raise argparse.ArgumentTypeError(f"cannot write {value!r}: {exc.strerror or exc}") from exc
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8")
-

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from twin.exceptions import InvalidInput, NotFound
 from twin.limits import checked_limit
-from twin.memory import KINDS, SENSITIVE, Memory, Recalled, format_time, parse_time
+from twin.memory import KINDS, SENSITIVE, Memory, Recalled, format_time, normal_time
 from twin.namespaces import DEFAULT_NAMESPACE, PROJECT_PREFIX
 from twin.operations.context import ASKING, Context, sensitivity_levels
 from twin.operations.scopes import caller, reach, require_owner
@@ -58,8 +58,8 @@ def check_time(value: str | None, name: str) -> str | None:
     if value is None:
         return None
     try:
-        return format_time(parse_time(value))
-    except (ValueError, OverflowError, AttributeError) as exc:
+        return normal_time(value)
+    except ValueError as exc:
         raise InvalidInput(f"{name} must be an ISO-8601 time such as 2026-11-30T08:00:00Z", field=name) from exc
 
 
