@@ -642,8 +642,8 @@ class Supervisor:
         forced = [c.name for c, was_killed in zip(workers, killed, strict=True) if was_killed]
         if "redis" in self.children:
             log.info("supervisor: stopping redis (it saves its data first)")
-        if "redis" in self.children and await self._stop_child(self.children["redis"], grace_s):
-            forced.append("redis")
+            if await self._stop_child(self.children["redis"], grace_s):
+                forced.append("redis")
         for child in self.children.values():
             if child.task is not None:
                 await child.task

@@ -40,12 +40,13 @@ def turns_before(store: Store, memory_ids: Iterable[int]) -> dict[int, str]:
     unchanged: bench/eval_recall.py). One read per chunk, two index seeks a memory; read-only."""
     out: dict[int, str] = {}
     before = _SIDE.format(op="<", order="DESC")
+    conversation = " OR ".join("m.source LIKE ?" for _ in CONVERSATION_SOURCES)
     for chunk, marks in id_chunks(memory_ids):
         for mid, content, prev_content in store.conn.execute(
                 f"SELECT m.id, m.content, p.content FROM memories m JOIN memories p ON p.id = {before}"
-                f" WHERE m.id IN ({marks}) AND (m.source LIKE 'chat:%' OR m.source LIKE 'telegram:%')"
+                f" WHERE m.id IN ({marks}) AND ({conversation})"
                 " AND (julianday(m.created_at) - julianday(p.created_at)) * 86400 <= ?",
-                (*chunk, TURN_CONTEXT_GAP_S)):
+                (*chunk, *(f"{prefix}%" for prefix in CONVERSATION_SOURCES), TURN_CONTEXT_GAP_S)):
             if TURN.match(content) and TURN.match(prev_content):
                 out[mid] = prev_content
     return out

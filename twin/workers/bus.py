@@ -257,7 +257,7 @@ class Bus:
 
     def mark_resting(self, since: str | None) -> None:
         """Say that the embedding worker rests since `since` (UTC ISO-8601), or with None that it holds its model
-        and index again (`EMBED_RESTING_KEY`). Never waits for a refusing Redis (it only costs status a line)."""
+        and index again (`EMBED_RESTING_KEY`). Not retried: a Redis that refuses it costs `twin status` a line."""
         if since is None:
             self.redis.delete(EMBED_RESTING_KEY)
         else:

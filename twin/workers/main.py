@@ -231,7 +231,7 @@ def run_embed(settings: Settings, redis: Redis, burst: bool) -> int:
         if vectors is not None:
             vectors.close()
             with contextlib.suppress(RedisError):
-                Bus(redis).mark_resting(None)  # stopped, not resting
+                bus.mark_resting(None)  # stopped, not resting
         store.close()
     return 0
 
